@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""Peer benchmark: kiln against XLA's CPU backend on the same HLO modules.
+
+  .venv/bin/python bench/vs_xla/vs_xla.py [MODULE...] [--rounds R]
+      [--iterations N] [--filter REGEX] [--limit-mib M] [--hlo-run PATH]
+
+Why: kiln's compiled host path will be judged against XLA CPU, the engine
+its users already have. This is the scaffold of that comparison: for each
+module (default: the corpus modules small enough for the reference
+evaluator, <= --limit-mib MiB of instruction outputs) it writes seeded inputs
+once and then, alternating R rounds so that machine noise hits both sides
+alike, times
+  * XLA CPU: tools/xla-run/xla_run.py --iterations=N (median per-iteration
+    latency after warm-up, inputs already on the device), and
+  * kiln: today the REFERENCE EVALUATOR (hlo-run --reference
+    --print_timing: one evaluation per process, parse and verify excluded),
+    which is an oracle, not an optimized engine; the column says so.
+It prints each module's median latencies and the kiln/XLA ratio, and the
+geometric mean of the ratios over the modules both sides ran. Modules XLA
+refuses (xla_run.py exit 3) or kiln cannot evaluate are listed as skipped.
+"""
+
+import argparse
+import math
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import zlib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+XLA_RUN = os.path.join(ROOT, "tools", "xla-run", "xla_run.py")
+sys.path.insert(0, os.path.join(ROOT, "tools", "xla-run"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "xla_crosscheck"))
+
+KILN_LABEL = "kiln reference evaluator"
+
+
+def write_inputs(path, workdir, seed):
+    """Seeded inputs for `path` as .npy files; returns (flags, result count)."""
+    import numpy as np
+    import xla_run
+    module = xla_run.load_module(path)  # raises Refused
+    rng = np.random.default_rng(zlib.crc32(os.path.basename(path).encode()) ^ seed)
+    flags = []
+    for i, leaf in enumerate(module.params):
+        file = os.path.join(workdir, "input_%d.npy" % i)
+        np.save(file, xla_run.random_input(leaf, rng), allow_pickle=False)
+        flags.append("--input=@" + file)
+    return flags, len(module.results)
+
+
+def time_xla(path, inputs, iterations, timeout):
+    proc = subprocess.run([sys.executable, XLA_RUN, path, "--iterations=%d" % iterations] + inputs,
+                          capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0:
+        raise RuntimeError("xla-run: " + (proc.stderr.strip().splitlines() or ["exit %d" % proc.returncode])[-1])
+    m = re.search(r"median ([0-9.]+) ms", proc.stdout)
+    return float(m.group(1))
+
+
+def time_kiln(hlo_run, path, inputs, results, timeout):
+    proc = subprocess.run([hlo_run, "--reference", path, "--print_timing"] + inputs + ["--output="] * results,
+                          capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0:
+        raise RuntimeError((proc.stderr.strip().splitlines() or ["exit %d" % proc.returncode])[0])
+    m = re.search(r"in ([0-9.]+) ms", proc.stderr)
+    return float(m.group(1))
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("modules", nargs="*")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--iterations", type=int, default=20, help="XLA iterations per round")
+    parser.add_argument("--filter", default="")
+    parser.add_argument("--limit-mib", type=float, default=50)
+    parser.add_argument("--timeout", type=float, default=300, help="seconds per process")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--hlo-run", default=os.path.join(ROOT, os.environ.get("KILN_BUILD_DIR", "build"),
+                                                          "tools", "hlo-run", "hlo-run"))
+    args = parser.parse_args(argv)
+
+    import xla_run
+    modules = args.modules
+    if not modules:
+        import corpus_select
+        os.chdir(ROOT)
+        small, _ = corpus_select.small_modules(limit=int(args.limit_mib * (1 << 20)))
+        modules = [os.path.abspath(p) for p, _ in small]
+    if args.filter:
+        modules = [m for m in modules if re.search(args.filter, m)]
+
+    rows, skipped = [], []
+    with tempfile.TemporaryDirectory(prefix="kiln-vs-xla-") as work:
+        for path in modules:
+            name = os.path.relpath(path, os.path.join(ROOT, "..", "shared", "hlo-corpus"))
+            if name.startswith(".."):
+                name = path
+            workdir = os.path.join(work, re.sub(r"[^\w.-]", "_", name))
+            os.makedirs(workdir)
+            try:
+                inputs, results = write_inputs(path, workdir, args.seed)
+                xla, kiln = [], []
+                for _ in range(args.rounds):  # alternate, so drift hits both
+                    xla.append(time_xla(path, inputs, args.iterations, args.timeout))
+                    kiln.append(time_kiln(args.hlo_run, path, inputs, results, args.timeout))
+            except xla_run.Refused as e:
+                skipped.append((name, "XLA refuses: %s" % e))
+                continue
+            except (RuntimeError, subprocess.TimeoutExpired) as e:
+                skipped.append((name, str(e)[:200]))
+                continue
+            row = (name, statistics.median(xla), statistics.median(kiln))
+            rows.append(row)
+            print("%-70s XLA %10.3f ms  kiln %10.3f ms  ratio %8.1f" % (row[0][-70:], row[1], row[2],
+                                                                        row[2] / max(row[1], 1e-6)),
+                  flush=True)
+
+    print("\n== kiln vs XLA CPU (kiln = %s; medians of %d alternating rounds) ==" % (KILN_LABEL, args.rounds))
+    print("%-70s %12s %14s %10s" % ("module", "XLA CPU ms", "kiln ref ms", "kiln/XLA"))
+    for name, x, k in rows:
+        print("%-70s %12.3f %14.3f %10.1f" % (name[-70:], x, k, k / max(x, 1e-6)))
+    if rows:
+        geomean = math.exp(sum(math.log(max(k, 1e-6) / max(x, 1e-6)) for _, x, k in rows) / len(rows))
+        print("geometric mean kiln/XLA over %d modules: %.1f" % (len(rows), geomean))
+    for name, reason in skipped:
+        print("skipped %s: %s" % (name, reason))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,76 @@
+// Internal interfaces between the stages of kiln_codegen. Kept free of MLIR
+// and LLVM types so that the driver (kernel_codegen.cc) and the tool-running
+// stages compile without the heavy MLIR headers; the MLIR module crosses
+// stage boundaries as the opaque KernelModule.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "compiler/codegen/kernel_codegen.h"
+
+namespace kiln::codegen::internal {
+
+// What later stages need to know about one emitted kernel.
+struct KernelInfo {
+  std::string name;
+  int num_args = 0;          // parameters + result
+  int64_t num_elements = 0;  // elements of the result (threads on CUDA)
+};
+
+// An MLIR context plus the kernel IR module (defined in kernel_module.h).
+struct KernelModule;
+struct KernelModuleDeleter {
+  void operator()(KernelModule* module) const;
+};
+using KernelModulePtr = std::unique_ptr<KernelModule, KernelModuleDeleter>;
+
+// HLO -> kernel IR (kernel_emitter.cc): one func.func per kernel.
+StatusOr<KernelModulePtr> EmitKernelModule(const std::vector<KernelSpec>& kernels,
+                                           std::vector<KernelInfo>* infos);
+// The kernel IR as MLIR text.
+std::string PrintKernelModule(const KernelModule& module);
+
+// Kernel IR -> x86-64 ELF relocatable object with `void name(void**)`
+// entry points (mlir_lowering.cc + llvm_backend.cc). Does not modify
+// `module`.
+StatusOr<std::vector<uint8_t>> LowerToHostObject(const KernelModule& module,
+                                                 const std::vector<KernelInfo>& kernels);
+// Kernel IR -> PTX for `arch` (e.g. "sm_90"). Does not modify `module`.
+StatusOr<std::string> LowerToPtx(const KernelModule& module,
+                                 const std::vector<KernelInfo>& kernels,
+                                 const std::string& arch);
+
+// Links one relocatable object into a shared object with lld, in process
+// (elf_linker.cc).
+StatusOr<std::vector<uint8_t>> LinkSharedObject(const std::vector<uint8_t>& object);
+
+// The ptxas executable to use, or "" when none is installed
+// ($CUDA_HOME/bin/ptxas, then /usr/local/cuda/bin/ptxas).
+std::string FindPtxas();
+// Assembles PTX into a cubin with ptxas (ptx_assembler.cc).
+StatusOr<std::vector<uint8_t>> AssemblePtx(const std::string& ptxas, const std::string& ptx,
+                                           const std::string& arch);
+
+// A private temporary file (mkstemps in $TMPDIR, else /tmp) that is deleted
+// when this object is destroyed.
+class TempFile {
+ public:
+  static StatusOr<TempFile> Create(const std::string& suffix);
+  TempFile(TempFile&& other) noexcept : path_(std::move(other.path_)) { other.path_.clear(); }
+  TempFile& operator=(TempFile&&) = delete;
+  TempFile(const TempFile&) = delete;
+  ~TempFile();
+  const std::string& path() const { return path_; }
+  Status Write(const void* data, size_t size) const;
+  StatusOr<std::vector<uint8_t>> Read() const;
+
+ private:
+  explicit TempFile(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+};
+
+}  // namespace kiln::codegen::internal

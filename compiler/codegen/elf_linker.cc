@@ -1,0 +1,73 @@
+// In-process linking of the host kernels' object file into a shared object
+// with lld's ELF driver (no external linker needed at compile time).
+//
+// lld reads its inputs and writes its output through the file system, so
+// the object and the .so pass through private temporary files that are
+// removed before returning.
+#include <unistd.h>
+
+#include <mutex>
+
+#include "compiler/codegen/codegen_internal.h"
+#include "lld/Common/Driver.h"
+#include "llvm/Support/raw_ostream.h"
+
+LLD_HAS_DRIVER(elf)
+
+namespace kiln::codegen::internal {
+namespace {
+
+// Shared libraries the kernels may call into: libm for transcendental
+// functions (and fmod), libc for the memcpy/memset LLVM may emit. Naming them
+// records DT_NEEDED entries, so dlopen loads them even into a process that
+// lacks them, and lets the link check that no symbol is left undefined.
+std::vector<std::string> SystemLibraries() {
+  std::vector<std::string> libs;
+  for (const char* name : {"libm.so.6", "libc.so.6"}) {
+    for (const char* dir : {"/lib/x86_64-linux-gnu/", "/usr/lib/x86_64-linux-gnu/", "/lib64/",
+                            "/usr/lib64/"}) {
+      std::string path = std::string(dir) + name;
+      if (access(path.c_str(), R_OK) == 0) {
+        libs.push_back(path);
+        break;
+      }
+    }
+  }
+  return libs;
+}
+
+}  // namespace
+
+StatusOr<std::vector<uint8_t>> LinkSharedObject(const std::vector<uint8_t>& object) {
+  KILN_ASSIGN_OR_RETURN(TempFile input, TempFile::Create(".o"));
+  KILN_RETURN_IF_ERROR(input.Write(object.data(), object.size()));
+  KILN_ASSIGN_OR_RETURN(TempFile output, TempFile::Create(".so"));
+  std::vector<std::string> args = {"ld.lld", "-shared", "-o", output.path(), "-z", "noexecstack",
+                                   "-z", "relro", "-z", "now", "--hash-style=gnu",
+                                   // No worker threads in the caller's process.
+                                   "--threads=1", input.path()};
+  std::vector<std::string> libs = SystemLibraries();
+  if (libs.size() == 2) {
+    args.push_back("--no-undefined");
+    args.insert(args.end(), libs.begin(), libs.end());
+  }
+  std::vector<const char*> argv;
+  for (const std::string& a : args) argv.push_back(a.c_str());
+
+  std::string out_text, err_text;
+  llvm::raw_string_ostream out(out_text), err(err_text);
+  {
+    // lld keeps global state: one link at a time, and none after a link
+    // that reports it cannot safely run again.
+    static std::mutex mutex;
+    static bool unusable = false;
+    std::lock_guard<std::mutex> lock(mutex);
+    if (unusable) return Error("the in-process linker is unusable after an earlier crash");
+    lld::Result result = lld::lldMain(argv, out, err, {{lld::Gnu, &lld::elf::link}});
+    if (!result.canRunAgain) unusable = true;
+    if (result.retCode != 0) return Error("lld failed to link the host kernels: " + err_text);
+  }
+  return output.Read();
+}
+
+}  // namespace kiln::codegen::internal

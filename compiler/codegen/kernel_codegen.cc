@@ -1,0 +1,63 @@
+// CompileKernels: the driver of kiln_codegen. It emits the kernel IR once
+// and hands it to the host and CUDA lowerings; it includes no MLIR or LLVM
+// headers (the stages live behind codegen_internal.h).
+#include "compiler/codegen/kernel_codegen.h"
+
+#include <algorithm>
+
+#include "compiler/codegen/codegen_internal.h"
+
+namespace kiln::codegen {
+namespace {
+
+using internal::KernelInfo;
+
+constexpr int64_t kCudaBlockSize = 256;
+
+std::vector<CompiledKernel> HostKernels(const std::vector<KernelInfo>& infos) {
+  std::vector<CompiledKernel> kernels;
+  for (const KernelInfo& info : infos)
+    kernels.push_back({info.name, LaunchDims{{1, 1, 1}, {1, 1, 1}, 0}, info.num_args});
+  return kernels;
+}
+
+// One thread per result element; the kernel guards the ragged last block.
+std::vector<CompiledKernel> CudaKernels(const std::vector<KernelInfo>& infos) {
+  std::vector<CompiledKernel> kernels;
+  for (const KernelInfo& info : infos) {
+    int64_t blocks = std::max<int64_t>(1, (info.num_elements + kCudaBlockSize - 1) / kCudaBlockSize);
+    kernels.push_back({info.name, LaunchDims{{blocks, 1, 1}, {kCudaBlockSize, 1, 1}, 0}, info.num_args});
+  }
+  return kernels;
+}
+
+}  // namespace
+
+StatusOr<CodegenResult> CompileKernels(const std::vector<KernelSpec>& kernels,
+                                       const CodegenOptions& options) {
+  std::vector<KernelInfo> infos;
+  KILN_ASSIGN_OR_RETURN(internal::KernelModulePtr module, internal::EmitKernelModule(kernels, &infos));
+  CodegenResult result;
+  result.mlir_text = internal::PrintKernelModule(*module);
+  if (options.host) {
+    KILN_ASSIGN_OR_RETURN(std::vector<uint8_t> object, internal::LowerToHostObject(*module, infos));
+    HostImage image;
+    KILN_ASSIGN_OR_RETURN(image.shared_object, internal::LinkSharedObject(object));
+    image.kernels = HostKernels(infos);
+    result.host = std::move(image);
+  }
+  if (options.cuda) {
+    CudaImage image;
+    image.arch = options.cuda_arch;
+    KILN_ASSIGN_OR_RETURN(image.ptx, internal::LowerToPtx(*module, infos, options.cuda_arch));
+    std::string ptxas = internal::FindPtxas();
+    if (!ptxas.empty()) {
+      KILN_ASSIGN_OR_RETURN(image.cubin, internal::AssemblePtx(ptxas, image.ptx, options.cuda_arch));
+    }
+    image.kernels = CudaKernels(infos);
+    result.cuda = std::move(image);
+  }
+  return result;
+}
+
+}  // namespace kiln::codegen

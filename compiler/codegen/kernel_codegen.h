@@ -1,0 +1,85 @@
+// Kernel code generation: compiles loop kernels (HLO computations of
+// elementwise and data-movement ops, optionally reductions) into
+//   * a host shared object (x86-64, linked in-process with lld) whose kernels
+//     are `extern "C" void <name>(void** args)`, and/or
+//   * CUDA PTX plus, when ptxas is installed, a cubin, whose kernels are
+//     `__global__ void <name>(T* arg0, ..., T* argN)`.
+//
+// One kernel IR (MLIR func/arith/math/memref/scf, printed into mlir_text) is
+// lowered both ways, so the two targets compute the same per-element
+// arithmetic. This header is deliberately free of MLIR/LLVM types: the rest
+// of kiln (and the runtime) must not need LLVM headers to call it.
+//
+// Buffers: args[i] (host) / argi (CUDA) point to the dense row-major buffer
+// of parameter i, in parameter-number order, followed by the result buffer.
+// Elements use kiln Literal storage (pred is one byte 0/1, bf16/f16 raw
+// bits). Layouts in the HLO shapes are ignored: buffers are always logical
+// row-major.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "compiler/hlo/computation.h"
+
+namespace kiln::codegen {
+
+// A loop kernel: computes `computation` for every element of its root shape.
+// The computation may contain elementwise ops, broadcast, reshape, transpose,
+// slice, reverse, concatenate, iota, convert, select, clamp, compare,
+// constant, parameter and reduce (single-output). `name` must be a C
+// identifier, unique within one CompileKernels call; it is the exported
+// symbol (host) and the PTX .entry name (CUDA).
+struct KernelSpec {
+  std::string name;
+  const hlo::HloComputation* computation = nullptr;
+};
+
+struct LaunchDims {
+  int64_t grid[3];
+  int64_t block[3];
+  int64_t shared_mem_bytes;
+};
+
+struct CompiledKernel {
+  std::string name;
+  LaunchDims launch;  // host: all ones; CUDA: one thread per output element
+  int num_args;       // parameters then result
+};
+
+struct HostImage {
+  std::vector<uint8_t> shared_object;  // ELF x86-64 .so, load with dlopen
+  std::vector<CompiledKernel> kernels;
+};
+
+struct CudaImage {
+  std::string ptx;
+  // sm_<arch> cubin from ptxas; empty when no ptxas was found (then the
+  // runtime must JIT the PTX itself).
+  std::vector<uint8_t> cubin;
+  std::string arch;
+  std::vector<CompiledKernel> kernels;
+};
+
+struct CodegenResult {
+  std::string mlir_text;  // kernel IR before lowering, for --dump-dir
+  std::optional<HostImage> host;
+  std::optional<CudaImage> cuda;
+};
+
+struct CodegenOptions {
+  bool host = true;
+  bool cuda = false;
+  std::string cuda_arch = "sm_90";
+};
+
+// Compiles all kernels into one host shared object and/or one PTX module.
+// Errors name the offending instruction (unsupported op or element type).
+// Thread-safe (the in-process linker is serialized internally).
+StatusOr<CodegenResult> CompileKernels(const std::vector<KernelSpec>& kernels,
+                                       const CodegenOptions& options);
+
+}  // namespace kiln::codegen

@@ -1,0 +1,215 @@
+// LLVM-IR stage: target machines, the host entry wrappers, libdevice
+// linking, optimization and object/PTX emission. See llvm_backend.h.
+#include "compiler/codegen/llvm_backend.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <mutex>
+
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/IRReader/IRReader.h"
+#include "llvm/Linker/Linker.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/Transforms/IPO/Internalize.h"
+
+extern "C" {
+void LLVMInitializeX86TargetInfo();
+void LLVMInitializeX86Target();
+void LLVMInitializeX86TargetMC();
+void LLVMInitializeX86AsmPrinter();
+void LLVMInitializeNVPTXTargetInfo();
+void LLVMInitializeNVPTXTarget();
+void LLVMInitializeNVPTXTargetMC();
+void LLVMInitializeNVPTXAsmPrinter();
+}
+
+namespace kiln::codegen::internal {
+namespace {
+
+constexpr char kHostTriple[] = "x86_64-unknown-linux-gnu";
+// Generic x86-64: the shared object is an artifact that may run on another
+// machine than the compiler's. (Vectorization for newer ISAs is later work.)
+constexpr char kHostCpu[] = "x86-64";
+constexpr char kCudaTriple[] = "nvptx64-nvidia-cuda";
+
+void InitializeTargets() {
+  // LLVM's target registry is process-global; register each target once.
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeX86TargetInfo();
+    LLVMInitializeX86Target();
+    LLVMInitializeX86TargetMC();
+    LLVMInitializeX86AsmPrinter();
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+  });
+}
+
+StatusOr<std::unique_ptr<llvm::TargetMachine>> CreateTargetMachine(
+    const std::string& triple_name, const std::string& cpu, std::optional<llvm::Reloc::Model> reloc,
+    llvm::CodeGenOptLevel level) {
+  InitializeTargets();
+  llvm::Triple triple(triple_name);
+  std::string error;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target) return Error("LLVM has no target for " + triple_name + ": " + error);
+  llvm::TargetOptions options;
+  std::unique_ptr<llvm::TargetMachine> tm(
+      target->createTargetMachine(triple, cpu, "", options, reloc, std::nullopt, level));
+  if (!tm) return Error("cannot create an LLVM target machine for " + triple_name + " " + cpu);
+  return tm;
+}
+
+Status Verify(llvm::Module& module) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (llvm::verifyModule(module, &os)) return Error("internal error: invalid LLVM IR: " + text);
+  return Status::Ok();
+}
+
+void Optimize(llvm::Module& module, llvm::TargetMachine* tm, llvm::OptimizationLevel level) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(tm);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(level);
+  mpm.run(module, mam);
+}
+
+StatusOr<std::string> EmitFile(llvm::Module& module, llvm::TargetMachine& tm,
+                               llvm::CodeGenFileType type) {
+  llvm::SmallVector<char, 0> buffer;
+  llvm::raw_svector_ostream os(buffer);
+  llvm::legacy::PassManager pm;
+  if (tm.addPassesToEmitFile(pm, os, nullptr, type))
+    return Error("internal error: LLVM cannot emit this file type for " +
+                 tm.getTargetTriple().str());
+  pm.run(module);
+  return std::string(buffer.begin(), buffer.end());
+}
+
+void PrepareModule(llvm::Module& module, llvm::TargetMachine& tm) {
+  module.setTargetTriple(tm.getTargetTriple());
+  module.setDataLayout(tm.createDataLayout());
+}
+
+// `void name(void** args)` calling `name.impl(args[0], ..., args[n-1])`.
+Status AddHostEntry(llvm::Module& module, const KernelInfo& kernel) {
+  llvm::Function* impl = module.getFunction(kernel.name);
+  if (!impl || impl->isDeclaration())
+    return Error("internal error: kernel " + kernel.name + " missing from LLVM IR");
+  if (static_cast<int>(impl->arg_size()) != kernel.num_args)
+    return Error("internal error: kernel " + kernel.name + " has " +
+                 std::to_string(impl->arg_size()) + " LLVM arguments");
+  impl->setName(kernel.name + ".impl");
+  impl->setLinkage(llvm::GlobalValue::InternalLinkage);
+  llvm::LLVMContext& ctx = module.getContext();
+  llvm::PointerType* ptr = llvm::PointerType::getUnqual(ctx);
+  auto* type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr}, false);
+  llvm::Function* entry =
+      llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage, kernel.name, module);
+  entry->addFnAttr(llvm::Attribute::NoUnwind);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
+  std::vector<llvm::Value*> args;
+  for (int i = 0; i < kernel.num_args; ++i) {
+    llvm::Value* slot = b.CreateConstInBoundsGEP1_64(ptr, entry->getArg(0), i);
+    args.push_back(b.CreateLoad(ptr, slot));
+  }
+  b.CreateCall(impl, args);
+  b.CreateRetVoid();
+  return Status::Ok();
+}
+
+bool CallsLibdevice(const llvm::Module& module) {
+  for (const llvm::Function& f : module)
+    if (f.isDeclaration() && f.getName().starts_with("__nv_")) return true;
+  return false;
+}
+
+Status LinkLibdevice(llvm::Module& module) {
+  std::string path = FindLibdevice();
+  if (path.empty()) return Error("libdevice.10.bc not found");
+  llvm::SMDiagnostic diag;
+  std::unique_ptr<llvm::Module> lib = llvm::parseIRFile(path, diag, module.getContext());
+  if (!lib) return Error("cannot read " + path + ": " + diag.getMessage().str());
+  // libdevice is written for "nvptx64-nvidia-gpulibs"; adopt ours to avoid
+  // mismatch warnings.
+  lib->setTargetTriple(module.getTargetTriple());
+  lib->setDataLayout(module.getDataLayout());
+  if (llvm::Linker::linkModules(module, std::move(lib), llvm::Linker::Flags::LinkOnlyNeeded))
+    return Error("linking libdevice failed");
+  return Status::Ok();
+}
+
+bool FileExists(const std::string& path) { return access(path.c_str(), R_OK) == 0; }
+
+}  // namespace
+
+std::string FindLibdevice() {
+  const char* home = std::getenv("CUDA_HOME");
+  for (std::string root : {home ? std::string(home) : std::string(), std::string("/usr/local/cuda")}) {
+    if (root.empty()) continue;
+    std::string path = root + "/nvvm/libdevice/libdevice.10.bc";
+    if (FileExists(path)) return path;
+  }
+  return "";
+}
+
+StatusOr<std::vector<uint8_t>> EmitHostObject(llvm::Module& module,
+                                              const std::vector<KernelInfo>& kernels) {
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> tm,
+                        CreateTargetMachine(kHostTriple, kHostCpu, llvm::Reloc::PIC_,
+                                            llvm::CodeGenOptLevel::Default));
+  PrepareModule(module, *tm);
+  for (const KernelInfo& kernel : kernels) KILN_RETURN_IF_ERROR(AddHostEntry(module, kernel));
+  KILN_RETURN_IF_ERROR(Verify(module));
+  Optimize(module, tm.get(), llvm::OptimizationLevel::O2);
+  KILN_ASSIGN_OR_RETURN(std::string object,
+                        EmitFile(module, *tm, llvm::CodeGenFileType::ObjectFile));
+  return std::vector<uint8_t>(object.begin(), object.end());
+}
+
+StatusOr<std::string> EmitPtx(llvm::Module& module, const std::vector<KernelInfo>& kernels,
+                              const std::string& arch) {
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> tm,
+                        CreateTargetMachine(kCudaTriple, arch, std::nullopt,
+                                            llvm::CodeGenOptLevel::Aggressive));
+  PrepareModule(module, *tm);
+  std::vector<std::string> names;
+  for (const KernelInfo& kernel : kernels) {
+    llvm::Function* f = module.getFunction(kernel.name);
+    if (!f || f->isDeclaration())
+      return Error("internal error: kernel " + kernel.name + " missing from LLVM IR");
+    f->setCallingConv(llvm::CallingConv::PTX_Kernel);
+    names.push_back(kernel.name);
+  }
+  if (CallsLibdevice(module)) KILN_RETURN_IF_ERROR(LinkLibdevice(module));
+  // Only the kernels are entry points; everything else may be inlined away.
+  llvm::internalizeModule(module, [&](const llvm::GlobalValue& gv) {
+    return std::find(names.begin(), names.end(), gv.getName().str()) != names.end();
+  });
+  KILN_RETURN_IF_ERROR(Verify(module));
+  Optimize(module, tm.get(), llvm::OptimizationLevel::O3);
+  return EmitFile(module, *tm, llvm::CodeGenFileType::AssemblyFile);
+}
+
+}  // namespace kiln::codegen::internal

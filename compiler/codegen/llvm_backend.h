@@ -1,0 +1,36 @@
+// LLVM-IR stage of kiln_codegen: target machines, optimization and machine
+// code emission for the translated kernel modules. No MLIR here.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "compiler/codegen/codegen_internal.h"
+
+namespace llvm {
+class Module;
+}
+
+namespace kiln::codegen::internal {
+
+// Host: renames each kernel `name` to an internal `name.impl` taking one
+// pointer per buffer, adds the exported `void name(void** args)` entry that
+// unpacks args and calls it, optimizes at O2 for generic x86-64 and returns
+// a PIC ELF relocatable object.
+StatusOr<std::vector<uint8_t>> EmitHostObject(llvm::Module& module,
+                                              const std::vector<KernelInfo>& kernels);
+
+// CUDA: gives the kernels the PTX kernel calling convention, links
+// libdevice when the module calls __nv_* functions, optimizes at O3 (which
+// also resolves libdevice's __nvvm_reflect queries: no flush-to-zero,
+// IEEE division and sqrt) and returns PTX text for `arch` ("sm_90").
+StatusOr<std::string> EmitPtx(llvm::Module& module, const std::vector<KernelInfo>& kernels,
+                              const std::string& arch);
+
+// libdevice.10.bc ($CUDA_HOME/nvvm/libdevice, then /usr/local/cuda/...),
+// or "" when not installed.
+std::string FindLibdevice();
+
+}  // namespace kiln::codegen::internal

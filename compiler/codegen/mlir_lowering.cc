@@ -1,0 +1,368 @@
+// Kernel IR -> LLVM IR, for the host and for CUDA. Both paths share the
+// conversion to the LLVM dialect (bare-pointer calling convention: a
+// static-shape memref argument becomes one pointer) and differ in:
+//   * host: scf.parallel runs as a sequential loop; f16/bf16 <-> f32
+//     conversions are expanded to integer code (x86-64 without F16C would
+//     otherwise call compiler-rt helpers the shared object cannot rely on);
+//     transcendental math ops call libm.
+//   * CUDA: the flat scf.parallel becomes one thread per element
+//     (blockIdx.x * blockDim.x + threadIdx.x, guarded by the element count);
+//     transcendental math ops and frem call libdevice (__nv_*).
+// The remaining math ops (sqrt, abs, floor, ...) become LLVM intrinsics,
+// which both backends lower exactly.
+#include "compiler/codegen/kernel_module.h"
+#include "compiler/codegen/llvm_backend.h"
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
+#include "mlir/Conversion/LLVMCommon/ConversionTarget.h"
+#include "mlir/Conversion/LLVMCommon/TypeConverter.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/Transforms/DialectConversion.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+
+namespace kiln::codegen::internal {
+namespace {
+
+using mlir::Value;
+
+enum class Target { kHost, kCuda };
+
+// Collects MLIR diagnostics so failures can be reported as a Status.
+class DiagnosticCollector {
+ public:
+  explicit DiagnosticCollector(mlir::MLIRContext* ctx)
+      : handler_(ctx, [this](mlir::Diagnostic& diag) {
+          if (!text_.empty()) text_ += "; ";
+          text_ += diag.str();
+          return mlir::success();
+        }) {}
+  Status Fail(const std::string& what) const {
+    return Error("internal error: " + what + (text_.empty() ? "" : ": " + text_));
+  }
+
+ private:
+  std::string text_;
+  mlir::ScopedDiagnosticHandler handler_;
+};
+
+// ---------------------------------------------------------------------------
+// Math functions as calls.
+
+struct MathCall {
+  llvm::StringLiteral op;  // math dialect operation name
+  const char* libm_f32;
+  const char* libm_f64;
+  const char* nv_f32;
+  const char* nv_f64;
+};
+
+constexpr MathCall kMathCalls[] = {
+    {"math.exp", "expf", "exp", "__nv_expf", "__nv_exp"},
+    {"math.expm1", "expm1f", "expm1", "__nv_expm1f", "__nv_expm1"},
+    {"math.log", "logf", "log", "__nv_logf", "__nv_log"},
+    {"math.log1p", "log1pf", "log1p", "__nv_log1pf", "__nv_log1p"},
+    {"math.tanh", "tanhf", "tanh", "__nv_tanhf", "__nv_tanh"},
+    {"math.sin", "sinf", "sin", "__nv_sinf", "__nv_sin"},
+    {"math.cos", "cosf", "cos", "__nv_cosf", "__nv_cos"},
+    {"math.tan", "tanf", "tan", "__nv_tanf", "__nv_tan"},
+    {"math.erf", "erff", "erf", "__nv_erff", "__nv_erf"},
+    {"math.cbrt", "cbrtf", "cbrt", "__nv_cbrtf", "__nv_cbrt"},
+    {"math.atan2", "atan2f", "atan2", "__nv_atan2f", "__nv_atan2"},
+    {"math.powf", "powf", "pow", "__nv_powf", "__nv_pow"},
+    // NVPTX expands frem as x - trunc(x/y)*y, which is not exact; fmod is.
+    // The host backend already lowers frem to fmod.
+    {"arith.remf", nullptr, nullptr, "__nv_fmodf", "__nv_fmod"},
+};
+
+// Replaces the math ops of kMathCalls by calls to declared functions
+// (func.func private, converted to llvm.func with everything else).
+Status ReplaceMathWithCalls(mlir::ModuleOp module, Target target, bool* uses_libdevice) {
+  std::vector<mlir::Operation*> ops;
+  module.walk([&](mlir::Operation* op) {
+    for (const MathCall& call : kMathCalls)
+      if (op->getName().getStringRef() == call.op) ops.push_back(op);
+  });
+  mlir::OpBuilder b(module.getContext());
+  for (mlir::Operation* op : ops) {
+    const MathCall* call = nullptr;
+    for (const MathCall& c : kMathCalls)
+      if (op->getName().getStringRef() == c.op) call = &c;
+    mlir::Type type = op->getResult(0).getType();
+    bool f64 = type.isF64();
+    if (!f64 && !type.isF32())
+      return Error("internal error: " + call->op.str() + " on a type other than f32/f64");
+    const char* name = target == Target::kHost ? (f64 ? call->libm_f64 : call->libm_f32)
+                                               : (f64 ? call->nv_f64 : call->nv_f32);
+    if (!name) continue;  // handled by the backend
+    if (target == Target::kCuda) *uses_libdevice = true;
+    auto callee = module.lookupSymbol<mlir::func::FuncOp>(name);
+    if (!callee) {
+      mlir::OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(module.getBody());
+      std::vector<mlir::Type> args(op->getNumOperands(), type);
+      callee = mlir::func::FuncOp::create(b, op->getLoc(), name, b.getFunctionType(args, {type}));
+      callee.setPrivate();
+    }
+    b.setInsertionPoint(op);
+    auto result = mlir::func::CallOp::create(b, op->getLoc(), callee, op->getOperands());
+    op->getResult(0).replaceAllUsesWith(result.getResult(0));
+    op->erase();
+  }
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------
+// Host: f16/bf16 <-> f32 in integer arithmetic.
+
+class NarrowFloatExpander {
+ public:
+  explicit NarrowFloatExpander(mlir::OpBuilder& b, mlir::Location loc) : b_(b), loc_(loc) {}
+
+  Value I32(int64_t v) { return mlir::arith::ConstantIntOp::create(b_, loc_, b_.getI32Type(), v); }
+  Value And(Value a, Value c) { return mlir::arith::AndIOp::create(b_, loc_, a, c); }
+  Value Or(Value a, Value c) { return mlir::arith::OrIOp::create(b_, loc_, a, c); }
+  Value Add(Value a, Value c) { return mlir::arith::AddIOp::create(b_, loc_, a, c); }
+  Value Shr(Value a, Value c) { return mlir::arith::ShRUIOp::create(b_, loc_, a, c); }
+  Value Shl(Value a, Value c) { return mlir::arith::ShLIOp::create(b_, loc_, a, c); }
+  Value Sel(Value p, Value a, Value c) { return mlir::arith::SelectOp::create(b_, loc_, p, a, c); }
+  Value Cmp(mlir::arith::CmpIPredicate p, Value a, Value c) {
+    return mlir::arith::CmpIOp::create(b_, loc_, p, a, c);
+  }
+
+  // f32 -> bf16, round to nearest even; NaN -> quiet NaN with the sign.
+  Value TruncToBF16(Value x) {
+    Value u = mlir::arith::BitcastOp::create(b_, loc_, b_.getI32Type(), x);
+    Value lsb = And(Shr(u, I32(16)), I32(1));
+    Value rounded = Shr(Add(Add(u, I32(0x7fff)), lsb), I32(16));
+    Value nan = Or(And(Shr(u, I32(16)), I32(0x8000)), I32(0x7fc0));
+    Value is_nan = mlir::arith::CmpFOp::create(b_, loc_, mlir::arith::CmpFPredicate::UNO, x, x);
+    return ToNarrow(Sel(is_nan, nan, rounded), b_.getBF16Type());
+  }
+
+  // f32 -> f16, round to nearest even, overflow to inf, subnormals exact;
+  // NaN -> quiet NaN 0x7e00 with the sign.
+  Value TruncToF16(Value x) {
+    using P = mlir::arith::CmpIPredicate;
+    Value u = mlir::arith::BitcastOp::create(b_, loc_, b_.getI32Type(), x);
+    Value sign = And(u, I32(0x80000000LL));
+    Value a = mlir::arith::XOrIOp::create(b_, loc_, u, sign);
+    // |x| >= 65520 rounds to inf (0x47800000 is 2^16: the rounding of the
+    // normal path handles [65520, 65536)); NaN keeps a quiet NaN.
+    Value special = Sel(Cmp(P::ugt, a, I32(0x7f800000)), I32(0x7e00), I32(0x7c00));
+    // Subnormal results: adding 0.5f aligns the f16 subnormal grid with the
+    // f32 mantissa's last bits, so the f32 adder performs the rounding.
+    Value magic = mlir::arith::BitcastOp::create(b_, loc_, b_.getF32Type(), I32(0x3f000000));
+    Value af = mlir::arith::BitcastOp::create(b_, loc_, b_.getF32Type(), a);
+    Value sum = mlir::arith::AddFOp::create(b_, loc_, af, magic);
+    Value sub = mlir::arith::SubIOp::create(
+        b_, loc_, mlir::arith::BitcastOp::create(b_, loc_, b_.getI32Type(), sum), I32(0x3f000000));
+    // Normal results: rebias the exponent and round to nearest even.
+    Value odd = And(Shr(a, I32(13)), I32(1));
+    Value normal = Shr(Add(Add(a, I32(static_cast<int32_t>(0xc8000fff))), odd), I32(13));
+    Value r = Sel(Cmp(P::uge, a, I32(0x47800000)), special,
+                  Sel(Cmp(P::ult, a, I32(0x38800000)), sub, normal));
+    return ToNarrow(Or(r, Shr(sign, I32(16))), b_.getF16Type());
+  }
+
+  Value ExtFromBF16(Value h) {
+    Value u = mlir::arith::ExtUIOp::create(
+        b_, loc_, b_.getI32Type(), mlir::arith::BitcastOp::create(b_, loc_, b_.getI16Type(), h));
+    return mlir::arith::BitcastOp::create(b_, loc_, b_.getF32Type(), Shl(u, I32(16)));
+  }
+
+  Value ExtFromF16(Value h) {
+    using P = mlir::arith::CmpIPredicate;
+    Value u = mlir::arith::ExtUIOp::create(
+        b_, loc_, b_.getI32Type(), mlir::arith::BitcastOp::create(b_, loc_, b_.getI16Type(), h));
+    Value sign = Shl(And(u, I32(0x8000)), I32(16));
+    Value exp = And(Shr(u, I32(10)), I32(0x1f));
+    Value man = And(u, I32(0x3ff));
+    Value normal = Or(Shl(Add(exp, I32(112)), I32(23)), Shl(man, I32(13)));
+    Value inf_nan = Or(I32(0x7f800000), Shl(man, I32(13)));
+    // Subnormal (and zero): man * 2^-24, exact in f32.
+    Value subf = mlir::arith::MulFOp::create(
+        b_, loc_, mlir::arith::UIToFPOp::create(b_, loc_, b_.getF32Type(), man),
+        mlir::arith::ConstantFloatOp::create(b_, loc_, b_.getF32Type(), llvm::APFloat(0x1p-24f)));
+    Value sub = mlir::arith::BitcastOp::create(b_, loc_, b_.getI32Type(), subf);
+    Value bits = Sel(Cmp(P::eq, exp, I32(0)), sub, Sel(Cmp(P::eq, exp, I32(31)), inf_nan, normal));
+    return mlir::arith::BitcastOp::create(b_, loc_, b_.getF32Type(), Or(bits, sign));
+  }
+
+ private:
+  Value ToNarrow(Value bits32, mlir::Type type) {
+    Value bits16 = mlir::arith::TruncIOp::create(b_, loc_, b_.getI16Type(), bits32);
+    return mlir::arith::BitcastOp::create(b_, loc_, type, bits16);
+  }
+
+  mlir::OpBuilder& b_;
+  mlir::Location loc_;
+};
+
+bool IsNarrowFloat(mlir::Type t) { return t.isF16() || t.isBF16(); }
+
+Status ExpandNarrowFloatConversions(mlir::ModuleOp module) {
+  std::vector<mlir::Operation*> ops;
+  module.walk([&](mlir::Operation* op) {
+    if (mlir::isa<mlir::arith::ExtFOp, mlir::arith::TruncFOp>(op) &&
+        (IsNarrowFloat(op->getOperand(0).getType()) || IsNarrowFloat(op->getResult(0).getType())))
+      ops.push_back(op);
+  });
+  mlir::OpBuilder b(module.getContext());
+  for (mlir::Operation* op : ops) {
+    b.setInsertionPoint(op);
+    NarrowFloatExpander e(b, op->getLoc());
+    mlir::Type from = op->getOperand(0).getType(), to = op->getResult(0).getType();
+    Value x = op->getOperand(0), r;
+    if (mlir::isa<mlir::arith::ExtFOp>(op) && to.isF32())
+      r = from.isBF16() ? e.ExtFromBF16(x) : e.ExtFromF16(x);
+    else if (mlir::isa<mlir::arith::TruncFOp>(op) && from.isF32())
+      r = to.isBF16() ? e.TruncToBF16(x) : e.TruncToF16(x);
+    else
+      return Error("internal error: unexpected narrow float conversion in kernel IR");
+    op->getResult(0).replaceAllUsesWith(r);
+    op->erase();
+  }
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------
+// CUDA: the flat scf.parallel of each kernel becomes one thread per element.
+
+mlir::LLVM::LLVMFuncOp DeclareIntrinsic(mlir::ModuleOp module, llvm::StringRef name) {
+  if (auto f = module.lookupSymbol<mlir::LLVM::LLVMFuncOp>(name)) return f;
+  mlir::OpBuilder b(module.getContext());
+  b.setInsertionPointToStart(module.getBody());
+  auto type = mlir::LLVM::LLVMFunctionType::get(b.getI32Type(), {});
+  return mlir::LLVM::LLVMFuncOp::create(b, module.getLoc(), name, type);
+}
+
+Status MapParallelLoopsToThreads(mlir::ModuleOp module) {
+  std::vector<mlir::scf::ParallelOp> loops;
+  for (auto func : module.getOps<mlir::func::FuncOp>())
+    for (auto loop : func.getBody().front().getOps<mlir::scf::ParallelOp>()) loops.push_back(loop);
+  auto tid = DeclareIntrinsic(module, "llvm.nvvm.read.ptx.sreg.tid.x");
+  auto ctaid = DeclareIntrinsic(module, "llvm.nvvm.read.ptx.sreg.ctaid.x");
+  auto ntid = DeclareIntrinsic(module, "llvm.nvvm.read.ptx.sreg.ntid.x");
+  for (mlir::scf::ParallelOp loop : loops) {
+    if (loop.getNumLoops() != 1 || loop.getNumResults() != 0)
+      return Error("internal error: kernel loop is not a flat scf.parallel");
+    mlir::OpBuilder b(loop);
+    mlir::Location loc = loop.getLoc();
+    auto sreg = [&](mlir::LLVM::LLVMFuncOp f) -> Value {
+      Value v = mlir::LLVM::CallOp::create(b, loc, f, mlir::ValueRange{}).getResult();
+      return mlir::arith::IndexCastUIOp::create(b, loc, b.getIndexType(), v);
+    };
+    Value block = mlir::arith::MulIOp::create(b, loc, sreg(ctaid), sreg(ntid));
+    Value linear = mlir::arith::AddIOp::create(b, loc, block, sreg(tid));
+    // i = lower + linear * step
+    Value i = mlir::arith::AddIOp::create(
+        b, loc, loop.getLowerBound()[0], mlir::arith::MulIOp::create(b, loc, linear, loop.getStep()[0]));
+    Value in_range = mlir::arith::CmpIOp::create(b, loc, mlir::arith::CmpIPredicate::ult, i,
+                                                 loop.getUpperBound()[0]);
+    auto guard = mlir::scf::IfOp::create(b, loc, in_range, /*withElseRegion=*/false);
+    mlir::Block* body = loop.getBody();
+    body->getArgument(0).replaceAllUsesWith(i);
+    mlir::Block* then = guard.thenBlock();
+    then->getOperations().splice(then->begin(), body->getOperations(), body->begin(),
+                                 std::prev(body->end()));
+    loop.erase();
+  }
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------
+// Shared: to the LLVM dialect, then LLVM IR.
+
+Status ConvertToLLVMDialect(mlir::ModuleOp module) {
+  mlir::MLIRContext* ctx = module.getContext();
+  DiagnosticCollector diags(ctx);
+  mlir::PassManager pm(ctx);
+  pm.addPass(mlir::createSCFToControlFlowPass());
+  if (mlir::failed(pm.run(module))) return diags.Fail("scf to cf lowering failed");
+
+  mlir::LowerToLLVMOptions options(ctx);
+  options.useBarePtrCallConv = true;
+  mlir::LLVMTypeConverter converter(ctx, options);
+  mlir::RewritePatternSet patterns(ctx);
+  mlir::arith::populateArithToLLVMConversionPatterns(converter, patterns);
+  mlir::cf::populateControlFlowToLLVMConversionPatterns(converter, patterns);
+  mlir::populateMathToLLVMConversionPatterns(converter, patterns, /*approximateLog1p=*/false);
+  mlir::populateFinalizeMemRefToLLVMConversionPatterns(converter, patterns);
+  mlir::populateFuncToLLVMConversionPatterns(converter, patterns);
+  mlir::LLVMConversionTarget target(*ctx);
+  target.addLegalOp<mlir::ModuleOp>();
+  if (mlir::failed(mlir::applyFullConversion(module, target, std::move(patterns))))
+    return diags.Fail("conversion to the LLVM dialect failed");
+
+  mlir::PassManager cleanup(ctx);
+  cleanup.addPass(mlir::createReconcileUnrealizedCastsPass());
+  if (mlir::failed(cleanup.run(module))) return diags.Fail("reconciling casts failed");
+  return Status::Ok();
+}
+
+StatusOr<std::unique_ptr<llvm::Module>> TranslateToLLVMIR(mlir::ModuleOp module,
+                                                          llvm::LLVMContext& llvm_context) {
+  mlir::MLIRContext* ctx = module.getContext();
+  mlir::DialectRegistry registry;
+  mlir::registerBuiltinDialectTranslation(registry);
+  mlir::registerLLVMDialectTranslation(registry);
+  ctx->appendDialectRegistry(registry);
+  DiagnosticCollector diags(ctx);
+  std::unique_ptr<llvm::Module> m = mlir::translateModuleToLLVMIR(module, llvm_context, "kiln_kernels");
+  if (!m) return diags.Fail("translation to LLVM IR failed");
+  return m;
+}
+
+StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> CloneForLowering(const KernelModule& km) {
+  mlir::MLIRContext* ctx = km.module.get().getContext();
+  ctx->loadDialect<mlir::LLVM::LLVMDialect, mlir::cf::ControlFlowDialect>();
+  return mlir::OwningOpRef<mlir::ModuleOp>(km.module.get().clone());
+}
+
+}  // namespace
+
+StatusOr<std::vector<uint8_t>> LowerToHostObject(const KernelModule& km,
+                                                 const std::vector<KernelInfo>& kernels) {
+  KILN_ASSIGN_OR_RETURN(mlir::OwningOpRef<mlir::ModuleOp> module, CloneForLowering(km));
+  KILN_RETURN_IF_ERROR(ExpandNarrowFloatConversions(*module));
+  bool unused = false;
+  KILN_RETURN_IF_ERROR(ReplaceMathWithCalls(*module, Target::kHost, &unused));
+  KILN_RETURN_IF_ERROR(ConvertToLLVMDialect(*module));
+  llvm::LLVMContext llvm_context;
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> m, TranslateToLLVMIR(*module, llvm_context));
+  return EmitHostObject(*m, kernels);
+}
+
+StatusOr<std::string> LowerToPtx(const KernelModule& km, const std::vector<KernelInfo>& kernels,
+                                 const std::string& arch) {
+  KILN_ASSIGN_OR_RETURN(mlir::OwningOpRef<mlir::ModuleOp> module, CloneForLowering(km));
+  KILN_RETURN_IF_ERROR(MapParallelLoopsToThreads(*module));
+  bool uses_libdevice = false;
+  KILN_RETURN_IF_ERROR(ReplaceMathWithCalls(*module, Target::kCuda, &uses_libdevice));
+  if (uses_libdevice && FindLibdevice().empty())
+    return Error("CUDA kernels with transcendental functions need libdevice.10.bc, not found under "
+                 "$CUDA_HOME/nvvm/libdevice or /usr/local/cuda/nvvm/libdevice");
+  KILN_RETURN_IF_ERROR(ConvertToLLVMDialect(*module));
+  llvm::LLVMContext llvm_context;
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> m, TranslateToLLVMIR(*module, llvm_context));
+  return EmitPtx(*m, kernels, arch);
+}
+
+}  // namespace kiln::codegen::internal

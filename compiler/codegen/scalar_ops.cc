@@ -1,0 +1,510 @@
+// Per-element arithmetic of the kernel emitter with XLA's semantics; see
+// scalar_ops.h. The reference for every rule here is the evaluator
+// (compiler/evaluator/elementwise_math.cc, element_conversion.h), which the
+// codegen tests compare against.
+#include "compiler/codegen/scalar_ops.h"
+
+#include <cstring>
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+namespace kiln::codegen::internal {
+namespace {
+
+using hlo::HloOpcode;
+using mlir::Value;
+using Pf = mlir::arith::CmpFPredicate;
+using Pi = mlir::arith::CmpIPredicate;
+
+Status Unsupported(const hlo::HloInstruction& inst, ElementType t) {
+  return Error(inst.DebugName() + ": codegen does not support " +
+               std::string(hlo::OpcodeName(inst.opcode())) + " on " +
+               std::string(ElementTypeName(t)));
+}
+
+bool IsNarrow(ElementType t) { return t == ElementType::kF16 || t == ElementType::kBF16; }
+
+}  // namespace
+
+bool IsSupportedElementType(ElementType t) {
+  switch (t) {
+    case ElementType::kPred:
+    case ElementType::kS8: case ElementType::kS16: case ElementType::kS32: case ElementType::kS64:
+    case ElementType::kU8: case ElementType::kU16: case ElementType::kU32: case ElementType::kU64:
+    case ElementType::kF16: case ElementType::kBF16: case ElementType::kF32: case ElementType::kF64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+mlir::Type ValueType(mlir::MLIRContext* ctx, ElementType t) {
+  switch (t) {
+    case ElementType::kF16: return mlir::Float16Type::get(ctx);
+    case ElementType::kBF16: return mlir::BFloat16Type::get(ctx);
+    case ElementType::kF32: return mlir::Float32Type::get(ctx);
+    case ElementType::kF64: return mlir::Float64Type::get(ctx);
+    case ElementType::kPred: return mlir::IntegerType::get(ctx, 1);
+    default: return mlir::IntegerType::get(ctx, BitWidth(t));
+  }
+}
+
+mlir::Type StorageType(mlir::MLIRContext* ctx, ElementType t) {
+  return t == ElementType::kPred ? mlir::IntegerType::get(ctx, 8) : ValueType(ctx, t);
+}
+
+// ---------------------------------------------------------------------------
+// Constants and representation changes.
+
+Value ScalarOps::FloatConst(mlir::Type type, double value) {
+  auto ft = mlir::cast<mlir::FloatType>(type);
+  llvm::APFloat f(value);
+  bool lost = false;
+  f.convert(ft.getFloatSemantics(), llvm::APFloat::rmNearestTiesToEven, &lost);
+  return mlir::arith::ConstantFloatOp::create(b_, loc_, ft, f);
+}
+
+Value ScalarOps::IntConst(mlir::Type type, int64_t value) {
+  unsigned bits = type.getIntOrFloatBitWidth();
+  return mlir::arith::ConstantIntOp::create(b_, loc_, type,
+                                            llvm::APInt(bits, static_cast<uint64_t>(value),
+                                                        /*isSigned=*/false, /*implicitTrunc=*/true));
+}
+
+Value ScalarOps::IndexConstant(int64_t value) {
+  return mlir::arith::ConstantIndexOp::create(b_, loc_, value);
+}
+
+Value ScalarOps::Constant(const Literal& literal, int64_t index) {
+  ElementType t = literal.element_type();
+  mlir::Type type = ValueType(b_.getContext(), t);
+  if (t == ElementType::kPred) return IntConst(type, literal.GetPred(index) ? 1 : 0);
+  int bytes = StorageBytes(t);
+  uint64_t bits = 0;
+  std::memcpy(&bits, literal.raw() + index * bytes, bytes);  // little-endian host
+  llvm::APInt raw(bytes * 8, bits);
+  if (auto ft = mlir::dyn_cast<mlir::FloatType>(type))
+    return mlir::arith::ConstantFloatOp::create(b_, loc_, ft,
+                                                llvm::APFloat(ft.getFloatSemantics(), raw));
+  return mlir::arith::ConstantIntOp::create(b_, loc_, type, raw);
+}
+
+Value ScalarOps::FromStorage(Value stored, ElementType t) {
+  if (t != ElementType::kPred) return stored;
+  return mlir::arith::CmpIOp::create(b_, loc_, Pi::ne, stored, IntConst(stored.getType(), 0));
+}
+
+Value ScalarOps::ToStorage(Value value, ElementType t) {
+  if (t != ElementType::kPred) return value;
+  return mlir::arith::ExtUIOp::create(b_, loc_, b_.getI8Type(), value);
+}
+
+Value ScalarOps::Widen(Value v) {
+  mlir::Type t = v.getType();
+  if (t.isF16() || t.isBF16()) return mlir::arith::ExtFOp::create(b_, loc_, b_.getF32Type(), v);
+  return v;
+}
+
+Value ScalarOps::Narrow(Value v, ElementType t) {
+  mlir::Type target = ValueType(b_.getContext(), t);
+  if (v.getType() == target) return v;
+  // XLA converts f64 to bf16 through f32 (two roundings; the JAX-authored
+  // convert_f64_to_f32_bf16 case pins this); other narrow types round once.
+  if (v.getType().isF64() && t == ElementType::kBF16)
+    v = mlir::arith::TruncFOp::create(b_, loc_, b_.getF32Type(), v);
+  else if (v.getType().isF64() && IsNarrow(t))
+    v = F64ToF32RoundToOdd(v);
+  if (v.getType() == target) return v;
+  if (target.getIntOrFloatBitWidth() < v.getType().getIntOrFloatBitWidth())
+    return mlir::arith::TruncFOp::create(b_, loc_, target, v);
+  return mlir::arith::ExtFOp::create(b_, loc_, target, v);
+}
+
+Value ScalarOps::IsNan(Value v) { return mlir::arith::CmpFOp::create(b_, loc_, Pf::UNO, v, v); }
+
+// Round-to-odd: truncate toward zero, then set the last bit if anything was
+// lost. A later rounding to a format with at least two fewer significand bits
+// then rounds exactly as a single rounding from f64 would. Overflow gives
+// FLT_MAX (odd), which every narrower format rounds to +-inf.
+Value ScalarOps::F64ToF32RoundToOdd(Value x) {
+  mlir::Type f32 = b_.getF32Type(), i32 = b_.getI32Type();
+  Value t = mlir::arith::TruncFOp::create(b_, loc_, f32, x);
+  Value back = mlir::arith::ExtFOp::create(b_, loc_, b_.getF64Type(), t);
+  Value inexact = mlir::arith::CmpFOp::create(b_, loc_, Pf::ONE, back, x);
+  Value away = mlir::arith::CmpFOp::create(b_, loc_, Pf::OGT, mlir::math::AbsFOp::create(b_, loc_, back),
+                                           mlir::math::AbsFOp::create(b_, loc_, x));
+  Value bits = mlir::arith::BitcastOp::create(b_, loc_, i32, t);
+  Value toward_zero = Select(away, mlir::arith::SubIOp::create(b_, loc_, bits, IntConst(i32, 1)), bits);
+  Value odd = mlir::arith::OrIOp::create(b_, loc_, toward_zero, IntConst(i32, 1));
+  return Select(inexact, mlir::arith::BitcastOp::create(b_, loc_, f32, odd), t);
+}
+
+Value ScalarOps::Select(Value pred, Value on_true, Value on_false) {
+  return mlir::arith::SelectOp::create(b_, loc_, pred, on_true, on_false);
+}
+
+// ---------------------------------------------------------------------------
+// Unary ops.
+
+StatusOr<Value> ScalarOps::Unary(const hlo::HloInstruction& inst, Value x) {
+  ElementType t = inst.operand(0)->shape().element_type();
+  HloOpcode op = inst.opcode();
+  if (op == HloOpcode::kCopy) return x;
+  if (IsFloat(t)) return FloatUnary(inst, x);
+  if (IsInteger(t) || IsPred(t)) return IntUnary(inst, x, t);
+  return Unsupported(inst, t);
+}
+
+StatusOr<Value> ScalarOps::FloatUnary(const hlo::HloInstruction& inst, Value x) {
+  namespace math = mlir::math;
+  namespace arith = mlir::arith;
+  ElementType t = inst.operand(0)->shape().element_type();
+  Value c = Widen(x);
+  mlir::Type ct = c.getType();
+  Value r;
+  switch (inst.opcode()) {
+    case HloOpcode::kNegate: r = arith::NegFOp::create(b_, loc_, c); break;
+    case HloOpcode::kAbs: r = math::AbsFOp::create(b_, loc_, c); break;
+    case HloOpcode::kSign: {
+      // NaN stays NaN; otherwise +-1 or the zero itself (keeps -0).
+      Value nonzero = arith::CmpFOp::create(b_, loc_, Pf::ONE, c, FloatConst(ct, 0));
+      Value mag = Select(nonzero, FloatConst(ct, 1), FloatConst(ct, 0));
+      r = Select(IsNan(c), c, math::CopySignOp::create(b_, loc_, mag, c));
+      break;
+    }
+    case HloOpcode::kExp: r = math::ExpOp::create(b_, loc_, c); break;
+    case HloOpcode::kExpm1: r = math::ExpM1Op::create(b_, loc_, c); break;
+    case HloOpcode::kLog: r = math::LogOp::create(b_, loc_, c); break;
+    case HloOpcode::kLog1p: r = math::Log1pOp::create(b_, loc_, c); break;
+    case HloOpcode::kSqrt: r = math::SqrtOp::create(b_, loc_, c); break;
+    // 1/sqrt(x) with two correctly rounded steps rather than an approximate
+    // reciprocal square root.
+    case HloOpcode::kRsqrt:
+      r = arith::DivFOp::create(b_, loc_, FloatConst(ct, 1), math::SqrtOp::create(b_, loc_, c));
+      break;
+    case HloOpcode::kCbrt: r = math::CbrtOp::create(b_, loc_, c); break;
+    case HloOpcode::kTanh: r = math::TanhOp::create(b_, loc_, c); break;
+    case HloOpcode::kLogistic: {  // 1 / (1 + exp(-x))
+      Value e = math::ExpOp::create(b_, loc_, arith::NegFOp::create(b_, loc_, c));
+      r = arith::DivFOp::create(b_, loc_, FloatConst(ct, 1),
+                                arith::AddFOp::create(b_, loc_, FloatConst(ct, 1), e));
+      break;
+    }
+    case HloOpcode::kSin: r = math::SinOp::create(b_, loc_, c); break;
+    case HloOpcode::kCos: r = math::CosOp::create(b_, loc_, c); break;
+    case HloOpcode::kTan: r = math::TanOp::create(b_, loc_, c); break;
+    case HloOpcode::kErf: r = math::ErfOp::create(b_, loc_, c); break;
+    case HloOpcode::kFloor: r = math::FloorOp::create(b_, loc_, c); break;
+    case HloOpcode::kCeil: r = math::CeilOp::create(b_, loc_, c); break;
+    case HloOpcode::kRoundNearestAfz: r = math::RoundOp::create(b_, loc_, c); break;
+    case HloOpcode::kRoundNearestEven: r = math::RoundEvenOp::create(b_, loc_, c); break;
+    case HloOpcode::kIsFinite:  // |x| != inf, false for NaN (ordered compare)
+      return Value(arith::CmpFOp::create(b_, loc_, Pf::ONE, math::AbsFOp::create(b_, loc_, c),
+                                         FloatConst(ct, INFINITY)));
+    default:
+      return Unsupported(inst, t);
+  }
+  return Narrow(r, t);
+}
+
+StatusOr<Value> ScalarOps::IntUnary(const hlo::HloInstruction& inst, Value x, ElementType t) {
+  namespace arith = mlir::arith;
+  mlir::Type type = x.getType();
+  bool pred = IsPred(t);
+  switch (inst.opcode()) {
+    case HloOpcode::kNot:
+      return Value(arith::XOrIOp::create(b_, loc_, x, IntConst(type, -1)));
+    default:
+      break;
+  }
+  if (pred) return Unsupported(inst, t);
+  Value zero = IntConst(type, 0);
+  switch (inst.opcode()) {
+    case HloOpcode::kNegate: return Value(arith::SubIOp::create(b_, loc_, zero, x));
+    case HloOpcode::kAbs: {
+      if (!IsSignedInteger(t)) return x;
+      // abs(INT_MIN) wraps to INT_MIN, as in XLA.
+      Value neg = arith::CmpIOp::create(b_, loc_, Pi::slt, x, zero);
+      return Select(neg, arith::SubIOp::create(b_, loc_, zero, x), x);
+    }
+    case HloOpcode::kSign: {
+      if (!IsSignedInteger(t))
+        return Value(arith::ExtUIOp::create(b_, loc_, type,
+                                            arith::CmpIOp::create(b_, loc_, Pi::ne, x, zero)));
+      Value pos = arith::ExtUIOp::create(b_, loc_, type, arith::CmpIOp::create(b_, loc_, Pi::sgt, x, zero));
+      Value neg = arith::ExtUIOp::create(b_, loc_, type, arith::CmpIOp::create(b_, loc_, Pi::slt, x, zero));
+      return Value(arith::SubIOp::create(b_, loc_, pos, neg));
+    }
+    case HloOpcode::kPopulationCount: return Value(mlir::math::CtPopOp::create(b_, loc_, x));
+    case HloOpcode::kClz: return Value(mlir::math::CountLeadingZerosOp::create(b_, loc_, x));
+    default:
+      return Unsupported(inst, t);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Binary ops.
+
+StatusOr<Value> ScalarOps::Binary(const hlo::HloInstruction& inst, Value a, Value b) {
+  ElementType t = inst.shape().element_type();
+  if (inst.operand(0)->shape().element_type() != t || inst.operand(1)->shape().element_type() != t)
+    return Error(inst.DebugName() + ": operand element types differ from the result's");
+  if (IsFloat(t)) return FloatBinary(inst, a, b);
+  if (IsInteger(t) || IsPred(t)) return IntBinary(inst, a, b, t);
+  return Unsupported(inst, t);
+}
+
+// XLA's maximum/minimum: a NaN operand (lhs first) is the result; otherwise
+// ties (including -0 vs +0) give lhs.
+Value ScalarOps::FloatMax(Value a, Value b, bool is_max) {
+  Value take_b = is_max ? mlir::arith::CmpFOp::create(b_, loc_, Pf::OLT, a, b)
+                        : mlir::arith::CmpFOp::create(b_, loc_, Pf::OLT, b, a);
+  Value r = Select(take_b, b, a);
+  r = Select(IsNan(b), b, r);
+  return Select(IsNan(a), a, r);
+}
+
+StatusOr<Value> ScalarOps::FloatBinary(const hlo::HloInstruction& inst, Value a, Value b) {
+  namespace arith = mlir::arith;
+  namespace math = mlir::math;
+  ElementType t = inst.shape().element_type();
+  Value x = Widen(a), y = Widen(b);
+  Value r;
+  switch (inst.opcode()) {
+    case HloOpcode::kAdd: r = arith::AddFOp::create(b_, loc_, x, y); break;
+    case HloOpcode::kSubtract: r = arith::SubFOp::create(b_, loc_, x, y); break;
+    case HloOpcode::kMultiply: r = arith::MulFOp::create(b_, loc_, x, y); break;
+    case HloOpcode::kDivide: r = arith::DivFOp::create(b_, loc_, x, y); break;
+    case HloOpcode::kRemainder: r = arith::RemFOp::create(b_, loc_, x, y); break;  // fmod
+    case HloOpcode::kMaximum: r = FloatMax(x, y, true); break;
+    case HloOpcode::kMinimum: r = FloatMax(x, y, false); break;
+    // C99 pow already gives pow(1, y) = pow(x, 0) = 1 for NaN operands.
+    case HloOpcode::kPower: r = math::PowFOp::create(b_, loc_, x, y); break;
+    case HloOpcode::kAtan2: r = math::Atan2Op::create(b_, loc_, x, y); break;
+    default: return Unsupported(inst, t);
+  }
+  return Narrow(r, t);
+}
+
+// XLA: x / 0 = -1 (all bits set, also for unsigned), INT_MIN / -1 = INT_MIN;
+// x % 0 = x, INT_MIN % -1 = 0. The divisor is replaced by 1 in those cases so
+// the hardware division never traps.
+Value ScalarOps::IntDivide(Value a, Value b, bool is_signed, bool remainder) {
+  namespace arith = mlir::arith;
+  mlir::Type type = a.getType();
+  unsigned bits = type.getIntOrFloatBitWidth();
+  Value one = IntConst(type, 1);
+  Value by_zero = arith::CmpIOp::create(b_, loc_, Pi::eq, b, IntConst(type, 0));
+  Value bad = by_zero;
+  if (is_signed) {
+    Value minus_one = arith::CmpIOp::create(b_, loc_, Pi::eq, b, IntConst(type, -1));
+    // For the remainder every x % -1 is 0, which x % 1 also gives; for the
+    // quotient only INT_MIN / -1 overflows, and INT_MIN / 1 is its answer.
+    Value overflow =
+        remainder ? minus_one
+                  : Value(arith::AndIOp::create(
+                        b_, loc_, minus_one,
+                        arith::CmpIOp::create(b_, loc_, Pi::eq, a,
+                                              IntConst(type, static_cast<int64_t>(uint64_t{1} << (bits - 1))))));
+    bad = arith::OrIOp::create(b_, loc_, by_zero, overflow);
+  }
+  Value safe_b = Select(bad, one, b);
+  Value r;
+  if (remainder) {
+    r = is_signed ? Value(arith::RemSIOp::create(b_, loc_, a, safe_b))
+                  : Value(arith::RemUIOp::create(b_, loc_, a, safe_b));
+    return Select(by_zero, a, r);
+  }
+  r = is_signed ? Value(arith::DivSIOp::create(b_, loc_, a, safe_b))
+                : Value(arith::DivUIOp::create(b_, loc_, a, safe_b));
+  return Select(by_zero, IntConst(type, -1), r);
+}
+
+// Shift amounts are read as unsigned; amounts >= the bit width shift every
+// bit out (arithmetic right shifts then leave the sign fill).
+Value ScalarOps::Shift(HloOpcode op, Value a, Value b) {
+  namespace arith = mlir::arith;
+  mlir::Type type = a.getType();
+  unsigned bits = type.getIntOrFloatBitWidth();
+  Value zero = IntConst(type, 0);
+  Value out_of_range = arith::CmpIOp::create(b_, loc_, Pi::uge, b, IntConst(type, bits));
+  Value amount = Select(out_of_range, zero, b);
+  switch (op) {
+    case HloOpcode::kShiftLeft:
+      return Select(out_of_range, zero, arith::ShLIOp::create(b_, loc_, a, amount));
+    case HloOpcode::kShiftRightLogical:
+      return Select(out_of_range, zero, arith::ShRUIOp::create(b_, loc_, a, amount));
+    default:
+      return Select(out_of_range, arith::ShRSIOp::create(b_, loc_, a, IntConst(type, bits - 1)),
+                    arith::ShRSIOp::create(b_, loc_, a, amount));
+  }
+}
+
+StatusOr<Value> ScalarOps::IntBinary(const hlo::HloInstruction& inst, Value a, Value b,
+                                     ElementType t) {
+  namespace arith = mlir::arith;
+  bool is_signed = IsSignedInteger(t);
+  HloOpcode op = inst.opcode();
+  switch (op) {
+    case HloOpcode::kAnd: return Value(arith::AndIOp::create(b_, loc_, a, b));
+    case HloOpcode::kOr: return Value(arith::OrIOp::create(b_, loc_, a, b));
+    case HloOpcode::kXor: return Value(arith::XOrIOp::create(b_, loc_, a, b));
+    default: break;
+  }
+  if (IsPred(t)) {  // pred max/min are or/and
+    if (op == HloOpcode::kMaximum) return Value(arith::OrIOp::create(b_, loc_, a, b));
+    if (op == HloOpcode::kMinimum) return Value(arith::AndIOp::create(b_, loc_, a, b));
+    return Unsupported(inst, t);
+  }
+  switch (op) {
+    case HloOpcode::kAdd: return Value(arith::AddIOp::create(b_, loc_, a, b));
+    case HloOpcode::kSubtract: return Value(arith::SubIOp::create(b_, loc_, a, b));
+    case HloOpcode::kMultiply: return Value(arith::MulIOp::create(b_, loc_, a, b));
+    case HloOpcode::kDivide: return IntDivide(a, b, is_signed, /*remainder=*/false);
+    case HloOpcode::kRemainder: return IntDivide(a, b, is_signed, /*remainder=*/true);
+    case HloOpcode::kMaximum:
+      return is_signed ? Value(arith::MaxSIOp::create(b_, loc_, a, b))
+                       : Value(arith::MaxUIOp::create(b_, loc_, a, b));
+    case HloOpcode::kMinimum:
+      return is_signed ? Value(arith::MinSIOp::create(b_, loc_, a, b))
+                       : Value(arith::MinUIOp::create(b_, loc_, a, b));
+    case HloOpcode::kShiftLeft:
+    case HloOpcode::kShiftRightLogical:
+    case HloOpcode::kShiftRightArithmetic:
+      return Shift(op, a, b);
+    default:
+      return Unsupported(inst, t);  // integer power: not yet
+  }
+}
+
+// ---------------------------------------------------------------------------
+// compare, select, clamp.
+
+StatusOr<Value> ScalarOps::Compare(const hlo::HloInstruction& inst, Value a, Value b) {
+  namespace arith = mlir::arith;
+  using hlo::ComparisonDirection;
+  using hlo::ComparisonType;
+  std::optional<ComparisonDirection> dir = inst.comparison_direction();
+  if (!dir) return Error(inst.DebugName() + ": compare needs direction=EQ|NE|LT|LE|GT|GE");
+  ElementType t = inst.operand(0)->shape().element_type();
+  if (inst.operand(1)->shape().element_type() != t)
+    return Error(inst.DebugName() + ": compare operands have different element types");
+  ComparisonType type = inst.comparison_type();
+  if (type == ComparisonType::kDefault)
+    type = IsFloat(t) ? ComparisonType::kFloat
+           : IsSignedInteger(t) ? ComparisonType::kSigned : ComparisonType::kUnsigned;
+  if (type == ComparisonType::kPartialOrder) type = ComparisonType::kFloat;
+  bool int_type = type == ComparisonType::kSigned || type == ComparisonType::kUnsigned;
+  if (IsFloat(t) == int_type)
+    return Error(inst.DebugName() + ": comparison type does not apply to element type " +
+                 std::string(ElementTypeName(t)));
+
+  if (type == ComparisonType::kFloat) {
+    // NE is the negation of EQ (true for NaN): the unordered predicate.
+    static constexpr Pf kPreds[] = {Pf::OEQ, Pf::UNE, Pf::OGE, Pf::OGT, Pf::OLE, Pf::OLT};
+    return Value(arith::CmpFOp::create(b_, loc_, kPreds[static_cast<int>(*dir)], Widen(a), Widen(b)));
+  }
+  bool is_signed = type == ComparisonType::kSigned;
+  if (type == ComparisonType::kTotalOrder) {
+    // Key: the bits as a signed integer, with the magnitude bits of negative
+    // values flipped: -NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN.
+    unsigned bits = a.getType().getIntOrFloatBitWidth();
+    mlir::Type it = b_.getIntegerType(bits);
+    auto key = [&](Value v) -> Value {
+      Value x = arith::BitcastOp::create(b_, loc_, it, v);
+      Value sign = arith::ShRSIOp::create(b_, loc_, x, IntConst(it, bits - 1));
+      Value flip = arith::ShRUIOp::create(b_, loc_, sign, IntConst(it, 1));
+      return arith::XOrIOp::create(b_, loc_, x, flip);
+    };
+    a = key(a), b = key(b);
+    is_signed = true;
+  }
+  static constexpr Pi kSigned[] = {Pi::eq, Pi::ne, Pi::sge, Pi::sgt, Pi::sle, Pi::slt};
+  static constexpr Pi kUnsigned[] = {Pi::eq, Pi::ne, Pi::uge, Pi::ugt, Pi::ule, Pi::ult};
+  int d = static_cast<int>(*dir);
+  return Value(arith::CmpIOp::create(b_, loc_, is_signed ? kSigned[d] : kUnsigned[d], a, b));
+}
+
+// clamp(lo, x, hi) = min(max(x, lo), hi) with the evaluator's NaN rule: the
+// first NaN among lo, x, hi is the result.
+Value ScalarOps::Clamp(ElementType t, Value lo, Value x, Value hi) {
+  namespace arith = mlir::arith;
+  if (IsFloat(t)) {
+    Value l = Widen(lo), v = Widen(x), h = Widen(hi);
+    Value y = Select(arith::CmpFOp::create(b_, loc_, Pf::OLT, v, l), lo, x);
+    Value r = Select(arith::CmpFOp::create(b_, loc_, Pf::OLT, Widen(y), h), y, hi);
+    r = Select(IsNan(h), hi, r);
+    r = Select(IsNan(v), x, r);
+    return Select(IsNan(l), lo, r);
+  }
+  Pi lt = IsSignedInteger(t) ? Pi::slt : Pi::ult;
+  Value y = Select(arith::CmpIOp::create(b_, loc_, lt, x, lo), lo, x);
+  return Select(arith::CmpIOp::create(b_, loc_, lt, y, hi), y, hi);
+}
+
+// ---------------------------------------------------------------------------
+// convert.
+
+// XLA: truncation toward zero, NaN -> 0, saturation at the type's range.
+// The value handed to fptosi/fptoui is always in range (LLVM makes
+// out-of-range conversions poison).
+Value ScalarOps::FloatToInt(Value v, ElementType to) {
+  namespace arith = mlir::arith;
+  mlir::Type ft = v.getType();
+  mlir::Type it = ValueType(b_.getContext(), to);
+  int bits = BitWidth(to);
+  bool is_signed = IsSignedInteger(to);
+  // Bounds are powers of two, exact in f32 and f64.
+  double hi = std::ldexp(1.0, is_signed ? bits - 1 : bits);
+  double lo = is_signed ? -hi : -1.0;
+  Value too_big = arith::CmpFOp::create(b_, loc_, Pf::OGE, v, FloatConst(ft, hi));
+  Value in_range = arith::AndIOp::create(
+      b_, loc_,
+      arith::CmpFOp::create(b_, loc_, is_signed ? Pf::OGE : Pf::OGT, v, FloatConst(ft, lo)),
+      arith::CmpFOp::create(b_, loc_, Pf::OLT, v, FloatConst(ft, hi)));
+  Value safe = Select(in_range, v, FloatConst(ft, 0));
+  Value r = is_signed ? Value(arith::FPToSIOp::create(b_, loc_, it, safe))
+                      : Value(arith::FPToUIOp::create(b_, loc_, it, safe));
+  int64_t max = is_signed ? static_cast<int64_t>((uint64_t{1} << (bits - 1)) - 1) : -1;
+  r = Select(too_big, IntConst(it, max), r);
+  if (is_signed) {
+    Value too_small = arith::CmpFOp::create(b_, loc_, Pf::OLT, v, FloatConst(ft, lo));
+    r = Select(too_small, IntConst(it, static_cast<int64_t>(uint64_t{1} << (bits - 1))), r);
+  }
+  return r;
+}
+
+StatusOr<Value> ScalarOps::Convert(const hlo::HloInstruction& inst, Value v, ElementType from,
+                                   ElementType to) {
+  namespace arith = mlir::arith;
+  if (!IsSupportedElementType(from) || !IsSupportedElementType(to))
+    return Unsupported(inst, IsSupportedElementType(from) ? to : from);
+  if (from == to) return v;
+  mlir::Type target = ValueType(b_.getContext(), to);
+  if (IsPred(to)) {  // x != 0; NaN -> true (unordered compare)
+    if (IsFloat(from))
+      return Value(arith::CmpFOp::create(b_, loc_, Pf::UNE, Widen(v), FloatConst(Widen(v).getType(), 0)));
+    return Value(arith::CmpIOp::create(b_, loc_, Pi::ne, v, IntConst(v.getType(), 0)));
+  }
+  if (IsFloat(from) && IsFloat(to)) return Narrow(Widen(v), to);
+  if (IsFloat(from)) return FloatToInt(Widen(v), to);
+  // From here on `from` is pred or an integer; pred converts as unsigned 0/1.
+  bool src_signed = IsSignedInteger(from);
+  if (IsInteger(to)) {
+    unsigned src_bits = v.getType().getIntOrFloatBitWidth(), dst_bits = BitWidth(to);
+    if (dst_bits < src_bits) return Value(arith::TruncIOp::create(b_, loc_, target, v));
+    if (dst_bits == src_bits) return v;
+    return src_signed ? Value(arith::ExtSIOp::create(b_, loc_, target, v))
+                      : Value(arith::ExtUIOp::create(b_, loc_, target, v));
+  }
+  // Integer -> float. f32/f64 targets round once. f16/bf16 targets go
+  // through f64 (exact for integers of up to 53 bits) and round-to-odd f32,
+  // so they also round once; 64-bit integers beyond 2^53 are rounded twice.
+  mlir::Type via = IsNarrow(to) ? b_.getF64Type() : target;
+  Value f = src_signed ? Value(arith::SIToFPOp::create(b_, loc_, via, v))
+                       : Value(arith::UIToFPOp::create(b_, loc_, via, v));
+  return Narrow(f, to);
+}
+
+}  // namespace kiln::codegen::internal

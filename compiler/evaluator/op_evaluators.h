@@ -1,0 +1,61 @@
+// Internal interface between the evaluator's driver and its op groups.
+// Each group evaluates one family of opcodes from already-evaluated
+// operands; anything needing a called computation or a peer device goes
+// through EvalContext.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/literal.h"
+#include "common/status.h"
+#include "compiler/hlo/module.h"
+
+namespace kiln::hlo {
+
+class Rendezvous;
+
+class EvalContext {
+ public:
+  virtual ~EvalContext() = default;
+  // Runs `computation` on `args` (used by reduce, sort, map, scatter, ...).
+  virtual StatusOr<Literal> Call(const HloComputation& computation, std::vector<Literal> args) = 0;
+  virtual const HloModule& module() const = 0;
+  virtual int64_t replica_id() const = 0;
+  virtual int64_t partition_id() const = 0;
+  // device_id = replica_id * num_partitions + partition_id.
+  virtual int64_t device_id() const = 0;
+  virtual Rendezvous& rendezvous() = 0;
+  // How many times this device has executed `inst` before (0 the first
+  // time): together with the instruction it keys a collective's rendezvous.
+  virtual int64_t ExecutionCount(const HloInstruction& inst) = 0;
+};
+
+using Operands = std::vector<const Literal*>;
+
+// Error for an opcode a group does not implement.
+Status UnsupportedOp(const HloInstruction& inst);
+
+// Elementwise arithmetic, logic, comparisons, conversions, clamp, select,
+// reduce-precision, and map.
+StatusOr<Literal> EvalElementwiseOp(const HloInstruction& inst, const Operands& operands,
+                                    EvalContext& ctx);
+// broadcast, reshape, transpose, slice, dynamic-slice, dynamic-update-slice,
+// concatenate, pad, reverse, iota, copy, bitcast.
+StatusOr<Literal> EvalShapeOp(const HloInstruction& inst, const Operands& operands, EvalContext& ctx);
+// reduce, reduce-window, select-and-scatter, sort.
+StatusOr<Literal> EvalReductionOp(const HloInstruction& inst, const Operands& operands,
+                                  EvalContext& ctx);
+// dot, convolution, fft.
+StatusOr<Literal> EvalContractionOp(const HloInstruction& inst, const Operands& operands,
+                                    EvalContext& ctx);
+// gather, scatter.
+StatusOr<Literal> EvalIndexingOp(const HloInstruction& inst, const Operands& operands,
+                                 EvalContext& ctx);
+// all-reduce, all-gather, reduce-scatter, all-to-all, collective-permute,
+// collective-broadcast, their -start/-done forms, replica-id, partition-id.
+StatusOr<Literal> EvalCollectiveOp(const HloInstruction& inst, const Operands& operands,
+                                   EvalContext& ctx);
+
+}  // namespace kiln::hlo

@@ -1,0 +1,108 @@
+#include "compiler/hlo/computation.h"
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace kiln::hlo {
+
+HloInstruction* HloComputation::AddInstruction(std::unique_ptr<HloInstruction> instruction) {
+  HloInstruction* inst = instruction.get();
+  inst->parent_ = this;
+  if (inst->opcode() == HloOpcode::kParameter && inst->parameter_number() >= 0) {
+    size_t n = static_cast<size_t>(inst->parameter_number());
+    if (parameters_.size() <= n) parameters_.resize(n + 1, nullptr);
+    parameters_[n] = inst;
+  }
+  instructions_.push_back(std::move(instruction));
+  return inst;
+}
+
+Status HloComputation::RemoveInstruction(HloInstruction* instruction) {
+  if (instruction->user_count() != 0)
+    return Error("cannot remove " + instruction->DebugName() + ": it still has users");
+  if (instruction == root_) return Error("cannot remove the root " + instruction->DebugName());
+  if (instruction->opcode() == HloOpcode::kParameter)
+    return Error("cannot remove parameter " + instruction->DebugName());
+  instruction->RemoveAllOperands();
+  instruction->DropAllControlDependencies();
+  auto it = std::find_if(instructions_.begin(), instructions_.end(),
+                         [&](const auto& p) { return p.get() == instruction; });
+  if (it == instructions_.end()) return Error("instruction not in computation " + name_);
+  instructions_.erase(it);
+  return Status::Ok();
+}
+
+std::vector<HloInstruction*> HloComputation::instructions() const {
+  std::vector<HloInstruction*> result;
+  result.reserve(instructions_.size());
+  for (const auto& inst : instructions_) result.push_back(inst.get());
+  return result;
+}
+
+HloInstruction* HloComputation::FindInstruction(std::string_view name) const {
+  for (const auto& inst : instructions_)
+    if (inst->name() == name) return inst.get();
+  return nullptr;
+}
+
+std::vector<HloInstruction*> HloComputation::PostOrder() const {
+  // Iterative DFS: deep graphs (long elementwise chains) must not overflow
+  // the stack.
+  std::vector<HloInstruction*> order;
+  order.reserve(instructions_.size());
+  std::unordered_set<const HloInstruction*> visited;
+  auto visit = [&](HloInstruction* start) {
+    if (visited.count(start)) return;
+    std::vector<std::pair<HloInstruction*, size_t>> stack{{start, 0}};
+    visited.insert(start);
+    while (!stack.empty()) {
+      auto& [inst, next] = stack.back();
+      size_t n_ops = inst->operands().size();
+      size_t n_total = n_ops + inst->control_predecessors().size();
+      if (next < n_total) {
+        HloInstruction* dep = next < n_ops ? inst->operands()[next]
+                                           : inst->control_predecessors()[next - n_ops];
+        ++next;
+        if (dep->parent() == this && visited.insert(dep).second) stack.push_back({dep, 0});
+        continue;
+      }
+      order.push_back(inst);
+      stack.pop_back();
+    }
+  };
+  for (const auto& inst : instructions_) visit(inst.get());
+  return order;
+}
+
+std::vector<Shape> HloComputation::ParameterShapes() const {
+  std::vector<Shape> shapes;
+  for (HloInstruction* p : parameters_) shapes.push_back(p ? p->shape() : Shape());
+  return shapes;
+}
+
+std::unique_ptr<HloComputation> HloComputation::Clone(
+    const std::string& new_name,
+    const std::function<HloComputation*(HloComputation*)>& map) const {
+  auto clone = std::make_unique<HloComputation>(new_name);
+  std::unordered_map<const HloInstruction*, HloInstruction*> mapping;
+  for (HloInstruction* inst : PostOrder()) {
+    std::vector<HloInstruction*> operands;
+    for (HloInstruction* op : inst->operands()) operands.push_back(mapping.at(op));
+    auto copy = inst->CloneWithOperands(operands, inst->name());
+    if (map) copy->RemapCalledComputations(map);
+    mapping[inst] = clone->AddInstruction(std::move(copy));
+  }
+  // Keep the original instruction order rather than post-order.
+  std::unordered_map<const HloInstruction*, size_t> position;
+  for (size_t i = 0; i < instructions_.size(); ++i) position[mapping.at(instructions_[i].get())] = i;
+  std::stable_sort(clone->instructions_.begin(), clone->instructions_.end(),
+                   [&](const auto& a, const auto& b) { return position[a.get()] < position[b.get()]; });
+  for (const auto& inst : instructions_)
+    for (HloInstruction* pred : inst->control_predecessors())
+      mapping.at(pred)->AddControlDependencyTo(mapping.at(inst.get()));
+  if (root_) clone->root_ = mapping.at(root_);
+  return clone;
+}
+
+}  // namespace kiln::hlo

@@ -1,0 +1,110 @@
+// ValidateArtifact: program checks plus the kernel-image checks only the
+// artifact level can do (see artifact.h).
+#include <set>
+
+#include "serialization/artifact.h"
+#include "thunks/program_text.h"
+#include "thunks/validate.h"
+
+namespace kiln::bef {
+namespace {
+
+namespace th = ::kiln::thunks;
+
+Status ValidateImage(const KernelImage& image) {
+  const std::string what = std::string(TargetKindName(image.kind)) + " kernel image " +
+                           th::QuoteForMessage(image.target);
+  std::set<std::string> names;
+  for (const KernelEntry& k : image.kernels) {
+    if (k.name.empty()) return Error(what + " has a kernel without a name");
+    if (!names.insert(k.name).second) return Error(what + " lists kernel " + th::QuoteForMessage(k.name) + " twice");
+  }
+  if (image.kind == TargetKind::kCuda) {
+    std::set<int32_t> archs;
+    for (const CubinImage& c : image.cubins) {
+      if (c.sm_arch <= 0 || !archs.insert(c.sm_arch).second) {
+        return Error(what + " has an invalid or repeated cubin architecture sm_" +
+                     std::to_string(c.sm_arch));
+      }
+      if (c.data.empty()) return Error(what + " has an empty cubin for sm_" + std::to_string(c.sm_arch));
+    }
+    if (!image.kernels.empty() && image.cubins.empty() && image.ptx.empty()) {
+      return Error(what + " has kernels but neither cubin nor PTX");
+    }
+    if (!image.shared_object.empty()) return Error(what + " holds a host shared object");
+  } else {
+    if (!image.kernels.empty() && image.shared_object.empty()) {
+      return Error(what + " has kernels but no shared object");
+    }
+    if (!image.cubins.empty() || !image.ptx.empty()) return Error(what + " holds CUDA code");
+  }
+  return Status::Ok();
+}
+
+Status ValidateImages(const Artifact& a) {
+  std::set<std::string> targets;
+  for (const std::string& t : a.targets) {
+    if (t.empty()) return Error("empty target name");
+    if (!targets.insert(t).second) return Error("target " + th::QuoteForMessage(t) + " is listed twice");
+  }
+  std::set<std::string> imaged;
+  for (const KernelImage& image : a.kernel_images) {
+    if (!targets.count(image.target)) {
+      return Error("kernel image for " + th::QuoteForMessage(image.target) +
+                   ", which is not among the targets");
+    }
+    if (!imaged.insert(image.target).second) {
+      return Error("two kernel images for target " + th::QuoteForMessage(image.target));
+    }
+    KILN_RETURN_IF_ERROR(ValidateImage(image));
+  }
+  for (const std::string& t : a.targets) {
+    if (!imaged.count(t)) return Error("target " + th::QuoteForMessage(t) + " has no kernel image");
+  }
+  return Status::Ok();
+}
+
+// Every kernel a Kernel thunk launches exists in every image.
+Status ValidateKernelNames(const Artifact& a) {
+  std::vector<std::set<std::string_view>> available;
+  for (const KernelImage& image : a.kernel_images) {
+    auto& names = available.emplace_back();
+    for (const KernelEntry& k : image.kernels) names.insert(k.name);
+  }
+  Status status;
+  th::ForEachThunk(
+      a.program.root,
+      [&](const th::Thunk& thunk, int) {
+        const auto* kernel = thunk.As<th::KernelThunk>();
+        if (!status.ok() || kernel == nullptr) return;
+        for (size_t i = 0; i < a.kernel_images.size(); ++i) {
+          if (!available[i].count(kernel->kernel_name)) {
+            status = Error("kernel " + th::QuoteForMessage(kernel->kernel_name) +
+                           " of kernel thunk " + th::QuoteForMessage(thunk.info.profile_name) +
+                           " is missing from the kernel image for " +
+                           th::QuoteForMessage(a.kernel_images[i].target));
+            return;
+          }
+        }
+      },
+      th::kMaxThunkDepth);
+  return status;
+}
+
+}  // namespace
+
+std::string_view TargetKindName(TargetKind kind) {
+  switch (kind) {
+    case TargetKind::kHost: return "host";
+    case TargetKind::kCuda: return "cuda";
+  }
+  return "?";
+}
+
+Status ValidateArtifact(const Artifact& artifact) {
+  KILN_RETURN_IF_ERROR(th::ValidateProgram(artifact.program));
+  KILN_RETURN_IF_ERROR(ValidateImages(artifact));
+  return ValidateKernelNames(artifact);
+}
+
+}  // namespace kiln::bef

@@ -1,0 +1,136 @@
+// Helpers for the codegen tests: parse HLO, compile its entry computation as
+// a kernel, load the host shared object from memory (memfd_create + dlopen,
+// as the runtime will) and run a kernel on Literals.
+#pragma once
+
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/kernel_codegen.h"
+#include "compiler/evaluator/evaluator.h"
+#include "compiler/hlo/parser.h"
+
+namespace kiln::codegen::testing {
+
+// A shared object loaded from bytes; unloaded on destruction.
+class LoadedLibrary {
+ public:
+  static StatusOr<std::unique_ptr<LoadedLibrary>> Load(const std::vector<uint8_t>& image) {
+    int fd = memfd_create("kiln-kernels", MFD_CLOEXEC);
+    if (fd < 0) return Error("memfd_create failed");
+    size_t done = 0;
+    while (done < image.size()) {
+      ssize_t n = write(fd, image.data() + done, image.size() - done);
+      if (n <= 0) {
+        close(fd);
+        return Error("writing the memfd failed");
+      }
+      done += static_cast<size_t>(n);
+    }
+    std::string path = "/proc/self/fd/" + std::to_string(fd);
+    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+      std::string message = dlerror();
+      close(fd);
+      return Error("dlopen failed: " + message);
+    }
+    return std::unique_ptr<LoadedLibrary>(new LoadedLibrary(handle, fd));
+  }
+  ~LoadedLibrary() {
+    dlclose(handle_);
+    close(fd_);
+  }
+  using KernelFn = void (*)(void**);
+  KernelFn Find(const std::string& name) const {
+    return reinterpret_cast<KernelFn>(dlsym(handle_, name.c_str()));
+  }
+
+ private:
+  LoadedLibrary(void* handle, int fd) : handle_(handle), fd_(fd) {}
+  void* handle_;
+  int fd_;
+};
+
+inline std::unique_ptr<hlo::HloModule> MustParse(const std::string& text) {
+  auto module = hlo::ParseHloModule(text);
+  EXPECT_TRUE(module.ok()) << module.status().message();
+  return module.ok() ? std::move(*module) : nullptr;
+}
+
+// Runs `fn` on `args`, returning a fresh result of `result_shape`.
+inline Literal RunKernel(LoadedLibrary::KernelFn fn, const std::vector<Literal>& args,
+                         const Shape& result_shape) {
+  Literal result(result_shape);
+  std::vector<void*> buffers;
+  for (const Literal& a : args) buffers.push_back(const_cast<uint8_t*>(a.raw()));
+  buffers.push_back(result.raw());
+  fn(buffers.data());
+  return result;
+}
+
+// Compiles the entry computation of `text` as kernel `name` for the host,
+// runs it on `args` and returns the result (empty tuple Literal on failure,
+// with a test failure recorded).
+inline Literal CompileAndRun(const std::string& text, const std::vector<Literal>& args,
+                             const std::string& name = "kernel") {
+  std::unique_ptr<hlo::HloModule> module = MustParse(text);
+  if (!module) return Literal();
+  StatusOr<CodegenResult> compiled = CompileKernels({{name, module->entry()}}, {});
+  EXPECT_TRUE(compiled.ok()) << compiled.status().message();
+  if (!compiled.ok() || !compiled->host) return Literal();
+  auto lib = LoadedLibrary::Load(compiled->host->shared_object);
+  EXPECT_TRUE(lib.ok()) << lib.status().message();
+  if (!lib.ok()) return Literal();
+  LoadedLibrary::KernelFn fn = (*lib)->Find(name);
+  EXPECT_NE(fn, nullptr);
+  if (!fn) return Literal();
+  return RunKernel(fn, args, module->entry()->root()->shape());
+}
+
+inline Literal Evaluate(const std::string& text, const std::vector<Literal>& args) {
+  std::unique_ptr<hlo::HloModule> module = MustParse(text);
+  if (!module) return Literal();
+  StatusOr<Literal> result = hlo::Evaluator().Evaluate(*module, args);
+  EXPECT_TRUE(result.ok()) << result.status().message();
+  return result.ok() ? std::move(*result) : Literal();
+}
+
+// Element-wise comparison of real values: equal, both NaN, or within
+// max(abs_tol, rel_tol * |want|).
+inline void ExpectNear(const Literal& got, const Literal& want, double rel_tol, double abs_tol) {
+  ASSERT_TRUE(got.shape().Compatible(want.shape()))
+      << got.shape().ToString() << " vs " << want.shape().ToString();
+  for (int64_t i = 0; i < want.element_count(); ++i) {
+    double g = got.GetF64(i), w = want.GetF64(i);
+    if (std::isnan(w)) {
+      EXPECT_TRUE(std::isnan(g)) << "element " << i << ": got " << g << ", want NaN";
+      continue;
+    }
+    if (g == w) continue;
+    EXPECT_LE(std::fabs(g - w), std::max(abs_tol, rel_tol * std::fabs(w)))
+        << "element " << i << ": got " << g << ", want " << w;
+  }
+}
+
+// Deterministic values spread over [lo, hi].
+inline Literal Ramp(ElementType type, const std::vector<int64_t>& dims, double lo, double hi) {
+  Literal lit{Shape(type, dims)};
+  int64_t n = lit.element_count();
+  for (int64_t i = 0; i < n; ++i) {
+    // A permutation of the ramp so that neighbours differ.
+    int64_t j = (i * 7 + 3) % n;
+    double v = n == 1 ? lo : lo + (hi - lo) * static_cast<double>(j) / static_cast<double>(n - 1);
+    if (IsInteger(type)) lit.SetS64(i, static_cast<int64_t>(std::llround(v)));
+    else lit.SetF64(i, v);
+  }
+  return lit;
+}
+
+}  // namespace kiln::codegen::testing

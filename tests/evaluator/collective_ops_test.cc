@@ -1,0 +1,451 @@
+// Tests of the evaluator's collectives over simulated devices. Every device
+// gets distinct inputs through EvaluateOnDevices; the expected results are
+// worked out by hand in the comments (device = replica * num_partitions +
+// partition).
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "compiler/evaluator/evaluator.h"
+#include "compiler/hlo/parser.h"
+
+namespace kiln::hlo {
+namespace {
+
+Literal Array(ElementType type, const std::vector<int64_t>& dims, const std::vector<double>& v) {
+  StatusOr<Literal> lit = Literal::Vector(type, v).Reshape(dims);
+  EXPECT_TRUE(lit.ok()) << lit.status().message();
+  return std::move(*lit);
+}
+
+std::vector<double> Values(const Literal& lit) {
+  std::vector<double> v;
+  for (int64_t i = 0; i < lit.element_count(); ++i) v.push_back(lit.GetF64(i));
+  return v;
+}
+
+// Runs `text` with args_for(device) on every device.
+StatusOr<std::vector<Literal>> RunOnDevices(const std::string& text, int64_t devices,
+                                            const std::function<std::vector<Literal>(int64_t)>& args_for) {
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> module, ParseHloModule(text));
+  std::vector<std::vector<Literal>> args;
+  for (int64_t d = 0; d < devices; ++d) args.push_back(args_for(d));
+  EvaluatorOptions options;
+  options.collective_timeout_seconds = 10;  // a wrong participant set fails, not hangs
+  return Evaluator(options).EvaluateOnDevices(*module, args);
+}
+
+const char* kAddF32 = R"(
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+)";
+
+TEST(CollectiveTest, AllReduceSumInGroups) {
+  // Device d holds [d+1, 10(d+1)]. Group {0,1}: [1+2, 10+20] = [3,30];
+  // group {2,3}: [3+4, 30+40] = [7,70].
+  std::string text = std::string("HloModule m, replica_count=4\n") + kAddF32 + R"(
+ENTRY e {
+  p = f32[2] parameter(0)
+  ROOT ar = f32[2] all-reduce(p), replica_groups={{0,1},{2,3}}, to_apply=add
+})";
+  auto r = RunOnDevices(text, 4, [](int64_t d) {
+    return std::vector<Literal>{Array(ElementType::kF32, {2}, {double(d + 1), 10.0 * (d + 1)})};
+  });
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(Values((*r)[0]), (std::vector<double>{3, 30}));
+  EXPECT_EQ(Values((*r)[1]), (std::vector<double>{3, 30}));
+  EXPECT_EQ(Values((*r)[2]), (std::vector<double>{7, 70}));
+  EXPECT_EQ(Values((*r)[3]), (std::vector<double>{7, 70}));
+}
+
+TEST(CollectiveTest, AllReduceWithGeneralReducerAndTupleOperands) {
+  // A variadic all-reduce applies the reducer (max, not the add fast path)
+  // to each operand over all replicas: max of [d, -d] is [3, 0] and max of
+  // [10 - d] is [10].
+  std::string text = R"(HloModule m, replica_count=4
+mx {
+  x = s32[] parameter(0)
+  y = s32[] parameter(1)
+  ROOT m = s32[] maximum(x, y)
+}
+ENTRY e {
+  p = s32[2] parameter(0)
+  q = s32[1] parameter(1)
+  ROOT ar = (s32[2], s32[1]) all-reduce(p, q), replica_groups={}, to_apply=mx
+})";
+  auto r = RunOnDevices(text, 4, [](int64_t d) {
+    return std::vector<Literal>{Array(ElementType::kS32, {2}, {double(d), -double(d)}),
+                                Array(ElementType::kS32, {1}, {double(10 - d)})};
+  });
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  for (int d = 0; d < 4; ++d) {
+    EXPECT_EQ(Values((*r)[d].element(0)), (std::vector<double>{3, 0})) << "device " << d;
+    EXPECT_EQ(Values((*r)[d].element(1)), (std::vector<double>{10})) << "device " << d;
+  }
+}
+
+TEST(CollectiveTest, AllReduceRoundsEachStepLikeTheReducer) {
+  // bf16 add folded in participant order: 1 + 2^-8 = 1 (tie to even), four
+  // times -> 1. A single final rounding would give 1 + 3*2^-8 -> 1.0117 (bf16
+  // 1.015625). The reducer is a bf16 computation, so every step rounds.
+  std::string text = R"(HloModule m, replica_count=4
+add {
+  x = bf16[] parameter(0)
+  y = bf16[] parameter(1)
+  ROOT s = bf16[] add(x, y)
+}
+ENTRY e {
+  p = bf16[1] parameter(0)
+  ROOT ar = bf16[1] all-reduce(p), replica_groups={}, to_apply=add
+})";
+  auto r = RunOnDevices(text, 4, [](int64_t d) {
+    return std::vector<Literal>{Array(ElementType::kBF16, {1}, {d == 0 ? 1.0 : 1.0 / 256})};
+  });
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ((*r)[2].GetF64(0), 1.0);
+}
+
+TEST(CollectiveTest, AllGatherInGroups) {
+  // Device d holds [[d, 10d]]; gathering along dimension 0 in groups {0,1}
+  // and {2,3} stacks the two rows in group order.
+  std::string text = R"(HloModule m, replica_count=4
+ENTRY e {
+  p = s32[1,2] parameter(0)
+  ROOT ag = s32[2,2] all-gather(p), replica_groups={{0,1},{2,3}}, dimensions={0}
+})";
+  auto r = RunOnDevices(text, 4, [](int64_t d) {
+    return std::vector<Literal>{Array(ElementType::kS32, {1, 2}, {double(d), 10.0 * d})};
+  });
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(Values((*r)[0]), (std::vector<double>{0, 0, 1, 10}));
+  EXPECT_EQ(Values((*r)[1]), (std::vector<double>{0, 0, 1, 10}));
+  EXPECT_EQ(Values((*r)[3]), (std::vector<double>{2, 20, 3, 30}));
+}
+
+TEST(CollectiveTest, AllGatherInnerDimensionAllReplicas) {
+  // [[d],[100+d]] gathered along dimension 1 over all 4 replicas:
+  // [[0,1,2,3],[100,101,102,103]]
+  std::string text = R"(HloModule m, replica_count=4
+ENTRY e {
+  p = s32[2,1] parameter(0)
+  ROOT ag = s32[2,4] all-gather(p), dimensions={1}
+})";
+  auto r = RunOnDevices(text, 4, [](int64_t d) {
+    return std::vector<Literal>{Array(ElementType::kS32, {2, 1}, {double(d), 100.0 + d})};
+  });
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(Values((*r)[1]), (std::vector<double>{0, 1, 2, 3, 100, 101, 102, 103}));
+}
+
+TEST(CollectiveTest, ReduceScatterAllReplicas) {
+  // Device d holds (d+1)*[1,2,3,4]; the sum is 10*[1,2,3,4] = [10,20,30,40]
+  // and device d keeps element d.
+  std::string text = R"(HloModule m, replica_count=4
+add {
+  x = u32[] parameter(0)
+  y = u32[] parameter(1)
+  ROOT s = u32[] add(x, y)
+}
+ENTRY e {
+  p = u32[4] parameter(0)
+  ROOT rs = u32[1] reduce-scatter(p), replica_groups={}, dimensions={0}, to_apply=add
+})";
+  auto r = RunOnDevices(text, 4, [](int64_t d) {
+    double m = d + 1;
+    return std::vector<Literal>{Array(ElementType::kU32, {4}, {m, 2 * m, 3 * m, 4 * m})};
+  });
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  for (int d = 0; d < 4; ++d) EXPECT_EQ((*r)[d].GetU64(0), 10u * (d + 1)) << "device " << d;
+}
+
+TEST(CollectiveTest, ReduceScatterBlockFollowsGroupPosition) {
+  // Groups {1,0} and {3,2}: device d holds [d, 100d].
+  //   group {1,0}: sum [1, 100]; device 1 (position 0) gets 1, device 0 gets 100
+  //   group {3,2}: sum [5, 500]; device 3 (position 0) gets 5, device 2 gets 500
+  std::string text = std::string("HloModule m, replica_count=4\n") + kAddF32 + R"(
+ENTRY e {
+  p = f32[2] parameter(0)
+  ROOT rs = f32[1] reduce-scatter(p), replica_groups={{1,0},{3,2}}, dimensions={0}, to_apply=add
+})";
+  auto r = RunOnDevices(text, 4, [](int64_t d) {
+    return std::vector<Literal>{Array(ElementType::kF32, {2}, {double(d), 100.0 * d})};
+  });
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ((*r)[0].GetF64(0), 100);
+  EXPECT_EQ((*r)[1].GetF64(0), 1);
+  EXPECT_EQ((*r)[2].GetF64(0), 500);
+  EXPECT_EQ((*r)[3].GetF64(0), 5);
+}
+
+TEST(CollectiveTest, AllToAllSplitDimension) {
+  // Device d holds [10d, 10d+1, 10d+2, 10d+3]; block i goes to device i, so
+  // device d receives element d of every device: [d, 10+d, 20+d, 30+d].
+  std::string text = R"(HloModule m, replica_count=4
+ENTRY e {
+  p = s32[4] parameter(0)
+  ROOT a = s32[4] all-to-all(p), replica_groups={{0,1,2,3}}, dimensions={0}
+})";
+  auto r = RunOnDevices(text, 4, [](int64_t d) {
+    double b = 10.0 * d;
+    return std::vector<Literal>{Array(ElementType::kS32, {4}, {b, b + 1, b + 2, b + 3})};
+  });
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  for (int d = 0; d < 4; ++d)
+    EXPECT_EQ(Values((*r)[d]), (std::vector<double>{double(d), 10.0 + d, 20.0 + d, 30.0 + d}))
+        << "device " << d;
+}
+
+TEST(CollectiveTest, AllToAllTupleForm) {
+  // Groups {0,1},{2,3}; device d sends a=[10d] to group position 0 and
+  // b=[10d+1] to position 1. Result element j = what participant j sent me:
+  //   device 0: ([0], [10]); device 1: ([1], [11]); device 2: ([20], [30]);
+  //   device 3: ([21], [31])
+  std::string text = R"(HloModule m, replica_count=4
+ENTRY e {
+  a = s32[1] parameter(0)
+  b = s32[1] parameter(1)
+  ROOT t = (s32[1], s32[1]) all-to-all(a, b), replica_groups={{0,1},{2,3}}
+})";
+  auto r = RunOnDevices(text, 4, [](int64_t d) {
+    return std::vector<Literal>{Array(ElementType::kS32, {1}, {10.0 * d}),
+                                Array(ElementType::kS32, {1}, {10.0 * d + 1})};
+  });
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const double expected[4][2] = {{0, 10}, {1, 11}, {20, 30}, {21, 31}};
+  for (int d = 0; d < 4; ++d) {
+    EXPECT_EQ((*r)[d].element(0).GetF64(0), expected[d][0]) << "device " << d;
+    EXPECT_EQ((*r)[d].element(1).GetF64(0), expected[d][1]) << "device " << d;
+  }
+}
+
+TEST(CollectiveTest, CollectivePermuteRing) {
+  // Ring 0->1->2->3->0: device d receives device (d+3)%4's value [d'+1].
+  std::string text = R"(HloModule m, replica_count=4
+ENTRY e {
+  p = f32[1] parameter(0)
+  ROOT cp = f32[1] collective-permute(p), source_target_pairs={{0,1},{1,2},{2,3},{3,0}}
+})";
+  auto r = RunOnDevices(text, 4, [](int64_t d) {
+    return std::vector<Literal>{Array(ElementType::kF32, {1}, {double(d + 1)})};
+  });
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ((*r)[0].GetF64(0), 4);
+  EXPECT_EQ((*r)[1].GetF64(0), 1);
+  EXPECT_EQ((*r)[2].GetF64(0), 2);
+  EXPECT_EQ((*r)[3].GetF64(0), 3);
+}
+
+TEST(CollectivePermuteTest, DevicesThatReceiveNothingGetZeros) {
+  // Only 2 -> 0: device 0 gets 3 (device 2's d+1), everyone else zeros.
+  std::string text = R"(HloModule m, replica_count=4
+ENTRY e {
+  p = f32[1] parameter(0)
+  ROOT cp = f32[1] collective-permute(p), source_target_pairs={{2,0}}
+})";
+  auto r = RunOnDevices(text, 4, [](int64_t d) {
+    return std::vector<Literal>{Array(ElementType::kF32, {1}, {double(d + 1)})};
+  });
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ((*r)[0].GetF64(0), 3);
+  EXPECT_EQ((*r)[1].GetF64(0), 0);
+  EXPECT_EQ((*r)[2].GetF64(0), 0);
+  EXPECT_EQ((*r)[3].GetF64(0), 0);
+}
+
+TEST(CollectiveTest, ReplicaIdAndPartitionId) {
+  // 2 replicas x 2 partitions: device d = 2r + p.
+  std::string text = R"(HloModule m, replica_count=2, num_partitions=2
+ENTRY e {
+  r = u32[] replica-id()
+  p = u32[] partition-id()
+  ROOT t = (u32[], u32[]) tuple(r, p)
+})";
+  auto r = RunOnDevices(text, 4, [](int64_t) { return std::vector<Literal>{}; });
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  for (int d = 0; d < 4; ++d) {
+    EXPECT_EQ((*r)[d].element(0).GetU64(0), uint64_t(d / 2)) << "device " << d;
+    EXPECT_EQ((*r)[d].element(1).GetU64(0), uint64_t(d % 2)) << "device " << d;
+  }
+}
+
+TEST(CollectiveTest, CollectiveBroadcastFromFirstOfGroup) {
+  // Group {1,0,2,3}: everyone gets device 1's value [11].
+  std::string text = R"(HloModule m, replica_count=4
+ENTRY e {
+  p = u32[1] parameter(0)
+  ROOT b = u32[1] collective-broadcast(p), replica_groups={{1,0,2,3}}
+})";
+  auto r = RunOnDevices(text, 4, [](int64_t d) {
+    return std::vector<Literal>{Array(ElementType::kU32, {1}, {10.0 + d})};
+  });
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  for (int d = 0; d < 4; ++d) EXPECT_EQ((*r)[d].GetU64(0), 11u) << "device " << d;
+}
+
+TEST(CollectiveTest, AsyncStartDonePairs) {
+  // all-reduce-start/done: sum of d over 4 replicas = 6.
+  // all-gather-start/done: [d] gathered = [0,1,2,3].
+  // collective-permute-start/done with {0,1},{1,0}: devices 0 and 1 swap;
+  // devices 2 and 3 receive nothing (zeros).
+  std::string text = R"(HloModule m, replica_count=4
+add {
+  x = u32[] parameter(0)
+  y = u32[] parameter(1)
+  ROOT s = u32[] add(x, y)
+}
+ENTRY e {
+  p = u32[1] parameter(0)
+  ars = u32[1] all-reduce-start(p), to_apply=add
+  ard = u32[1] all-reduce-done(ars)
+  ags = (u32[1], u32[4]) all-gather-start(p), dimensions={0}
+  agd = u32[4] all-gather-done(ags)
+  cps = (u32[1], u32[1]) collective-permute-start(p), source_target_pairs={{0,1},{1,0}}
+  cpd = u32[1] collective-permute-done(cps)
+  ROOT t = (u32[1], u32[4], u32[1]) tuple(ard, agd, cpd)
+})";
+  auto r = RunOnDevices(text, 4, [](int64_t d) {
+    return std::vector<Literal>{Array(ElementType::kU32, {1}, {double(d)})};
+  });
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const double permuted[4] = {1, 0, 0, 0};
+  for (int d = 0; d < 4; ++d) {
+    EXPECT_EQ(Values((*r)[d].element(0)), (std::vector<double>{6})) << "device " << d;
+    EXPECT_EQ(Values((*r)[d].element(1)), (std::vector<double>{0, 1, 2, 3})) << "device " << d;
+    EXPECT_EQ((*r)[d].element(2).GetF64(0), permuted[d]) << "device " << d;
+  }
+}
+
+TEST(CollectiveTest, RepeatedExecutionInALoopMeetsEachTime) {
+  // A while loop runs an all-reduce 3 times; each iteration sums the running
+  // value over 2 replicas: v = [1] on both -> 2 -> 4 -> 8.
+  std::string text = std::string("HloModule m, replica_count=2\n") + kAddF32 + R"(
+cond {
+  s = (s32[], f32[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  v = f32[] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  w = f32[] all-reduce(v), to_apply=add
+  ROOT t = (s32[], f32[]) tuple(j, w)
+}
+ENTRY e {
+  z = s32[] constant(0)
+  v = f32[] parameter(0)
+  init = (s32[], f32[]) tuple(z, v)
+  loop = (s32[], f32[]) while(init), condition=cond, body=body
+  ROOT out = f32[] get-tuple-element(loop), index=1
+})";
+  auto r = RunOnDevices(text, 2, [](int64_t) {
+    return std::vector<Literal>{Literal::Scalar(ElementType::kF32, 1.0)};
+  });
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ((*r)[0].GetF64(0), 8);
+  EXPECT_EQ((*r)[1].GetF64(0), 8);
+}
+
+// ------------------------------------------------- partitioned modules ----
+// 2 replicas x 2 partitions; device d = 2r + p holds [d + 1].
+
+std::vector<Literal> DevicePlusOne(int64_t d) {
+  return {Array(ElementType::kF32, {1}, {double(d + 1)})};
+}
+
+TEST(CollectivePartitionTest, NoChannelIdIsCrossReplica) {
+  // Groups of replicas with the caller's partition: partition 0 = devices
+  // {0,2} -> 1+3 = 4; partition 1 = devices {1,3} -> 2+4 = 6.
+  std::string text = std::string("HloModule m, replica_count=2, num_partitions=2\n") + kAddF32 + R"(
+ENTRY e {
+  p = f32[1] parameter(0)
+  ROOT ar = f32[1] all-reduce(p), replica_groups={{0,1}}, to_apply=add
+})";
+  auto r = RunOnDevices(text, 4, DevicePlusOne);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const double expected[4] = {4, 6, 4, 6};
+  for (int d = 0; d < 4; ++d) EXPECT_EQ((*r)[d].GetF64(0), expected[d]) << "device " << d;
+}
+
+TEST(CollectivePartitionTest, ChannelIdWithoutGlobalIdsIsCrossReplicaAndPartition) {
+  // all-reduce with channel_id and use_global_device_ids absent: groups list
+  // replica ids and include every partition of them. Group {0} = devices
+  // {0,1} -> 1+2 = 3; group {1} = devices {2,3} -> 3+4 = 7.
+  std::string text = std::string("HloModule m, replica_count=2, num_partitions=2\n") + kAddF32 + R"(
+ENTRY e {
+  p = f32[1] parameter(0)
+  ROOT ar = f32[1] all-reduce(p), channel_id=1, replica_groups={{0},{1}}, to_apply=add
+})";
+  auto r = RunOnDevices(text, 4, DevicePlusOne);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const double expected[4] = {3, 3, 7, 7};
+  for (int d = 0; d < 4; ++d) EXPECT_EQ((*r)[d].GetF64(0), expected[d]) << "device " << d;
+}
+
+TEST(CollectivePartitionTest, GlobalDeviceIdsAreFlattened) {
+  // Flattened groups {0,3} and {1,2}: 1+4 = 5 and 2+3 = 5; all-gather in the
+  // same groups lists the members in group order.
+  std::string text = std::string("HloModule m, replica_count=2, num_partitions=2\n") + kAddF32 + R"(
+ENTRY e {
+  p = f32[1] parameter(0)
+  ar = f32[1] all-reduce(p), channel_id=1, replica_groups={{0,3},{2,1}}, use_global_device_ids=true, to_apply=add
+  ag = f32[2] all-gather(p), channel_id=2, replica_groups={{0,3},{2,1}}, use_global_device_ids=true, dimensions={0}
+  ROOT t = (f32[1], f32[2]) tuple(ar, ag)
+})";
+  auto r = RunOnDevices(text, 4, DevicePlusOne);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  for (int d = 0; d < 4; ++d) EXPECT_EQ((*r)[d].element(0).GetF64(0), 5) << "device " << d;
+  EXPECT_EQ(Values((*r)[0].element(1)), (std::vector<double>{1, 4}));
+  EXPECT_EQ(Values((*r)[1].element(1)), (std::vector<double>{3, 2}));
+}
+
+TEST(CollectivePartitionTest, ChannelIdPermuteAndAllToAllAreCrossPartition) {
+  // collective-permute with channel_id: pairs are partition ids within the
+  // caller's replica, so {0,1},{1,0} swaps partitions: device 0 <- 1,
+  // 1 <- 0, 2 <- 3, 3 <- 2.
+  // all-to-all with channel_id: groups are partitions of the caller's replica;
+  // device d holds [10d, 10d+1] and receives element (its partition) of each
+  // partition of its replica.
+  std::string text = R"(HloModule m, replica_count=2, num_partitions=2
+ENTRY e {
+  p = f32[1] parameter(0)
+  q = f32[2] parameter(1)
+  cp = f32[1] collective-permute(p), channel_id=1, source_target_pairs={{0,1},{1,0}}
+  a2a = f32[2] all-to-all(q), channel_id=2, replica_groups={{0,1}}, dimensions={0}
+  ROOT t = (f32[1], f32[2]) tuple(cp, a2a)
+})";
+  auto r = RunOnDevices(text, 4, [](int64_t d) {
+    return std::vector<Literal>{Array(ElementType::kF32, {1}, {double(d + 1)}),
+                                Array(ElementType::kF32, {2}, {10.0 * d, 10.0 * d + 1})};
+  });
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const double permuted[4] = {2, 1, 4, 3};
+  // device 0 (r0,p0): [elem 0 of dev0, elem 0 of dev1] = [0, 10]
+  // device 1 (r0,p1): [1, 11]; device 2 (r1,p0): [20, 30]; device 3: [21, 31]
+  const std::vector<double> a2a[4] = {{0, 10}, {1, 11}, {20, 30}, {21, 31}};
+  for (int d = 0; d < 4; ++d) {
+    EXPECT_EQ((*r)[d].element(0).GetF64(0), permuted[d]) << "device " << d;
+    EXPECT_EQ(Values((*r)[d].element(1)), a2a[d]) << "device " << d;
+  }
+}
+
+TEST(CollectiveErrorTest, DeviceMissingFromGroupsIsAnError) {
+  std::string text = std::string("HloModule m, replica_count=4\n") + kAddF32 + R"(
+ENTRY e {
+  p = f32[1] parameter(0)
+  ROOT ar = f32[1] all-reduce(p), replica_groups={{0,1},{2}}, to_apply=add
+})";
+  auto r = RunOnDevices(text, 4, DevicePlusOne);
+  EXPECT_FALSE(r.ok());
+}
+
+}  // namespace
+}  // namespace kiln::hlo

@@ -1,0 +1,168 @@
+// End-to-end tests of the bef-dump tool on the sample artifact: text and
+// JSON output, and one-line errors. bef-dump is found next to the test
+// binary's build tree (build/tests/X -> build/tools/bef-dump/bef-dump) or
+// through $KILN_BEF_DUMP; without it the tests are skipped, saying so.
+// Expected text is written by hand from tests/support/sample_artifact.h.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "serialization/artifact.h"
+#include "tests/support/sample_artifact.h"
+
+namespace kiln::bef {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string FindBefDump() {
+  if (const char* env = std::getenv("KILN_BEF_DUMP")) return env;
+  std::error_code error;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", error);
+  if (error) return "";
+  for (const fs::path& candidate : {exe.parent_path().parent_path() / "tools/bef-dump/bef-dump",
+                                    exe.parent_path() / "tools/bef-dump/bef-dump"}) {
+    if (fs::exists(candidate)) return candidate.string();
+  }
+  return "";
+}
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class BefDumpTool : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    tool_ = FindBefDump();
+    if (tool_.empty()) GTEST_SKIP() << "bef-dump not built (set KILN_BEF_DUMP to its path)";
+    dir_ = ::testing::TempDir() + "/bef_dump_tool_test_" + std::to_string(getpid());
+    fs::create_directories(dir_);
+    sample_ = dir_ + "/sample.bef";
+    ASSERT_TRUE(WriteArtifactFile(kiln::testing::SampleArtifact(), sample_).ok());
+  }
+  void TearDown() override {
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+
+  Result Run(const std::string& args) {
+    Result r;
+    const std::string out = dir_ + "/out", err = dir_ + "/err";
+    const int status = std::system((tool_ + " " + args + " >" + out + " 2>" + err).c_str());
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = ReadFile(out);
+    r.err = ReadFile(err);
+    return r;
+  }
+
+  std::string tool_, dir_, sample_;
+};
+
+bool Contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+TEST_F(BefDumpTool, TextShowsEverySection) {
+  const Result r = Run(sample_);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  // Each expected line, in order of appearance.
+  const std::vector<std::string> lines = {
+      "producer: kiln-test 0.1\n",
+      "targets: cuda host-x86_64\n",
+      "signature:\n  parameter 0: f32[4,4]{1,0}\n    {} -> a0[0:64]\n",
+      "  alias: output {1} <- parameter 1 {0} (may-alias)\n",
+      // 64 + 32 + 4 + 64 + 16 + 4096 = 4276 bytes.
+      "allocations: 6, 4276 bytes\n  a0 size=64 align=64 parameter 0 {}\n",
+      "  a5 size=4096 align=64 temp\n",
+      "constants: 1, 16 bytes\n  c0 constant.1 16 bytes: 00 00 80 3f",
+      // ".version 8.0\n.target sm_90\n" is 13 + 14 = 27 bytes.
+      "kernels:\n  cuda (cuda): 3 kernels, cubin sm_90 7 bytes, cubin sm_80 5 bytes, ptx 27 bytes\n"
+      "    fusion_3 grid=(1,1,1) block=(64,1,1)\n",
+      "  host-x86_64 (host): 3 kernels, shared object 8 bytes\n    fusion_3\n",
+      "program: 21 thunks\n  kernel fusion.3 fn=fusion_3 grid=(1,1,1) block=(64,1,1) "
+      "args=[a0[0:64], a4[0:16], a5[0:64] (written)]  ; hlo: add.1, multiply.2\n",
+      "  while while.9 pred=a5[700:701] trip_count=10\n    condition:\n",
+      "    branch 2:\n      memset memset.b2 a5[800:804] pattern=0x00000002\n",
+  };
+  size_t pos = 0;
+  for (const std::string& line : lines) {
+    const size_t found = r.out.find(line, pos);
+    ASSERT_NE(found, std::string::npos) << "missing, or out of order:\n" << line << "\nin:\n" << r.out;
+    pos = found + line.size();
+  }
+  EXPECT_FALSE(Contains(r.out, "hlo:\nHloModule"));
+  EXPECT_TRUE(Contains(Run("--hlo " + sample_).out, "hlo:\nHloModule sample\n"));
+}
+
+TEST_F(BefDumpTool, JsonIsValidAndStructured) {
+  const Result r = Run("--json --hlo " + sample_);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string json_path = dir_ + "/dump.json";
+  std::ofstream(json_path) << r.out;
+  // An independent parser checks syntax and a few values; 0xff in the
+  // custom call's backend config is not UTF-8 and must become U+FFFD.
+  const std::string script =
+      "import json,sys\n"
+      "d = json.load(open(sys.argv[1]))\n"
+      "p = d['program']\n"
+      "assert d['targets'] == ['cuda', 'host-x86_64'], d['targets']\n"
+      "assert [a['size'] for a in d['allocations']] == [64, 32, 4, 64, 16, 4096]\n"
+      "assert d['allocations'][1]['kind'] == 'parameter' and d['allocations'][1]['output_index'] == [1]\n"
+      "assert len(p) == 15 and p[0]['kind'] == 'kernel' and p[0]['kernel_name'] == 'fusion_3'\n"
+      "assert p[0]['args'][2] == {'slice': {'allocation': 5, 'offset': 0, 'size': 64}, 'written': True}\n"
+      "assert p[0]['hlo'][0]['op_name'] == 'jit(f)/add' and p[0]['cost']['bytes_read'] == 144\n"
+      "assert p[1]['beta'] == 0.5 and p[1]['rhs_transposed'] is True\n"
+      "assert p[7]['trip_count'] == 10 and p[7]['body'][0]['name'] == 'add.21'\n"
+      "assert len(p[8]['branches']) == 3 and p[8]['branches'][2][0]['pattern'] == 2\n"
+      "assert p[12]['split_dimension'] == 0 and p[9]['channel_id'] == 1 and p[10]['dimension'] == 0\n"
+      "assert p[13]['source_target_pairs'] == [[0, 1], [1, 0]]\n"
+      "assert p[14]['backend_config'] == '{\"k\": 1}\\x00\\x01\\ufffd', repr(p[14]['backend_config'])\n"
+      "assert d['kernel_images'][0]['cubins'][0] == {'sm_arch': 90, 'size': 7}\n"
+      "assert d['hlo_text'].startswith('HloModule sample')\n";
+  const std::string script_path = dir_ + "/check.py";
+  std::ofstream(script_path) << script;
+  if (std::system("python3 -c 'import json' >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "python3 not available to parse the JSON";
+  }
+  EXPECT_EQ(std::system(("python3 " + script_path + " " + json_path).c_str()), 0) << r.out;
+}
+
+TEST_F(BefDumpTool, ErrorsAreOneLine) {
+  Result r = Run(dir_ + "/missing.bef");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "bef-dump: error: cannot open " + dir_ +
+                       "/missing.bef: No such file or directory\n");
+
+  // The sample cut in half.
+  std::string bytes = ReadFile(sample_);
+  const std::string cut = dir_ + "/cut.bef";
+  std::ofstream(cut, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  r = Run(cut);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err, "bef-dump: error: " + cut + ": truncated .bef file (" +
+                       std::to_string(bytes.size() / 2) + " bytes, the file records " +
+                       std::to_string(bytes.size()) + ")\n");
+
+  r = Run("");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err, "bef-dump: error: expected exactly one MODULE.bef, got 0 (see --help)\n");
+  EXPECT_EQ(Run("--help").code, 0);
+}
+
+}  // namespace
+}  // namespace kiln::bef

@@ -1,0 +1,219 @@
+// Hand-built thunk programs and artifacts for the thunks/serialization tests
+// and the .bef load benchmark.
+//
+// SampleArtifact() uses every thunk kind, tuple parameters and results, an
+// input/output alias, a constant and two kernel images, and passes
+// ValidateArtifact; every size below is written out by hand from the shapes
+// (e.g. f32[4,4] = 16 elements x 4 bytes = 64 bytes) so the tests do not
+// depend on the code under test to build their inputs.
+#pragma once
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "serialization/artifact.h"
+
+namespace kiln::testing {
+
+namespace th = ::kiln::thunks;
+
+inline th::Thunk MakeThunk(std::string name, th::ThunkBody body,
+                           std::vector<th::HloInstructionRef> hlo = {}) {
+  th::Thunk t;
+  t.info.profile_name = std::move(name);
+  t.info.hlo = std::move(hlo);
+  t.body = std::move(body);
+  return t;
+}
+
+inline th::BufferSlice S(int32_t allocation, int64_t offset, int64_t size) {
+  return th::BufferSlice{allocation, offset, size};
+}
+
+inline std::vector<uint8_t> FloatBytes(std::vector<float> values) {
+  std::vector<uint8_t> bytes(values.size() * 4);
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  return bytes;
+}
+
+// Allocations of the sample program:
+//   a0  64 bytes  parameter 0 {}            f32[4,4]
+//   a1  32 bytes  parameter 1 {0}, output {1} (aliased)  f32[8]
+//   a2   4 bytes  parameter 1 {1}           s32[]
+//   a3  64 bytes  output {0}                f32[4,4]
+//   a4  16 bytes  constant 0                f32[4] {1,2,3,4}
+//   a5 4096 bytes temp
+inline th::ThunkProgram SampleProgram() {
+  th::ThunkProgram p;
+  auto param = [](int64_t n, ShapeIndex i) { return th::ParameterRef{n, std::move(i)}; };
+  p.allocations = {
+      {64, 64, param(0, {}), std::nullopt, std::nullopt},
+      {32, 64, param(1, {0}), ShapeIndex{1}, std::nullopt},
+      {4, 64, param(1, {1}), std::nullopt, std::nullopt},
+      {64, 64, std::nullopt, ShapeIndex{0}, std::nullopt},
+      {16, 64, std::nullopt, std::nullopt, 0},
+      {4096, 64, std::nullopt, std::nullopt, std::nullopt},
+  };
+  p.constants = {{"constant.1", FloatBytes({1, 2, 3, 4})}};
+
+  th::Signature& sig = p.signature;
+  Shape f32_4x4(ElementType::kF32, {4, 4});
+  f32_4x4.set_layout(Layout{{1, 0}, {}, 0, 0, ""});
+  Shape f32_8(ElementType::kF32, {8});
+  sig.parameters = {f32_4x4, Shape::Tuple({f32_8, Shape::Scalar(ElementType::kS32)})};
+  sig.result = Shape::Tuple({f32_4x4, f32_8});
+  sig.aliases = {{{1}, 1, {0}, false}};
+  sig.parameter_leaves = {{0, {}, S(0, 0, 64)}, {1, {0}, S(1, 0, 32)}, {1, {1}, S(2, 0, 4)}};
+  sig.result_leaves = {{{0}, S(3, 0, 64)}, {{1}, S(1, 0, 32)}};
+
+  std::vector<th::Thunk>& root = p.root.thunks;
+
+  th::KernelThunk kernel{"fusion_3",
+                         {{S(0, 0, 64), false}, {S(4, 0, 16), false}, {S(5, 0, 64), true}},
+                         {{1, 1, 1}, {64, 1, 1}, 0}};
+  th::Thunk fusion = MakeThunk("fusion.3", kernel,
+                               {{"add.1", "add", "jit(f)/add"}, {"multiply.2", "multiply", ""}});
+  fusion.info.cost = {32, 0, 144, 64};
+  root.push_back(fusion);
+
+  // 4x4 by 4x4 f32: every operand 16 elements = 64 bytes, leading dims 4.
+  th::GemmThunk gemm;
+  gemm.lhs = S(0, 0, 64);
+  gemm.rhs = S(5, 0, 64);
+  gemm.out = S(3, 0, 64);
+  gemm.workspace = S(5, 1024, 1024);
+  gemm.m = gemm.n = gemm.k = 4;
+  gemm.lhs_leading_dim = gemm.rhs_leading_dim = gemm.out_leading_dim = 4;
+  gemm.rhs_transposed = true;
+  gemm.beta = 0.5;
+  root.push_back(MakeThunk("dot.4", gemm, {{"dot.4", "dot", ""}}));
+
+  // NHWC f32[1,4,4,1] (64 bytes) with an HWIO f32[3,3,1,1] filter (36 bytes),
+  // 3x3 window padded 1 on each side: b01f_01io->b01f.
+  th::ConvolutionThunk conv;
+  conv.operands = {S(5, 0, 64), S(5, 64, 36)};
+  conv.operand_shapes = {Shape(ElementType::kF32, {1, 4, 4, 1}),
+                         Shape(ElementType::kF32, {3, 3, 1, 1})};
+  conv.result = S(5, 128, 64);
+  conv.result_shape = Shape(ElementType::kF32, {1, 4, 4, 1});
+  conv.scratch = S(5, 3072, 512);
+  conv.dimensions = {0, 3, {1, 2}, 2, 3, {0, 1}, 0, 3, {1, 2}};
+  conv.window = {{3, 1, 1, 1, 1, 1, false}, {3, 1, 1, 1, 1, 1, false}};
+  root.push_back(MakeThunk("convolution.5", conv));
+
+  // c64[8]: 8 elements x 8 bytes = 64 bytes each way.
+  th::FftThunk fft{th::FftType::kFft, {8}, S(5, 256, 64), S(5, 320, 64),
+                   Shape(ElementType::kC64, {8}), Shape(ElementType::kC64, {8})};
+  root.push_back(MakeThunk("fft.6", fft));
+
+  root.push_back(MakeThunk("copy.7", th::CopyThunk{S(0, 0, 64), S(5, 512, 64)}));
+  root.push_back(MakeThunk("memset.8", th::MemsetThunk{S(5, 576, 64), 0x3f800000u}));
+
+  th::SequenceThunk nested;
+  nested.thunks.push_back(MakeThunk("copy.13", th::CopyThunk{S(5, 0, 16), S(5, 16, 16)}));
+  root.push_back(MakeThunk("call.12", nested));
+
+  th::WhileThunk loop;
+  loop.condition.thunks.push_back(MakeThunk(
+      "compare.20", th::KernelThunk{"compare_20", {{S(2, 0, 4), false}, {S(5, 700, 1), true}},
+                                    {{1, 1, 1}, {1, 1, 1}, 0}}));
+  loop.predicate = S(5, 700, 1);
+  loop.body.thunks.push_back(MakeThunk(
+      "add.21", th::KernelThunk{"add_21", {{S(5, 704, 4), true}}, {{1, 1, 1}, {1, 1, 1}, 16}}));
+  loop.trip_count = 10;
+  root.push_back(MakeThunk("while.9", loop));
+
+  th::ConditionalThunk cond;
+  cond.branch_index = S(2, 0, 4);
+  for (uint32_t b = 0; b < 3; ++b) {
+    th::SequenceThunk branch;
+    branch.thunks.push_back(
+        MakeThunk("memset.b" + std::to_string(b), th::MemsetThunk{S(5, 800, 4), b}));
+    cond.branches.push_back(branch);
+  }
+  root.push_back(MakeThunk("conditional.10", cond));
+
+  th::CollectiveConfig groups{{{0, 1}, {2, 3}}, 1, false};
+  root.push_back(MakeThunk(
+      "all-reduce.11",
+      th::AllReduceThunk{groups, th::ReductionKind::kMax,
+                         {{S(3, 0, 64), S(5, 1024, 64), ElementType::kF32, 16}}}));
+  root.push_back(MakeThunk(
+      "all-gather.14",
+      th::AllGatherThunk{groups, 0, {{S(5, 0, 16), S(5, 2048, 32), ElementType::kF32, 4}}}));
+  root.push_back(MakeThunk("reduce-scatter.15",
+                           th::ReduceScatterThunk{
+                               {{{0, 1, 2, 3}}, std::nullopt, true},
+                               th::ReductionKind::kSum,
+                               0,
+                               {{S(5, 0, 64), S(5, 2112, 16), ElementType::kF32, 16}}}));
+  root.push_back(MakeThunk(
+      "all-to-all.16",
+      th::AllToAllThunk{groups, 0, {{S(5, 0, 64), S(5, 2200, 64), ElementType::kS32, 16}}}));
+  root.push_back(MakeThunk("collective-permute.17",
+                           th::CollectivePermuteThunk{
+                               {{}, 2, false},
+                               {{0, 1}, {1, 0}},
+                               {S(5, 0, 64), S(5, 2300, 64), ElementType::kBF16, 32}}));
+  root.push_back(MakeThunk("custom-call.18",
+                           th::CustomCallThunk{"my_target",
+                                               {S(0, 0, 64)},
+                                               {S(5, 3000, 64)},
+                                               std::string("{\"k\": 1}\0\x01\xff", 11),
+                                               2}));
+  return p;
+}
+
+inline bef::Artifact SampleArtifact() {
+  bef::Artifact a;
+  a.producer = "kiln-test 0.1";
+  a.targets = {"cuda", "host-x86_64"};
+  const std::vector<std::string> kernels = {"fusion_3", "compare_20", "add_21"};
+  bef::KernelImage cuda;
+  cuda.target = "cuda";
+  cuda.kind = bef::TargetKind::kCuda;
+  cuda.cubins = {{90, {0x7f, 'E', 'L', 'F', 1, 2, 3}}, {80, {0x7f, 'E', 'L', 'F', 4}}};
+  cuda.ptx = ".version 8.0\n.target sm_90\n";
+  bef::KernelImage host;
+  host.target = "host-x86_64";
+  host.kind = bef::TargetKind::kHost;
+  host.shared_object = {0x7f, 'E', 'L', 'F', 2, 1, 1, 0};
+  for (const std::string& k : kernels) {
+    cuda.kernels.push_back({k, {{1, 1, 1}, {64, 1, 1}, 0}});
+    host.kernels.push_back({k, {}});
+  }
+  a.kernel_images = {cuda, host};
+  a.program = SampleProgram();
+  a.hlo_text = "HloModule sample\n\nENTRY main {\n  ROOT p = f32[4,4] parameter(0)\n}\n";
+  return a;
+}
+
+// One parameter, one constant, one kernel: small enough to try every
+// truncation length.
+inline bef::Artifact SmallArtifact() {
+  bef::Artifact a;
+  a.producer = "kiln-test";
+  a.targets = {"host"};
+  bef::KernelImage host;
+  host.target = "host";
+  host.kind = bef::TargetKind::kHost;
+  host.shared_object = {0x7f, 'E', 'L', 'F'};
+  host.kernels = {{"k0", {}}};
+  a.kernel_images = {host};
+  th::ThunkProgram& p = a.program;
+  p.allocations = {{16, 64, th::ParameterRef{0, {}}, std::nullopt, std::nullopt},
+                   {16, 64, std::nullopt, ShapeIndex{}, std::nullopt},
+                   {16, 64, std::nullopt, std::nullopt, 0}};
+  p.constants = {{"c", FloatBytes({1, 2, 3, 4})}};
+  p.signature.parameters = {Shape(ElementType::kF32, {4})};
+  p.signature.result = Shape(ElementType::kF32, {4});
+  p.signature.parameter_leaves = {{0, {}, S(0, 0, 16)}};
+  p.signature.result_leaves = {{{}, S(1, 0, 16)}};
+  p.root.thunks.push_back(MakeThunk(
+      "add", th::KernelThunk{"k0", {{S(0, 0, 16), false}, {S(2, 0, 16), false}, {S(1, 0, 16), true}},
+                             {{1, 1, 1}, {4, 1, 1}, 0}}));
+  return a;
+}
+
+}  // namespace kiln::testing

@@ -1,0 +1,89 @@
+// ThunkProgram: everything the runtime needs to run a compiled module's
+// entry computation on one device, except the kernels' machine code (which
+// lives in the artifact's per-target kernel images).
+//
+// The program owns all of its data by value: allocations, constant bytes,
+// the entry signature (how caller arguments and results map onto slices)
+// and the root sequence of thunks.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/shape.h"
+#include "thunks/buffer.h"
+#include "thunks/thunk.h"
+
+namespace kiln::thunks {
+
+// Constant data that initializes a constant allocation. Serialized 64-byte
+// aligned so a runtime can use it in place (mmap) or DMA it directly.
+struct Constant {
+  std::string name;  // the HLO constant instruction, for dumps
+  std::vector<uint8_t> bytes;
+  bool operator==(const Constant&) const = default;
+};
+
+// Where one array leaf of an entry parameter lives.
+struct ParameterLeaf {
+  int64_t parameter_number = 0;
+  ShapeIndex index;  // within the parameter's shape; {} for an array parameter
+  BufferSlice slice;
+  bool operator==(const ParameterLeaf&) const = default;
+};
+
+// Where one array leaf of the entry result lives.
+struct ResultLeaf {
+  ShapeIndex index;  // within the result shape
+  BufferSlice slice;
+  bool operator==(const ResultLeaf&) const = default;
+};
+
+// HLO's input_output_alias: the result leaf at output_index reuses the
+// buffer of parameter parameter_number at parameter_index when the caller
+// donates it. must_alias: the caller has to donate (XLA's kMustAlias).
+struct InputOutputAlias {
+  ShapeIndex output_index;
+  int64_t parameter_number = 0;
+  ShapeIndex parameter_index;
+  bool must_alias = false;
+  bool operator==(const InputOutputAlias&) const = default;
+};
+
+struct Signature {
+  std::vector<Shape> parameters;
+  Shape result;  // may be a (nested) tuple
+  std::vector<InputOutputAlias> aliases;
+  std::vector<ParameterLeaf> parameter_leaves;  // one per array leaf of every parameter
+  std::vector<ResultLeaf> result_leaves;        // one per array leaf of the result
+  bool operator==(const Signature&) const = default;
+};
+
+struct ThunkProgram {
+  std::vector<Allocation> allocations;
+  std::vector<Constant> constants;
+  Signature signature;
+  SequenceThunk root;
+  bool operator==(const ThunkProgram&) const = default;
+};
+
+// The indices of the array leaves of `shape` in depth-first order ({} for an
+// array shape; none for a token).
+std::vector<ShapeIndex> ArrayLeafIndices(const Shape& shape);
+
+// Calls fn(thunk, depth) for every thunk under `seq` in pre-order, children
+// of control flow included; depth is 1 for the direct children of `seq`.
+// Stops descending below max_depth (the thunks at max_depth are visited).
+template <typename Fn>
+void ForEachThunk(const SequenceThunk& seq, Fn&& fn, int max_depth = 1 << 30, int depth = 1) {
+  for (const Thunk& thunk : seq.thunks) {
+    fn(thunk, depth);
+    if (depth >= max_depth) continue;
+    for (const SequenceThunk* child : ChildSequences(thunk)) {
+      ForEachThunk(*child, fn, max_depth, depth + 1);
+    }
+  }
+}
+
+}  // namespace kiln::thunks

@@ -1,0 +1,129 @@
+// Names of thunk kinds and enums, and the generic slice / child walkers that
+// validation, printing and the runtime share (see thunk.h).
+#include "thunks/thunk.h"
+
+namespace kiln::thunks {
+namespace {
+
+void AddBuffers(const std::vector<CollectiveBuffer>& buffers, std::vector<BufferSlice>& out) {
+  for (const CollectiveBuffer& b : buffers) {
+    out.push_back(b.source);
+    out.push_back(b.destination);
+  }
+}
+
+}  // namespace
+
+std::string_view ThunkKindName(ThunkKind kind) {
+  switch (kind) {
+    case ThunkKind::kKernel: return "kernel";
+    case ThunkKind::kGemm: return "gemm";
+    case ThunkKind::kConvolution: return "convolution";
+    case ThunkKind::kFft: return "fft";
+    case ThunkKind::kCopy: return "copy";
+    case ThunkKind::kMemset: return "memset";
+    case ThunkKind::kSequence: return "sequence";
+    case ThunkKind::kWhile: return "while";
+    case ThunkKind::kConditional: return "conditional";
+    case ThunkKind::kAllReduce: return "all-reduce";
+    case ThunkKind::kAllGather: return "all-gather";
+    case ThunkKind::kReduceScatter: return "reduce-scatter";
+    case ThunkKind::kAllToAll: return "all-to-all";
+    case ThunkKind::kCollectivePermute: return "collective-permute";
+    case ThunkKind::kCustomCall: return "custom-call";
+  }
+  return "?";
+}
+
+std::string_view ConvolutionKindName(ConvolutionKind kind) {
+  switch (kind) {
+    case ConvolutionKind::kForward: return "forward";
+    case ConvolutionKind::kBackwardInput: return "backward-input";
+    case ConvolutionKind::kBackwardFilter: return "backward-filter";
+  }
+  return "?";
+}
+
+std::string_view FftTypeName(FftType type) {
+  switch (type) {
+    case FftType::kFft: return "FFT";
+    case FftType::kIfft: return "IFFT";
+    case FftType::kRfft: return "RFFT";
+    case FftType::kIrfft: return "IRFFT";
+  }
+  return "?";
+}
+
+std::string_view ReductionKindName(ReductionKind kind) {
+  switch (kind) {
+    case ReductionKind::kSum: return "sum";
+    case ReductionKind::kProduct: return "product";
+    case ReductionKind::kMin: return "min";
+    case ReductionKind::kMax: return "max";
+  }
+  return "?";
+}
+
+std::vector<BufferSlice> DirectSlices(const Thunk& thunk) {
+  std::vector<BufferSlice> out;
+  switch (thunk.kind()) {
+    case ThunkKind::kKernel:
+      for (const KernelArgument& a : thunk.As<KernelThunk>()->args) out.push_back(a.slice);
+      break;
+    case ThunkKind::kGemm: {
+      const GemmThunk& g = *thunk.As<GemmThunk>();
+      out = {g.lhs, g.rhs, g.out};
+      if (g.workspace) out.push_back(*g.workspace);
+      break;
+    }
+    case ThunkKind::kConvolution: {
+      const ConvolutionThunk& c = *thunk.As<ConvolutionThunk>();
+      out = c.operands;
+      out.push_back(c.result);
+      if (c.scratch) out.push_back(*c.scratch);
+      break;
+    }
+    case ThunkKind::kFft: {
+      const FftThunk& f = *thunk.As<FftThunk>();
+      out = {f.input, f.output};
+      break;
+    }
+    case ThunkKind::kCopy: {
+      const CopyThunk& c = *thunk.As<CopyThunk>();
+      out = {c.source, c.destination};
+      break;
+    }
+    case ThunkKind::kMemset: out = {thunk.As<MemsetThunk>()->destination}; break;
+    case ThunkKind::kSequence: break;
+    case ThunkKind::kWhile: out = {thunk.As<WhileThunk>()->predicate}; break;
+    case ThunkKind::kConditional: out = {thunk.As<ConditionalThunk>()->branch_index}; break;
+    case ThunkKind::kAllReduce: AddBuffers(thunk.As<AllReduceThunk>()->buffers, out); break;
+    case ThunkKind::kAllGather: AddBuffers(thunk.As<AllGatherThunk>()->buffers, out); break;
+    case ThunkKind::kReduceScatter:
+      AddBuffers(thunk.As<ReduceScatterThunk>()->buffers, out);
+      break;
+    case ThunkKind::kAllToAll: AddBuffers(thunk.As<AllToAllThunk>()->buffers, out); break;
+    case ThunkKind::kCollectivePermute:
+      AddBuffers({thunk.As<CollectivePermuteThunk>()->buffer}, out);
+      break;
+    case ThunkKind::kCustomCall: {
+      const CustomCallThunk& c = *thunk.As<CustomCallThunk>();
+      out = c.operands;
+      out.insert(out.end(), c.results.begin(), c.results.end());
+      break;
+    }
+  }
+  return out;
+}
+
+std::vector<const SequenceThunk*> ChildSequences(const Thunk& thunk) {
+  if (const auto* s = thunk.As<SequenceThunk>()) return {s};
+  if (const auto* w = thunk.As<WhileThunk>()) return {&w->condition, &w->body};
+  std::vector<const SequenceThunk*> out;
+  if (const auto* c = thunk.As<ConditionalThunk>()) {
+    for (const SequenceThunk& b : c->branches) out.push_back(&b);
+  }
+  return out;
+}
+
+}  // namespace kiln::thunks

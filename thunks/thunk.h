@@ -1,0 +1,298 @@
+// Thunk: one step of a kiln host program, as plain data.
+//
+// A compiled module runs as a tree of thunks (XLA's GPU runtime model):
+// kernel launches, library calls (GEMM, convolution, FFT), copies, memsets,
+// control flow and collectives, each reading and writing BufferSlices. The
+// kinds are structs gathered in a std::variant rather than a class
+// hierarchy: the program is then a value (copyable, comparable with ==),
+// which is what serialization round trips and tests need, and the runtime
+// dispatches with std::visit or a switch on kind(). Kinds whose execution
+// comes later are modelled already so the .bef schema is stable.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "common/element_type.h"
+#include "common/shape.h"
+#include "thunks/buffer.h"
+#include "thunks/thunk_info.h"
+
+namespace kiln::thunks {
+
+struct Thunk;
+
+// ---- kernels --------------------------------------------------------------
+
+struct Dim3 {
+  int64_t x = 1, y = 1, z = 1;
+  int64_t product() const { return x * y * z; }
+  bool operator==(const Dim3&) const = default;
+};
+
+struct LaunchDims {
+  Dim3 grid;
+  Dim3 block;
+  int64_t shared_memory_bytes = 0;  // dynamic shared memory
+  bool operator==(const LaunchDims&) const = default;
+};
+
+struct KernelArgument {
+  BufferSlice slice;
+  bool written = false;  // the kernel writes this argument
+  bool operator==(const KernelArgument&) const = default;
+};
+
+// Launches a compiled kernel, found by name in the artifact's kernel image
+// for the running target (cubin/PTX on CUDA, the shared object on the host).
+struct KernelThunk {
+  std::string kernel_name;
+  std::vector<KernelArgument> args;
+  LaunchDims launch;
+  bool operator==(const KernelThunk&) const = default;
+};
+
+// ---- library calls -------------------------------------------------------
+
+// out[b] = alpha * op(lhs[b]) x op(rhs[b]) + beta * out[b] for b < batch,
+// op(lhs) being m x k and op(rhs) k x n. Matrices are stored row-major:
+// lhs is m rows of k elements (k rows of m when lhs_transposed), with
+// *_leading_dim elements from one stored row to the next and *_batch_stride
+// elements from one batch matrix to the next; likewise rhs (k x n, or n x k
+// transposed) and out (m x n, never transposed). Explicit strides rather
+// than a layout let the compiler describe any dot it lowers to a BLAS call.
+struct GemmThunk {
+  BufferSlice lhs, rhs, out;
+  std::optional<BufferSlice> workspace;
+  ElementType lhs_type = ElementType::kF32;
+  ElementType rhs_type = ElementType::kF32;
+  ElementType out_type = ElementType::kF32;
+  int64_t m = 0, n = 0, k = 0, batch = 1;
+  bool lhs_transposed = false, rhs_transposed = false;
+  int64_t lhs_leading_dim = 0, rhs_leading_dim = 0, out_leading_dim = 0;
+  int64_t lhs_batch_stride = 0, rhs_batch_stride = 0, out_batch_stride = 0;
+  double alpha_real = 1.0, alpha_imag = 0.0, beta = 0.0;
+  bool operator==(const GemmThunk&) const = default;
+};
+
+enum class ConvolutionKind : uint8_t { kForward, kBackwardInput, kBackwardFilter };
+std::string_view ConvolutionKindName(ConvolutionKind kind);  // "forward", ...
+
+// HLO's ConvolutionDimensionNumbers (dim_labels), as dimension numbers.
+struct ConvolutionDimensions {
+  int64_t input_batch = 0, input_feature = 0;
+  std::vector<int64_t> input_spatial;
+  int64_t kernel_input_feature = 0, kernel_output_feature = 0;
+  std::vector<int64_t> kernel_spatial;
+  int64_t output_batch = 0, output_feature = 0;
+  std::vector<int64_t> output_spatial;
+  bool operator==(const ConvolutionDimensions&) const = default;
+};
+
+// One spatial dimension of HLO's window attribute.
+struct WindowDimension {
+  int64_t size = 1, stride = 1, padding_low = 0, padding_high = 0;
+  int64_t lhs_dilation = 1, rhs_dilation = 1;
+  bool reversal = false;
+  bool operator==(const WindowDimension&) const = default;
+};
+
+// A convolution done by a library (cuDNN, or the host kernels). operands are
+// (input, filter) for kForward, (output-gradient, filter) for
+// kBackwardInput, (input, output-gradient) for kBackwardFilter; shapes carry
+// element types and layouts.
+struct ConvolutionThunk {
+  ConvolutionKind kind = ConvolutionKind::kForward;
+  std::vector<BufferSlice> operands;
+  std::vector<Shape> operand_shapes;
+  BufferSlice result;
+  Shape result_shape;
+  std::optional<BufferSlice> scratch;
+  ConvolutionDimensions dimensions;
+  std::vector<WindowDimension> window;
+  int64_t feature_group_count = 1;
+  int64_t batch_group_count = 1;
+  bool operator==(const ConvolutionThunk&) const = default;
+};
+
+enum class FftType : uint8_t { kFft, kIfft, kRfft, kIrfft };
+std::string_view FftTypeName(FftType type);  // "FFT", "IFFT", "RFFT", "IRFFT"
+
+// HLO's fft over the innermost fft_length.size() dimensions.
+struct FftThunk {
+  FftType type = FftType::kFft;
+  std::vector<int64_t> fft_length;
+  BufferSlice input, output;
+  Shape input_shape, output_shape;
+  bool operator==(const FftThunk&) const = default;
+};
+
+// ---- data movement ----------------------------------------------------------
+
+struct CopyThunk {
+  BufferSlice source, destination;  // equal sizes
+  bool operator==(const CopyThunk&) const = default;
+};
+
+// Fills destination with a repeated 32-bit pattern (0 = memzero; a nonzero
+// pattern needs a size that is a multiple of 4).
+struct MemsetThunk {
+  BufferSlice destination;
+  uint32_t pattern = 0;
+  bool operator==(const MemsetThunk&) const = default;
+};
+
+// ---- control flow ---------------------------------------------------------
+
+// Runs its children in order.
+struct SequenceThunk {
+  std::vector<Thunk> thunks;
+  bool operator==(const SequenceThunk&) const;
+};
+
+// do { condition; if (!*predicate) break; body; } with a PRED predicate
+// written by the condition. With a known trip count the runtime may run the
+// body trip_count times without reading the predicate back (no host sync).
+struct WhileThunk {
+  SequenceThunk condition;
+  BufferSlice predicate;
+  SequenceThunk body;
+  std::optional<int64_t> trip_count;
+  bool operator==(const WhileThunk&) const;
+};
+
+// Runs one branch. is_pred: branch_index holds a PRED, true -> branch 0,
+// false -> branch 1 (HLO's true/false computations). Otherwise it holds an
+// S32 index; an out-of-range index runs the last branch (XLA semantics).
+struct ConditionalThunk {
+  BufferSlice branch_index;
+  bool is_pred = false;
+  std::vector<SequenceThunk> branches;
+  bool operator==(const ConditionalThunk&) const;
+};
+
+// ---- collectives -------------------------------------------------------------
+
+enum class ReductionKind : uint8_t { kSum, kProduct, kMin, kMax };
+std::string_view ReductionKindName(ReductionKind kind);  // "sum", ...
+
+// HLO's replica_groups / channel_id / use_global_device_ids, which together
+// say which devices take part (XLA's CollectiveOpGroupMode is derived from
+// them at run time).
+struct CollectiveConfig {
+  std::vector<std::vector<int64_t>> replica_groups;
+  std::optional<int64_t> channel_id;
+  bool use_global_device_ids = false;
+  bool operator==(const CollectiveConfig&) const = default;
+};
+
+// One operand of a collective: element_count elements of element_type read
+// from source; the result goes to destination.
+struct CollectiveBuffer {
+  BufferSlice source, destination;
+  ElementType element_type = ElementType::kF32;
+  int64_t element_count = 0;
+  bool operator==(const CollectiveBuffer&) const = default;
+};
+
+struct AllReduceThunk {
+  CollectiveConfig config;
+  ReductionKind reduction = ReductionKind::kSum;
+  std::vector<CollectiveBuffer> buffers;
+  bool operator==(const AllReduceThunk&) const = default;
+};
+
+struct AllGatherThunk {
+  CollectiveConfig config;
+  int64_t dimension = 0;  // all_gather_dimension
+  std::vector<CollectiveBuffer> buffers;
+  bool operator==(const AllGatherThunk&) const = default;
+};
+
+struct ReduceScatterThunk {
+  CollectiveConfig config;
+  ReductionKind reduction = ReductionKind::kSum;
+  int64_t dimension = 0;  // scatter_dimension
+  std::vector<CollectiveBuffer> buffers;
+  bool operator==(const ReduceScatterThunk&) const = default;
+};
+
+struct AllToAllThunk {
+  CollectiveConfig config;
+  std::optional<int64_t> split_dimension;  // absent: tuple form
+  std::vector<CollectiveBuffer> buffers;
+  bool operator==(const AllToAllThunk&) const = default;
+};
+
+struct CollectivePermuteThunk {
+  CollectiveConfig config;  // replica_groups unused
+  std::vector<std::pair<int64_t, int64_t>> source_target_pairs;
+  CollectiveBuffer buffer;
+  bool operator==(const CollectivePermuteThunk&) const = default;
+};
+
+// ---- escape hatch --------------------------------------------------------------
+
+// A call to a named custom-call target registered with the runtime.
+struct CustomCallThunk {
+  std::string target;
+  std::vector<BufferSlice> operands;
+  std::vector<BufferSlice> results;
+  std::string backend_config;  // opaque bytes, passed through unchanged
+  int32_t api_version = 0;
+  bool operator==(const CustomCallThunk&) const = default;
+};
+
+// ---- the thunk -------------------------------------------------------------
+
+// The variant's alternatives, in ThunkKind order.
+using ThunkBody =
+    std::variant<KernelThunk, GemmThunk, ConvolutionThunk, FftThunk, CopyThunk, MemsetThunk,
+                 SequenceThunk, WhileThunk, ConditionalThunk, AllReduceThunk, AllGatherThunk,
+                 ReduceScatterThunk, AllToAllThunk, CollectivePermuteThunk, CustomCallThunk>;
+
+enum class ThunkKind : uint8_t {
+  kKernel, kGemm, kConvolution, kFft, kCopy, kMemset, kSequence, kWhile, kConditional,
+  kAllReduce, kAllGather, kReduceScatter, kAllToAll, kCollectivePermute, kCustomCall,
+};
+inline constexpr int kNumThunkKinds = 15;
+static_assert(std::variant_size_v<ThunkBody> == kNumThunkKinds);
+
+// "kernel", "gemm", "convolution", "fft", "copy", "memset", "sequence",
+// "while", "conditional", "all-reduce", "all-gather", "reduce-scatter",
+// "all-to-all", "collective-permute", "custom-call".
+std::string_view ThunkKindName(ThunkKind kind);
+
+struct Thunk {
+  ThunkInfo info;
+  ThunkBody body;
+
+  ThunkKind kind() const { return static_cast<ThunkKind>(body.index()); }
+  template <typename T>
+  const T* As() const { return std::get_if<T>(&body); }
+  template <typename T>
+  T* As() { return std::get_if<T>(&body); }
+  bool operator==(const Thunk&) const = default;
+};
+
+inline bool SequenceThunk::operator==(const SequenceThunk& o) const { return thunks == o.thunks; }
+inline bool WhileThunk::operator==(const WhileThunk& o) const {
+  return condition == o.condition && predicate == o.predicate && body == o.body &&
+         trip_count == o.trip_count;
+}
+inline bool ConditionalThunk::operator==(const ConditionalThunk& o) const {
+  return branch_index == o.branch_index && is_pred == o.is_pred && branches == o.branches;
+}
+
+// The slices a thunk itself reads or writes, not those of nested sequences.
+std::vector<BufferSlice> DirectSlices(const Thunk& thunk);
+
+// The nested sequences of a control-flow thunk (empty for other kinds).
+std::vector<const SequenceThunk*> ChildSequences(const Thunk& thunk);
+
+}  // namespace kiln::thunks

@@ -1,0 +1,474 @@
+// Semantic checks of a ThunkProgram (see validate.h). Every check is written
+// to be safe on arbitrary (e.g. corrupted-file) values: sizes are combined
+// with overflow-checked arithmetic, indices are range-checked before use.
+#include "thunks/validate.h"
+
+#include <set>
+
+#include "thunks/program_text.h"
+
+namespace kiln::thunks {
+namespace {
+
+std::optional<int64_t> Mul(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) return std::nullopt;
+  return r;
+}
+std::optional<int64_t> Add(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) return std::nullopt;
+  return r;
+}
+
+// A shape for a message: layout suffixes read from a file may hold any bytes.
+std::string ShapeText(const Shape& shape) { return EscapeForDisplay(shape.ToString()); }
+
+std::string Describe(const Thunk& thunk) {
+  return std::string(ThunkKindName(thunk.kind())) + " thunk " +
+         QuoteForMessage(thunk.info.profile_name);
+}
+
+// Elements spanned by `batch` row-major matrices of rows x cols with the
+// given leading dimension and batch stride; nullopt on overflow or bad
+// strides. Zero when any extent is zero.
+std::optional<int64_t> MatrixExtent(int64_t rows, int64_t cols, int64_t ld, int64_t batch,
+                                    int64_t batch_stride) {
+  if (rows < 0 || cols < 0 || batch < 0 || ld < 0 || batch_stride < 0) return std::nullopt;
+  if (rows == 0 || cols == 0 || batch == 0) return 0;
+  if (ld < cols) return std::nullopt;
+  auto last_row = Mul(rows - 1, ld);
+  auto last_batch = Mul(batch - 1, batch_stride);
+  if (!last_row || !last_batch) return std::nullopt;
+  auto sum = Add(*last_row, *last_batch);
+  if (!sum) return std::nullopt;
+  return Add(*sum, cols);
+}
+
+class Validator {
+ public:
+  explicit Validator(const ThunkProgram& p) : p_(p) {}
+
+  Status Run() {
+    KILN_RETURN_IF_ERROR(CheckShapes());
+    KILN_RETURN_IF_ERROR(CheckAllocations());
+    KILN_RETURN_IF_ERROR(CheckParameterLeaves());
+    KILN_RETURN_IF_ERROR(CheckResultLeaves());
+    KILN_RETURN_IF_ERROR(CheckAliases());
+    return CheckSequence(p_.root, 1);
+  }
+
+ private:
+  Status CheckSlice(const BufferSlice& s, const std::string& what) const {
+    if (s.allocation < 0 || s.allocation >= static_cast<int64_t>(p_.allocations.size())) {
+      return Error(what + " slice refers to allocation " + std::to_string(s.allocation) +
+                   " but the program has " + std::to_string(p_.allocations.size()));
+    }
+    const int64_t alloc_size = p_.allocations[s.allocation].size;
+    if (s.offset < 0 || s.size < 0 || s.offset > alloc_size || s.size > alloc_size - s.offset) {
+      return Error(what + " slice a" + std::to_string(s.allocation) + " offset " +
+                   std::to_string(s.offset) + " size " + std::to_string(s.size) +
+                   " is out of bounds of allocation " + std::to_string(s.allocation) + " (size " +
+                   std::to_string(alloc_size) + ")");
+    }
+    return Status::Ok();
+  }
+
+  // The slice is in bounds and holds at least `bytes` bytes (nullopt bytes:
+  // the required size overflowed).
+  Status CheckSliceHolds(const BufferSlice& s, std::optional<int64_t> bytes,
+                         const std::string& what) const {
+    KILN_RETURN_IF_ERROR(CheckSlice(s, what));
+    if (!bytes) return Error(what + " size overflows");
+    if (s.size < *bytes) {
+      return Error(what + " slice " + s.ToString() + " holds " + std::to_string(s.size) +
+                   " bytes but needs " + std::to_string(*bytes));
+    }
+    return Status::Ok();
+  }
+
+  Status CheckShapes() const {
+    for (size_t i = 0; i < p_.signature.parameters.size(); ++i) {
+      if (!CheckedByteSize(p_.signature.parameters[i])) {
+        return Error("signature: parameter " + std::to_string(i) + " has an invalid shape");
+      }
+    }
+    if (!CheckedByteSize(p_.signature.result)) {
+      return Error("signature: the result has an invalid shape");
+    }
+    return Status::Ok();
+  }
+
+  const Shape* ParameterLeafShape(int64_t number, const ShapeIndex& index) const {
+    if (number < 0 || number >= static_cast<int64_t>(p_.signature.parameters.size())) {
+      return nullptr;
+    }
+    return SubShape(p_.signature.parameters[number], index);
+  }
+
+  Status CheckAllocations() const {
+    for (size_t i = 0; i < p_.allocations.size(); ++i) {
+      const Allocation& a = p_.allocations[i];
+      const std::string what = "allocation " + std::to_string(i);
+      if (a.size < 0) return Error(what + " has negative size " + std::to_string(a.size));
+      if (a.alignment <= 0 || (a.alignment & (a.alignment - 1)) != 0 || a.alignment > (1 << 20)) {
+        return Error(what + " has invalid alignment " + std::to_string(a.alignment));
+      }
+      if (a.parameter) {
+        const Shape* leaf = ParameterLeafShape(a.parameter->number, a.parameter->index);
+        if (leaf == nullptr || !leaf->IsArray()) {
+          return Error(what + " names parameter " + std::to_string(a.parameter->number) + " " +
+                       ShapeIndexToString(a.parameter->index) +
+                       ", which is not an array leaf of the entry parameters");
+        }
+        if (a.constant) return Error(what + " is both a parameter and a constant");
+      }
+      if (a.output && SubShape(p_.signature.result, *a.output) == nullptr) {
+        return Error(what + " names output " + ShapeIndexToString(*a.output) +
+                     ", which is not in the result shape");
+      }
+      if (a.constant) {
+        if (*a.constant < 0 || *a.constant >= static_cast<int64_t>(p_.constants.size())) {
+          return Error(what + " names constant " + std::to_string(*a.constant) + " but there are " +
+                       std::to_string(p_.constants.size()));
+        }
+        const Constant& c = p_.constants[*a.constant];
+        if (static_cast<int64_t>(c.bytes.size()) != a.size) {
+          return Error(what + " has size " + std::to_string(a.size) + " but constant " +
+                       std::to_string(*a.constant) + " (" + QuoteForMessage(c.name) + ") has " +
+                       std::to_string(c.bytes.size()) + " bytes");
+        }
+      }
+    }
+    return Status::Ok();
+  }
+
+  Status CheckParameterLeaves() const {
+    std::set<std::pair<int64_t, ShapeIndex>> seen;
+    for (const ParameterLeaf& leaf : p_.signature.parameter_leaves) {
+      const std::string what = "signature: parameter " + std::to_string(leaf.parameter_number) +
+                               " leaf " + ShapeIndexToString(leaf.index);
+      const Shape* shape = ParameterLeafShape(leaf.parameter_number, leaf.index);
+      if (shape == nullptr || !shape->IsArray()) return Error(what + " is not an array leaf");
+      if (!seen.insert({leaf.parameter_number, leaf.index}).second) {
+        return Error(what + " is listed twice");
+      }
+      KILN_RETURN_IF_ERROR(CheckLeafSlice(leaf.slice, *shape, what));
+      const Allocation& a = p_.allocations[leaf.slice.allocation];
+      if (!a.parameter || a.parameter->number != leaf.parameter_number ||
+          a.parameter->index != leaf.index) {
+        return Error(what + " lives in allocation " + std::to_string(leaf.slice.allocation) +
+                     ", which is not that parameter's allocation");
+      }
+    }
+    size_t expected = 0;
+    for (const Shape& p : p_.signature.parameters) expected += ArrayLeafIndices(p).size();
+    if (seen.size() != expected) {
+      return Error("signature: " + std::to_string(seen.size()) + " parameter leaves listed, " +
+                   std::to_string(expected) + " expected");
+    }
+    return Status::Ok();
+  }
+
+  Status CheckResultLeaves() const {
+    std::set<ShapeIndex> seen;
+    for (const ResultLeaf& leaf : p_.signature.result_leaves) {
+      const std::string what = "signature: result leaf " + ShapeIndexToString(leaf.index);
+      const Shape* shape = SubShape(p_.signature.result, leaf.index);
+      if (shape == nullptr || !shape->IsArray()) return Error(what + " is not an array leaf");
+      if (!seen.insert(leaf.index).second) return Error(what + " is listed twice");
+      KILN_RETURN_IF_ERROR(CheckLeafSlice(leaf.slice, *shape, what));
+      if (p_.allocations[leaf.slice.allocation].is_temp()) {
+        return Error(what + " lives in allocation " + std::to_string(leaf.slice.allocation) +
+                     ", a temporary");
+      }
+    }
+    const size_t expected = ArrayLeafIndices(p_.signature.result).size();
+    if (seen.size() != expected) {
+      return Error("signature: " + std::to_string(seen.size()) + " result leaves listed, " +
+                   std::to_string(expected) + " expected");
+    }
+    return Status::Ok();
+  }
+
+  // A leaf's slice holds exactly the leaf's dense bytes.
+  Status CheckLeafSlice(const BufferSlice& s, const Shape& shape, const std::string& what) const {
+    KILN_RETURN_IF_ERROR(CheckSlice(s, what));
+    const int64_t bytes = *CheckedByteSize(shape);  // CheckShapes ran first
+    if (s.size != bytes) {
+      return Error(what + " (" + ShapeText(shape) + ", " + std::to_string(bytes) +
+                   " bytes) has a slice of " + std::to_string(s.size) + " bytes");
+    }
+    return Status::Ok();
+  }
+
+  Status CheckAliases() const {
+    std::set<ShapeIndex> outputs;
+    for (const InputOutputAlias& alias : p_.signature.aliases) {
+      const std::string what = "signature: alias of output " +
+                               ShapeIndexToString(alias.output_index) + " to parameter " +
+                               std::to_string(alias.parameter_number) + " " +
+                               ShapeIndexToString(alias.parameter_index);
+      const Shape* out = SubShape(p_.signature.result, alias.output_index);
+      const Shape* in = ParameterLeafShape(alias.parameter_number, alias.parameter_index);
+      if (out == nullptr || in == nullptr) return Error(what + " names a missing leaf");
+      if (!out->Compatible(*in)) {
+        return Error(what + ": shapes " + ShapeText(*out) + " and " + ShapeText(*in) + " differ");
+      }
+      if (!outputs.insert(alias.output_index).second) return Error(what + ": output aliased twice");
+    }
+    return Status::Ok();
+  }
+
+  Status CheckSequence(const SequenceThunk& seq, int depth) const {
+    if (depth > kMaxThunkDepth) {
+      return Error("the thunk tree is deeper than " + std::to_string(kMaxThunkDepth) + " levels");
+    }
+    for (const Thunk& thunk : seq.thunks) {
+      KILN_RETURN_IF_ERROR(CheckThunk(thunk).WithContext(Describe(thunk)));
+      for (const SequenceThunk* child : ChildSequences(thunk)) {
+        KILN_RETURN_IF_ERROR(CheckSequence(*child, depth + 1));
+      }
+    }
+    return Status::Ok();
+  }
+
+  Status CheckThunk(const Thunk& thunk) const {
+    return std::visit([&](const auto& body) { return Check(body); }, thunk.body);
+  }
+
+  Status Check(const KernelThunk& k) const {
+    if (k.kernel_name.empty()) return Error("empty kernel name");
+    for (const Dim3& d : {k.launch.grid, k.launch.block}) {
+      if (d.x < 1 || d.y < 1 || d.z < 1 || d.x > (1LL << 31) || d.y > 65535 || d.z > 65535) {
+        return Error("invalid launch dimensions (" + std::to_string(d.x) + "," +
+                     std::to_string(d.y) + "," + std::to_string(d.z) + ")");
+      }
+    }
+    if (k.launch.shared_memory_bytes < 0) return Error("negative shared memory size");
+    for (size_t i = 0; i < k.args.size(); ++i) {
+      KILN_RETURN_IF_ERROR(CheckSlice(k.args[i].slice, "argument " + std::to_string(i)));
+    }
+    return Status::Ok();
+  }
+
+  static std::optional<int64_t> Bytes(std::optional<int64_t> elements, ElementType type) {
+    if (!elements || !IsArrayType(type)) return std::nullopt;
+    return Mul(*elements, StorageBytes(type));
+  }
+
+  Status Check(const GemmThunk& g) const {
+    if (g.m < 0 || g.n < 0 || g.k < 0 || g.batch < 1) {
+      return Error("invalid dimensions m=" + std::to_string(g.m) + " n=" + std::to_string(g.n) +
+                   " k=" + std::to_string(g.k) + " batch=" + std::to_string(g.batch));
+    }
+    const int64_t lhs_rows = g.lhs_transposed ? g.k : g.m, lhs_cols = g.lhs_transposed ? g.m : g.k;
+    const int64_t rhs_rows = g.rhs_transposed ? g.n : g.k, rhs_cols = g.rhs_transposed ? g.k : g.n;
+    KILN_RETURN_IF_ERROR(CheckSliceHolds(
+        g.lhs,
+        Bytes(MatrixExtent(lhs_rows, lhs_cols, g.lhs_leading_dim, g.batch, g.lhs_batch_stride),
+              g.lhs_type),
+        "lhs"));
+    KILN_RETURN_IF_ERROR(CheckSliceHolds(
+        g.rhs,
+        Bytes(MatrixExtent(rhs_rows, rhs_cols, g.rhs_leading_dim, g.batch, g.rhs_batch_stride),
+              g.rhs_type),
+        "rhs"));
+    KILN_RETURN_IF_ERROR(CheckSliceHolds(
+        g.out,
+        Bytes(MatrixExtent(g.m, g.n, g.out_leading_dim, g.batch, g.out_batch_stride), g.out_type),
+        "out"));
+    if (g.workspace) KILN_RETURN_IF_ERROR(CheckSlice(*g.workspace, "workspace"));
+    return Status::Ok();
+  }
+
+  static bool DimOk(int64_t d, int64_t rank) { return d >= 0 && d < rank; }
+  static bool DimsOk(const std::vector<int64_t>& ds, int64_t rank, size_t count) {
+    if (ds.size() != count) return false;
+    for (int64_t d : ds) {
+      if (!DimOk(d, rank)) return false;
+    }
+    return true;
+  }
+
+  Status CheckArraySlice(const BufferSlice& s, const Shape& shape, const std::string& what) const {
+    if (!shape.IsArray()) return Error(what + " shape " + ShapeText(shape) + " is not an array");
+    return CheckSliceHolds(s, CheckedByteSize(shape), what);
+  }
+
+  Status Check(const ConvolutionThunk& c) const {
+    if (c.operands.size() < 2 || c.operands.size() != c.operand_shapes.size()) {
+      return Error("needs at least 2 operands, each with a shape");
+    }
+    for (size_t i = 0; i < c.operands.size(); ++i) {
+      KILN_RETURN_IF_ERROR(
+          CheckArraySlice(c.operands[i], c.operand_shapes[i], "operand " + std::to_string(i)));
+    }
+    KILN_RETURN_IF_ERROR(CheckArraySlice(c.result, c.result_shape, "result"));
+    if (c.scratch) KILN_RETURN_IF_ERROR(CheckSlice(*c.scratch, "scratch"));
+    // Forward convolution's roles; the backward kinds permute which buffer
+    // plays input/kernel/output but keep all three ranks equal.
+    const int64_t rank = c.result_shape.rank();
+    const size_t spatial = c.window.size();
+    const ConvolutionDimensions& d = c.dimensions;
+    if (c.operand_shapes[0].rank() != rank || c.operand_shapes[1].rank() != rank ||
+        rank != static_cast<int64_t>(spatial) + 2 || !DimOk(d.input_batch, rank) ||
+        !DimOk(d.input_feature, rank) || !DimsOk(d.input_spatial, rank, spatial) ||
+        !DimOk(d.kernel_input_feature, rank) || !DimOk(d.kernel_output_feature, rank) ||
+        !DimsOk(d.kernel_spatial, rank, spatial) || !DimOk(d.output_batch, rank) ||
+        !DimOk(d.output_feature, rank) || !DimsOk(d.output_spatial, rank, spatial)) {
+      return Error("dimension numbers do not match the operand ranks and window");
+    }
+    for (const WindowDimension& w : c.window) {
+      if (w.size < 1 || w.stride < 1 || w.lhs_dilation < 1 || w.rhs_dilation < 1) {
+        return Error("invalid window");
+      }
+    }
+    if (c.feature_group_count < 1 || c.batch_group_count < 1) return Error("invalid group count");
+    return Status::Ok();
+  }
+
+  Status Check(const FftThunk& f) const {
+    if (f.fft_length.empty() || f.fft_length.size() > 3 ||
+        static_cast<int64_t>(f.fft_length.size()) > f.input_shape.rank()) {
+      return Error("fft_length must have 1 to 3 entries, at most the input rank");
+    }
+    for (int64_t n : f.fft_length) {
+      if (n < 1) return Error("fft_length entries must be positive");
+    }
+    KILN_RETURN_IF_ERROR(CheckArraySlice(f.input, f.input_shape, "input"));
+    return CheckArraySlice(f.output, f.output_shape, "output");
+  }
+
+  Status Check(const CopyThunk& c) const {
+    KILN_RETURN_IF_ERROR(CheckSlice(c.source, "source"));
+    KILN_RETURN_IF_ERROR(CheckSlice(c.destination, "destination"));
+    if (c.source.size != c.destination.size) {
+      return Error("source and destination sizes differ (" + std::to_string(c.source.size) +
+                   " vs " + std::to_string(c.destination.size) + ")");
+    }
+    return Status::Ok();
+  }
+
+  Status Check(const MemsetThunk& m) const {
+    KILN_RETURN_IF_ERROR(CheckSlice(m.destination, "destination"));
+    if (m.pattern != 0 && m.destination.size % 4 != 0) {
+      return Error("a 32-bit pattern needs a size that is a multiple of 4");
+    }
+    return Status::Ok();
+  }
+
+  Status Check(const SequenceThunk&) const { return Status::Ok(); }
+
+  Status Check(const WhileThunk& w) const {
+    KILN_RETURN_IF_ERROR(CheckSliceHolds(w.predicate, 1, "predicate"));
+    if (w.trip_count && *w.trip_count < 0) return Error("negative trip count");
+    return Status::Ok();
+  }
+
+  Status Check(const ConditionalThunk& c) const {
+    KILN_RETURN_IF_ERROR(CheckSliceHolds(c.branch_index, c.is_pred ? 1 : 4, "branch index"));
+    if (c.is_pred ? c.branches.size() != 2 : c.branches.empty()) {
+      return Error(c.is_pred ? "a PRED conditional needs exactly 2 branches"
+                             : "an indexed conditional needs at least 1 branch");
+    }
+    return Status::Ok();
+  }
+
+  Status CheckConfig(const CollectiveConfig& config) const {
+    std::set<int64_t> ids;
+    for (const auto& group : config.replica_groups) {
+      for (int64_t id : group) {
+        if (id < 0 || !ids.insert(id).second) {
+          return Error("replica id " + std::to_string(id) + " is negative or repeated");
+        }
+      }
+    }
+    return Status::Ok();
+  }
+
+  Status CheckBuffers(const std::vector<CollectiveBuffer>& buffers) const {
+    for (size_t i = 0; i < buffers.size(); ++i) {
+      const CollectiveBuffer& b = buffers[i];
+      const std::string what = "buffer " + std::to_string(i);
+      if (b.element_count < 0) return Error(what + " has a negative element count");
+      KILN_RETURN_IF_ERROR(CheckSliceHolds(b.source, Bytes(b.element_count, b.element_type),
+                                           what + " source"));
+      KILN_RETURN_IF_ERROR(CheckSlice(b.destination, what + " destination"));
+    }
+    return Status::Ok();
+  }
+
+  Status Check(const AllReduceThunk& t) const {
+    KILN_RETURN_IF_ERROR(CheckConfig(t.config));
+    return CheckBuffers(t.buffers);
+  }
+  Status Check(const AllGatherThunk& t) const {
+    KILN_RETURN_IF_ERROR(CheckConfig(t.config));
+    if (t.dimension < 0) return Error("negative all-gather dimension");
+    return CheckBuffers(t.buffers);
+  }
+  Status Check(const ReduceScatterThunk& t) const {
+    KILN_RETURN_IF_ERROR(CheckConfig(t.config));
+    if (t.dimension < 0) return Error("negative scatter dimension");
+    return CheckBuffers(t.buffers);
+  }
+  Status Check(const AllToAllThunk& t) const {
+    KILN_RETURN_IF_ERROR(CheckConfig(t.config));
+    if (t.split_dimension && *t.split_dimension < 0) return Error("negative split dimension");
+    return CheckBuffers(t.buffers);
+  }
+  Status Check(const CollectivePermuteThunk& t) const {
+    for (const auto& [source, target] : t.source_target_pairs) {
+      if (source < 0 || target < 0) return Error("negative id in source_target_pairs");
+    }
+    KILN_RETURN_IF_ERROR(CheckBuffers({t.buffer}));
+    if (t.buffer.source.size != t.buffer.destination.size) {
+      return Error("source and destination sizes differ");
+    }
+    return Status::Ok();
+  }
+
+  Status Check(const CustomCallThunk& c) const {
+    if (c.target.empty()) return Error("empty custom-call target");
+    for (size_t i = 0; i < c.operands.size(); ++i) {
+      KILN_RETURN_IF_ERROR(CheckSlice(c.operands[i], "operand " + std::to_string(i)));
+    }
+    for (size_t i = 0; i < c.results.size(); ++i) {
+      KILN_RETURN_IF_ERROR(CheckSlice(c.results[i], "result " + std::to_string(i)));
+    }
+    return Status::Ok();
+  }
+
+  const ThunkProgram& p_;
+};
+
+}  // namespace
+
+std::optional<int64_t> CheckedByteSize(const Shape& shape) {
+  if (shape.IsTuple()) {
+    int64_t total = 0;
+    for (const Shape& s : shape.tuple_shapes()) {
+      auto bytes = CheckedByteSize(s);
+      if (!bytes) return std::nullopt;
+      auto sum = Add(total, *bytes);
+      if (!sum) return std::nullopt;
+      total = *sum;
+    }
+    return total;
+  }
+  if (shape.IsToken()) return 0;
+  if (!shape.IsArray()) return std::nullopt;
+  int64_t elements = 1;
+  for (int64_t d : shape.dims()) {
+    if (d < 0) return std::nullopt;
+    auto product = Mul(elements, d);
+    if (!product) return std::nullopt;
+    elements = *product;
+  }
+  return Mul(elements, StorageBytes(shape.element_type()));
+}
+
+Status ValidateProgram(const ThunkProgram& program) { return Validator(program).Run(); }
+
+}  // namespace kiln::thunks

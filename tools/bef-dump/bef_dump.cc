@@ -1,0 +1,138 @@
+// bef-dump: prints what a compiled .bef artifact contains.
+//
+//   bef-dump [--json] [--hlo] MODULE.bef
+//
+// The file is loaded exactly as the runtime loads it (FlatBuffers verifier
+// plus semantic checks), so bef-dump doubles as a validity check: a bad file
+// gives one line "bef-dump: error: ..." and exit code 1. Like
+// iree-dump-module, it is how people look inside an artifact without the
+// compiler: which kernels each target has, what every thunk reads and
+// writes, and how the entry signature maps onto allocations.
+#include "tools/bef-dump/bef_dump.h"
+
+#include <exception>
+#include <filesystem>
+#include <iostream>
+
+#include "thunks/program_text.h"
+#include "tools/common/flags.h"
+
+namespace kiln::tools {
+namespace {
+
+constexpr char kProgram[] = "bef-dump";
+
+std::string Bytes(uint64_t n) {
+  if (n < 10 * 1024) return std::to_string(n) + " bytes";
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%llu bytes (%.1f KiB)", static_cast<unsigned long long>(n),
+                n / 1024.0);
+  return buf;
+}
+
+std::string Dims(const thunks::Dim3& d) {
+  return "(" + std::to_string(d.x) + "," + std::to_string(d.y) + "," + std::to_string(d.z) + ")";
+}
+
+std::string KernelsText(const bef::Artifact& a) {
+  std::string out;
+  for (const bef::KernelImage& image : a.kernel_images) {
+    out += "  " + image.target + " (" + std::string(bef::TargetKindName(image.kind)) + "): " +
+           std::to_string(image.kernels.size()) + " kernels";
+    for (const bef::CubinImage& c : image.cubins) {
+      out += ", cubin sm_" + std::to_string(c.sm_arch) + " " + Bytes(c.data.size());
+    }
+    if (!image.ptx.empty()) out += ", ptx " + Bytes(image.ptx.size());
+    if (!image.shared_object.empty()) out += ", shared object " + Bytes(image.shared_object.size());
+    out += "\n";
+    for (const bef::KernelEntry& k : image.kernels) {
+      out += "    " + k.name;
+      if (image.kind == bef::TargetKind::kCuda) {
+        out += " grid=" + Dims(k.launch.grid) + " block=" + Dims(k.launch.block);
+        if (k.launch.shared_memory_bytes) {
+          out += " smem=" + std::to_string(k.launch.shared_memory_bytes);
+        }
+      }
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+int CountThunks(const thunks::SequenceThunk& root) {
+  int n = 0;
+  thunks::ForEachThunk(root, [&](const thunks::Thunk&, int) { ++n; });
+  return n;
+}
+
+}  // namespace
+
+std::string ArtifactToText(const bef::Artifact& a, const std::string& path, uint64_t file_size,
+                           const DumpOptions& options) {
+  const thunks::ThunkProgram& p = a.program;
+  std::string out = "file: " + path + " (" + Bytes(file_size) + ", .bef " +
+                    std::to_string(bef::kBefVersionMajor) + ".x)\n";
+  out += "producer: " + a.producer + "\n";
+  out += "targets:";
+  for (const std::string& t : a.targets) out += " " + t;
+  out += "\n";
+  out += "signature:\n" + thunks::SignatureToText(p);
+  int64_t total = 0;
+  for (const thunks::Allocation& alloc : p.allocations) total += alloc.size;
+  out += "allocations: " + std::to_string(p.allocations.size()) + ", " + Bytes(total) + "\n";
+  out += thunks::AllocationsToText(p);
+  int64_t constant_bytes = 0;
+  for (const thunks::Constant& c : p.constants) constant_bytes += c.bytes.size();
+  out += "constants: " + std::to_string(p.constants.size()) + ", " + Bytes(constant_bytes) + "\n";
+  out += thunks::ConstantsToText(p);
+  out += "kernels:\n" + KernelsText(a);
+  out += "program: " + std::to_string(CountThunks(p.root)) + " thunks\n";
+  out += thunks::ThunkTreeToText(p.root);
+  if (options.hlo) {
+    out += "hlo:\n" + a.hlo_text;
+    if (!a.hlo_text.empty() && a.hlo_text.back() != '\n') out += "\n";
+  }
+  return out;
+}
+
+namespace {
+
+int Main(int argc, char** argv) {
+  bool json = false;
+  DumpOptions options;
+  FlagParser flags(kProgram, "bef-dump [--json] [--hlo] MODULE.bef");
+  flags.AddBool("json", &json, "print JSON instead of text");
+  flags.AddBool("hlo", &options.hlo, "include the optimized HLO text");
+  std::vector<std::string> files;
+  Status parsed = flags.Parse(argc, argv, &files);
+  if (!parsed.ok()) return ReportError(kProgram, parsed);
+  if (flags.help_requested()) {
+    std::cout << flags.Usage();
+    return 0;
+  }
+  if (files.size() != 1) {
+    return ReportError(kProgram, Error("expected exactly one MODULE.bef, got " +
+                                       std::to_string(files.size()) + " (see --help)"));
+  }
+  const std::string& path = files[0];
+  StatusOr<bef::Artifact> artifact = bef::LoadArtifactFile(path);
+  if (!artifact.ok()) return ReportError(kProgram, artifact.status());
+  std::error_code error;
+  const uint64_t size = std::filesystem::file_size(path, error);
+  std::cout << (json ? ArtifactToJson(*artifact, path, error ? 0 : size, options)
+                     : ArtifactToText(*artifact, path, error ? 0 : size, options));
+  std::cout.flush();
+  if (!std::cout) return ReportError(kProgram, Error("cannot write the output"));
+  return 0;
+}
+
+}  // namespace
+}  // namespace kiln::tools
+
+int main(int argc, char** argv) {
+  try {
+    return kiln::tools::Main(argc, argv);
+  } catch (const std::exception& e) {  // e.g. std::bad_alloc
+    return kiln::tools::ReportError("bef-dump", kiln::Error(e.what()));
+  }
+}

@@ -1,0 +1,417 @@
+// bef-dump --json: the artifact as one JSON object (see bef_dump.h).
+//
+// Layout: {file, size_bytes, format_major, producer, targets, signature,
+// allocations, constants, kernel_images, program, [hlo_text]}. Slices are
+// {allocation, offset, size}; every thunk has kind, name, hlo, cost, text
+// (its bef-dump text line) and its kind's fields; control-flow thunks nest
+// their sequences as arrays of thunks.
+#include "thunks/program_text.h"
+#include "tools/bef-dump/bef_dump.h"
+#include "tools/bef-dump/json_writer.h"
+
+namespace kiln::tools {
+namespace {
+
+namespace th = ::kiln::thunks;
+
+class ArtifactJson {
+ public:
+  std::string Render(const bef::Artifact& a, const std::string& path, uint64_t file_size,
+                     const DumpOptions& options) {
+    j_.BeginObject();
+    j_.Field("file", path);
+    j_.Field("size_bytes", static_cast<int64_t>(file_size));
+    j_.Field("format_major", static_cast<int64_t>(bef::kBefVersionMajor));
+    j_.Field("producer", a.producer);
+    j_.Key("targets");
+    j_.BeginArray();
+    for (const std::string& t : a.targets) j_.String(t);
+    j_.EndArray();
+    Signature(a.program.signature);
+    Allocations(a.program);
+    Constants(a.program);
+    Images(a.kernel_images);
+    j_.Key("program");
+    Sequence(a.program.root);
+    if (options.hlo) j_.Field("hlo_text", a.hlo_text);
+    j_.EndObject();
+    return j_.str();
+  }
+
+ private:
+  void Slice(std::string_view key, const th::BufferSlice& s) {
+    j_.Key(key);
+    Slice(s);
+  }
+  void Slice(const th::BufferSlice& s) {
+    j_.BeginObject();
+    j_.Field("allocation", static_cast<int64_t>(s.allocation));
+    j_.Field("offset", s.offset);
+    j_.Field("size", s.size);
+    j_.EndObject();
+  }
+  void OptionalSlice(std::string_view key, const std::optional<th::BufferSlice>& s) {
+    j_.Key(key);
+    if (s) Slice(*s);
+    else j_.Null();
+  }
+  void Slices(std::string_view key, const std::vector<th::BufferSlice>& v) {
+    j_.Key(key);
+    j_.BeginArray();
+    for (const th::BufferSlice& s : v) Slice(s);
+    j_.EndArray();
+  }
+  void OptionalInt(std::string_view key, const std::optional<int64_t>& v) {
+    j_.Key(key);
+    if (v) j_.Int(*v);
+    else j_.Null();
+  }
+  void Ints(std::string_view key, const std::vector<int64_t>& v) {
+    j_.Key(key);
+    j_.IntArray(v);
+  }
+  void ShapeField(std::string_view key, const Shape& s) { j_.Field(key, s.ToString()); }
+  void Dims(std::string_view key, const th::Dim3& d) { Ints(key, {d.x, d.y, d.z}); }
+
+  void Signature(const th::Signature& sig) {
+    j_.Key("signature");
+    j_.BeginObject();
+    j_.Key("parameters");
+    j_.BeginArray();
+    for (size_t i = 0; i < sig.parameters.size(); ++i) {
+      j_.BeginObject();
+      j_.Field("number", static_cast<int64_t>(i));
+      ShapeField("shape", sig.parameters[i]);
+      j_.Key("leaves");
+      j_.BeginArray();
+      for (const th::ParameterLeaf& leaf : sig.parameter_leaves) {
+        if (leaf.parameter_number != static_cast<int64_t>(i)) continue;
+        j_.BeginObject();
+        Ints("index", leaf.index);
+        Slice("slice", leaf.slice);
+        j_.EndObject();
+      }
+      j_.EndArray();
+      j_.EndObject();
+    }
+    j_.EndArray();
+    j_.Key("result");
+    j_.BeginObject();
+    ShapeField("shape", sig.result);
+    j_.Key("leaves");
+    j_.BeginArray();
+    for (const th::ResultLeaf& leaf : sig.result_leaves) {
+      j_.BeginObject();
+      Ints("index", leaf.index);
+      Slice("slice", leaf.slice);
+      j_.EndObject();
+    }
+    j_.EndArray();
+    j_.EndObject();
+    j_.Key("aliases");
+    j_.BeginArray();
+    for (const th::InputOutputAlias& a : sig.aliases) {
+      j_.BeginObject();
+      Ints("output_index", a.output_index);
+      j_.Field("parameter_number", a.parameter_number);
+      Ints("parameter_index", a.parameter_index);
+      j_.Field("must_alias", a.must_alias);
+      j_.EndObject();
+    }
+    j_.EndArray();
+    j_.EndObject();
+  }
+
+  void Allocations(const th::ThunkProgram& p) {
+    j_.Key("allocations");
+    j_.BeginArray();
+    for (size_t i = 0; i < p.allocations.size(); ++i) {
+      const th::Allocation& a = p.allocations[i];
+      j_.BeginObject();
+      j_.Field("index", static_cast<int64_t>(i));
+      j_.Field("size", a.size);
+      j_.Field("alignment", a.alignment);
+      j_.Field("kind", th::AllocationKindName(a.kind()));
+      j_.Key("parameter");
+      if (a.parameter) {
+        j_.BeginObject();
+        j_.Field("number", a.parameter->number);
+        Ints("index", a.parameter->index);
+        j_.EndObject();
+      } else {
+        j_.Null();
+      }
+      j_.Key("output_index");
+      if (a.output) j_.IntArray(*a.output);
+      else j_.Null();
+      OptionalInt("constant", a.constant);
+      j_.EndObject();
+    }
+    j_.EndArray();
+  }
+
+  void Constants(const th::ThunkProgram& p) {
+    j_.Key("constants");
+    j_.BeginArray();
+    for (size_t i = 0; i < p.constants.size(); ++i) {
+      j_.BeginObject();
+      j_.Field("index", static_cast<int64_t>(i));
+      j_.Field("name", p.constants[i].name);
+      j_.Field("size", static_cast<int64_t>(p.constants[i].bytes.size()));
+      j_.EndObject();
+    }
+    j_.EndArray();
+  }
+
+  void Images(const std::vector<bef::KernelImage>& images) {
+    j_.Key("kernel_images");
+    j_.BeginArray();
+    for (const bef::KernelImage& image : images) {
+      j_.BeginObject();
+      j_.Field("target", image.target);
+      j_.Field("kind", bef::TargetKindName(image.kind));
+      j_.Key("cubins");
+      j_.BeginArray();
+      for (const bef::CubinImage& c : image.cubins) {
+        j_.BeginObject();
+        j_.Field("sm_arch", static_cast<int64_t>(c.sm_arch));
+        j_.Field("size", static_cast<int64_t>(c.data.size()));
+        j_.EndObject();
+      }
+      j_.EndArray();
+      j_.Field("ptx_size", static_cast<int64_t>(image.ptx.size()));
+      j_.Field("shared_object_size", static_cast<int64_t>(image.shared_object.size()));
+      j_.Key("kernels");
+      j_.BeginArray();
+      for (const bef::KernelEntry& k : image.kernels) {
+        j_.BeginObject();
+        j_.Field("name", k.name);
+        Dims("grid", k.launch.grid);
+        Dims("block", k.launch.block);
+        j_.Field("shared_memory_bytes", k.launch.shared_memory_bytes);
+        j_.EndObject();
+      }
+      j_.EndArray();
+      j_.EndObject();
+    }
+    j_.EndArray();
+  }
+
+  void Sequence(const th::SequenceThunk& seq) {
+    j_.BeginArray();
+    for (const th::Thunk& t : seq.thunks) Thunk(t);
+    j_.EndArray();
+  }
+
+  void Thunk(const th::Thunk& t) {
+    j_.BeginObject();
+    j_.Field("kind", th::ThunkKindName(t.kind()));
+    j_.Field("name", t.info.profile_name);
+    j_.Key("hlo");
+    j_.BeginArray();
+    for (const th::HloInstructionRef& h : t.info.hlo) {
+      j_.BeginObject();
+      j_.Field("name", h.name);
+      j_.Field("opcode", h.opcode);
+      j_.Field("op_name", h.op_name);
+      j_.EndObject();
+    }
+    j_.EndArray();
+    j_.Key("cost");
+    j_.BeginObject();
+    j_.Field("flops", t.info.cost.flops);
+    j_.Field("transcendentals", t.info.cost.transcendentals);
+    j_.Field("bytes_read", t.info.cost.bytes_read);
+    j_.Field("bytes_written", t.info.cost.bytes_written);
+    j_.EndObject();
+    j_.Field("text", th::ThunkLine(t));
+    std::visit([&](const auto& body) { Body(body); }, t.body);
+    j_.EndObject();
+  }
+
+  void Body(const th::KernelThunk& k) {
+    j_.Field("kernel_name", k.kernel_name);
+    Dims("grid", k.launch.grid);
+    Dims("block", k.launch.block);
+    j_.Field("shared_memory_bytes", k.launch.shared_memory_bytes);
+    j_.Key("args");
+    j_.BeginArray();
+    for (const th::KernelArgument& a : k.args) {
+      j_.BeginObject();
+      Slice("slice", a.slice);
+      j_.Field("written", a.written);
+      j_.EndObject();
+    }
+    j_.EndArray();
+  }
+  void Body(const th::GemmThunk& g) {
+    Slice("lhs", g.lhs);
+    Slice("rhs", g.rhs);
+    Slice("out", g.out);
+    OptionalSlice("workspace", g.workspace);
+    j_.Field("lhs_type", ElementTypeName(g.lhs_type));
+    j_.Field("rhs_type", ElementTypeName(g.rhs_type));
+    j_.Field("out_type", ElementTypeName(g.out_type));
+    j_.Field("m", g.m);
+    j_.Field("n", g.n);
+    j_.Field("k", g.k);
+    j_.Field("batch", g.batch);
+    j_.Field("lhs_transposed", g.lhs_transposed);
+    j_.Field("rhs_transposed", g.rhs_transposed);
+    Ints("leading_dims", {g.lhs_leading_dim, g.rhs_leading_dim, g.out_leading_dim});
+    Ints("batch_strides", {g.lhs_batch_stride, g.rhs_batch_stride, g.out_batch_stride});
+    j_.FieldDouble("alpha_real", g.alpha_real);
+    j_.FieldDouble("alpha_imag", g.alpha_imag);
+    j_.FieldDouble("beta", g.beta);
+  }
+  void Body(const th::ConvolutionThunk& c) {
+    j_.Field("convolution_kind", th::ConvolutionKindName(c.kind));
+    j_.Key("operands");
+    j_.BeginArray();
+    for (size_t i = 0; i < c.operands.size(); ++i) {
+      j_.BeginObject();
+      Slice("slice", c.operands[i]);
+      if (i < c.operand_shapes.size()) ShapeField("shape", c.operand_shapes[i]);
+      j_.EndObject();
+    }
+    j_.EndArray();
+    Slice("result", c.result);
+    ShapeField("result_shape", c.result_shape);
+    OptionalSlice("scratch", c.scratch);
+    const th::ConvolutionDimensions& d = c.dimensions;
+    j_.Key("dimensions");
+    j_.BeginObject();
+    j_.Field("input_batch", d.input_batch);
+    j_.Field("input_feature", d.input_feature);
+    Ints("input_spatial", d.input_spatial);
+    j_.Field("kernel_input_feature", d.kernel_input_feature);
+    j_.Field("kernel_output_feature", d.kernel_output_feature);
+    Ints("kernel_spatial", d.kernel_spatial);
+    j_.Field("output_batch", d.output_batch);
+    j_.Field("output_feature", d.output_feature);
+    Ints("output_spatial", d.output_spatial);
+    j_.EndObject();
+    j_.Key("window");
+    j_.BeginArray();
+    for (const th::WindowDimension& w : c.window) {
+      j_.BeginObject();
+      j_.Field("size", w.size);
+      j_.Field("stride", w.stride);
+      j_.Field("padding_low", w.padding_low);
+      j_.Field("padding_high", w.padding_high);
+      j_.Field("lhs_dilation", w.lhs_dilation);
+      j_.Field("rhs_dilation", w.rhs_dilation);
+      j_.Field("reversal", w.reversal);
+      j_.EndObject();
+    }
+    j_.EndArray();
+    j_.Field("feature_group_count", c.feature_group_count);
+    j_.Field("batch_group_count", c.batch_group_count);
+  }
+  void Body(const th::FftThunk& f) {
+    j_.Field("fft_type", th::FftTypeName(f.type));
+    Ints("fft_length", f.fft_length);
+    Slice("input", f.input);
+    Slice("output", f.output);
+    ShapeField("input_shape", f.input_shape);
+    ShapeField("output_shape", f.output_shape);
+  }
+  void Body(const th::CopyThunk& c) {
+    Slice("source", c.source);
+    Slice("destination", c.destination);
+  }
+  void Body(const th::MemsetThunk& m) {
+    Slice("destination", m.destination);
+    j_.Field("pattern", static_cast<int64_t>(m.pattern));
+  }
+  void Body(const th::SequenceThunk& s) {
+    j_.Key("thunks");
+    Sequence(s);
+  }
+  void Body(const th::WhileThunk& w) {
+    Slice("predicate", w.predicate);
+    OptionalInt("trip_count", w.trip_count);
+    j_.Key("condition");
+    Sequence(w.condition);
+    j_.Key("body");
+    Sequence(w.body);
+  }
+  void Body(const th::ConditionalThunk& c) {
+    Slice("branch_index", c.branch_index);
+    j_.Field("is_pred", c.is_pred);
+    j_.Key("branches");
+    j_.BeginArray();
+    for (const th::SequenceThunk& b : c.branches) Sequence(b);
+    j_.EndArray();
+  }
+  void Config(const th::CollectiveConfig& c) {
+    j_.Key("replica_groups");
+    j_.BeginArray();
+    for (const auto& g : c.replica_groups) j_.IntArray(g);
+    j_.EndArray();
+    OptionalInt("channel_id", c.channel_id);
+    j_.Field("use_global_device_ids", c.use_global_device_ids);
+  }
+  void Buffer(const th::CollectiveBuffer& b) {
+    j_.BeginObject();
+    Slice("source", b.source);
+    Slice("destination", b.destination);
+    j_.Field("element_type", ElementTypeName(b.element_type));
+    j_.Field("element_count", b.element_count);
+    j_.EndObject();
+  }
+  void Buffers(const std::vector<th::CollectiveBuffer>& v) {
+    j_.Key("buffers");
+    j_.BeginArray();
+    for (const th::CollectiveBuffer& b : v) Buffer(b);
+    j_.EndArray();
+  }
+  void Body(const th::AllReduceThunk& t) {
+    Config(t.config);
+    j_.Field("reduction", th::ReductionKindName(t.reduction));
+    Buffers(t.buffers);
+  }
+  void Body(const th::AllGatherThunk& t) {
+    Config(t.config);
+    j_.Field("dimension", t.dimension);
+    Buffers(t.buffers);
+  }
+  void Body(const th::ReduceScatterThunk& t) {
+    Config(t.config);
+    j_.Field("reduction", th::ReductionKindName(t.reduction));
+    j_.Field("dimension", t.dimension);
+    Buffers(t.buffers);
+  }
+  void Body(const th::AllToAllThunk& t) {
+    Config(t.config);
+    OptionalInt("split_dimension", t.split_dimension);
+    Buffers(t.buffers);
+  }
+  void Body(const th::CollectivePermuteThunk& t) {
+    Config(t.config);
+    j_.Key("source_target_pairs");
+    j_.BeginArray();
+    for (const auto& [s, d] : t.source_target_pairs) j_.IntArray({s, d});
+    j_.EndArray();
+    j_.Key("buffer");
+    Buffer(t.buffer);
+  }
+  void Body(const th::CustomCallThunk& c) {
+    j_.Field("target", c.target);
+    Slices("operands", c.operands);
+    Slices("results", c.results);
+    j_.Field("backend_config", c.backend_config);
+    j_.Field("api_version", static_cast<int64_t>(c.api_version));
+  }
+
+  JsonWriter j_;
+};
+
+}  // namespace
+
+std::string ArtifactToJson(const bef::Artifact& artifact, const std::string& path,
+                           uint64_t file_size, const DumpOptions& options) {
+  return ArtifactJson().Render(artifact, path, file_size, options);
+}
+
+}  // namespace kiln::tools
