@@ -10,21 +10,13 @@
 
 #include "compiler/evaluator/evaluator.h"
 #include "compiler/hlo/parser.h"
+#include "tests/support/evaluator_test_util.h"
 
 namespace kiln::hlo {
 namespace {
 
-Literal Array(ElementType type, const std::vector<int64_t>& dims, const std::vector<double>& v) {
-  StatusOr<Literal> lit = Literal::Vector(type, v).Reshape(dims);
-  EXPECT_TRUE(lit.ok()) << lit.status().message();
-  return std::move(*lit);
-}
-
-std::vector<double> Values(const Literal& lit) {
-  std::vector<double> v;
-  for (int64_t i = 0; i < lit.element_count(); ++i) v.push_back(lit.GetF64(i));
-  return v;
-}
+using test_support::Array;
+using test_support::Values;
 
 // Runs `text` with args_for(device) on every device.
 StatusOr<std::vector<Literal>> RunOnDevices(const std::string& text, int64_t devices,

@@ -10,15 +10,13 @@
 
 #include "compiler/evaluator/evaluator.h"
 #include "compiler/hlo/parser.h"
+#include "tests/support/evaluator_test_util.h"
 
 namespace kiln::hlo {
 namespace {
 
-Literal Array(ElementType type, const std::vector<int64_t>& dims, const std::vector<double>& v) {
-  StatusOr<Literal> lit = Literal::Vector(type, v).Reshape(dims);
-  EXPECT_TRUE(lit.ok()) << lit.status().message();
-  return std::move(*lit);
-}
+using test_support::Array;
+using test_support::Values;
 
 Literal ComplexArray(ElementType type, const std::vector<int64_t>& dims,
                      const std::vector<std::complex<double>>& v) {
@@ -30,12 +28,6 @@ Literal ComplexArray(ElementType type, const std::vector<int64_t>& dims,
 StatusOr<Literal> EvalHlo(const std::string& text, const std::vector<Literal>& args) {
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> module, ParseHloModule(text));
   return Evaluator().Evaluate(*module, args);
-}
-
-std::vector<double> Values(const Literal& lit) {
-  std::vector<double> v;
-  for (int64_t i = 0; i < lit.element_count(); ++i) v.push_back(lit.GetF64(i));
-  return v;
 }
 
 std::vector<std::complex<double>> ComplexValues(const Literal& lit) {

@@ -7,33 +7,20 @@
 
 #include "compiler/evaluator/evaluator.h"
 #include "compiler/hlo/parser.h"
+#include "tests/support/evaluator_test_util.h"
 
 namespace kiln::hlo {
 namespace {
 
-StatusOr<Literal> RunHlo(const std::string& text) {
-  auto module = ParseHloModule(text);
-  if (!module.ok()) return module.status();
-  return Evaluator().Evaluate(**module, {});
-}
-
-Literal MustRun(const std::string& text) {
-  StatusOr<Literal> result = RunHlo(text);
-  EXPECT_TRUE(result.ok()) << result.status().message();
-  return result.ok() ? std::move(*result) : Literal();
-}
-
-std::vector<double> Values(const Literal& lit) {
-  std::vector<double> v;
-  for (int64_t i = 0; i < lit.element_count(); ++i) v.push_back(lit.GetF64(i));
-  return v;
-}
+using test_support::EvaluateHlo;
+using test_support::MustEvaluateHlo;
+using test_support::Values;
 
 // ---------------------------------------------------------------- gather
 
 // Embedding lookup: rows 2, 0, 3 of a 4x3 table.
 TEST(GatherTest, RowsOfATable) {
-  Literal r = MustRun(R"(HloModule m
+  Literal r = MustEvaluateHlo(R"(HloModule m
 ENTRY %e () -> f32[3,3] {
   %table = f32[4,3] constant({{0, 1, 2}, {10, 11, 12}, {20, 21, 22}, {30, 31, 32}})
   %ids = s32[3] constant({2, 0, 3})
@@ -44,7 +31,7 @@ ENTRY %e () -> f32[3,3] {
 
 // Starts are clamped into [0, 5 - 3]: -2 -> 0 and 4 -> 2.
 TEST(GatherTest, OutOfRangeStartsAreClamped) {
-  Literal r = MustRun(R"(HloModule m
+  Literal r = MustEvaluateHlo(R"(HloModule m
 ENTRY %e () -> f32[2,3] {
   %x = f32[5] constant({0, 1, 2, 3, 4})
   %starts = s32[2,1] constant({{-2}, {4}})
@@ -57,7 +44,7 @@ ENTRY %e () -> f32[2,3] {
 // start_index_map={1,0} sends component 0 to operand dim 1, so the starts
 // are (row 2, col 1) and (row 1, col 0), each reading a 1x2 slice.
 TEST(GatherTest, IndexVectorDimAndStartIndexMap) {
-  Literal r = MustRun(R"(HloModule m
+  Literal r = MustEvaluateHlo(R"(HloModule m
 ENTRY %e () -> s32[2,2] {
   %x = s32[3,3] constant({{0, 1, 2}, {3, 4, 5}, {6, 7, 8}})
   %idx = s32[2,2] constant({{1, 0}, {2, 1}})
@@ -69,7 +56,7 @@ ENTRY %e () -> s32[2,2] {
 // Batching: out[b][j] = x[b][idx[b][j]], with the batch dimension of the
 // operand tied to dimension 0 of the indices.
 TEST(GatherTest, BatchingDims) {
-  Literal r = MustRun(R"(HloModule m
+  Literal r = MustEvaluateHlo(R"(HloModule m
 ENTRY %e () -> f32[2,2] {
   %x = f32[2,3] constant({{1, 2, 3}, {4, 5, 6}})
   %idx = s32[2,2] constant({{2, 0}, {1, 1}})
@@ -79,7 +66,7 @@ ENTRY %e () -> f32[2,2] {
 }
 
 TEST(GatherTest, BadStartIndexMapIsACleanError) {
-  StatusOr<Literal> r = RunHlo(R"(HloModule m
+  StatusOr<Literal> r = EvaluateHlo(R"(HloModule m
 ENTRY %e () -> f32[3,3] {
   %table = f32[4,3] constant({{0, 1, 2}, {10, 11, 12}, {20, 21, 22}, {30, 31, 32}})
   %ids = s32[3] constant({2, 0, 3})
@@ -90,7 +77,7 @@ ENTRY %e () -> f32[3,3] {
 }
 
 TEST(GatherTest, SliceLargerThanOperandIsACleanError) {
-  StatusOr<Literal> r = RunHlo(R"(HloModule m
+  StatusOr<Literal> r = EvaluateHlo(R"(HloModule m
 ENTRY %e () -> f32[3,4] {
   %table = f32[4,3] constant({{0, 1, 2}, {10, 11, 12}, {20, 21, 22}, {30, 31, 32}})
   %ids = s32[3] constant({2, 0, 3})
@@ -112,7 +99,7 @@ const char kAdd[] = R"(
 
 // Index 1 appears three times; every update is added.
 TEST(ScatterTest, AddWithDuplicateIndices) {
-  Literal r = MustRun(std::string("HloModule m\n") + kAdd + R"(
+  Literal r = MustEvaluateHlo(std::string("HloModule m\n") + kAdd + R"(
 ENTRY %e () -> f32[4] {
   %x = f32[4] constant({1, 2, 3, 4})
   %idx = s32[4,1] constant({{1}, {3}, {1}, {1}})
@@ -125,7 +112,7 @@ ENTRY %e () -> f32[4] {
 // index_vector_dim equal to the indices rank: each scalar index picks a
 // row. Rows 3 and -1 do not exist, so those updates are dropped.
 TEST(ScatterTest, OutOfBoundsRowsAreSkippedWithImplicitIndexVector) {
-  Literal r = MustRun(std::string("HloModule m\n") + kAdd + R"(
+  Literal r = MustEvaluateHlo(std::string("HloModule m\n") + kAdd + R"(
 ENTRY %e () -> f32[3,2] {
   %x = f32[3,2] constant({{1, 1}, {1, 1}, {1, 1}})
   %idx = s32[3] constant({2, 3, -1})
@@ -138,7 +125,7 @@ ENTRY %e () -> f32[3,2] {
 // A window of 2 starting at 4 would cover positions 4 and 5 of a length-5
 // operand; XLA skips the whole window rather than clamping it.
 TEST(ScatterTest, PartiallyOutOfBoundsWindowIsSkippedEntirely) {
-  Literal r = MustRun(std::string("HloModule m\n") + kAdd + R"(
+  Literal r = MustEvaluateHlo(std::string("HloModule m\n") + kAdd + R"(
 ENTRY %e () -> f32[5] {
   %x = f32[5] constant({0, 0, 0, 0, 0})
   %idx = s32[2,1] constant({{3}, {4}})
@@ -152,7 +139,7 @@ ENTRY %e () -> f32[5] {
 // leaves this unspecified; kiln follows XLA's evaluator): the later
 // update 7 wins.
 TEST(ScatterTest, OverwriteAppliesUpdatesInOrder) {
-  Literal r = MustRun(R"(HloModule m
+  Literal r = MustEvaluateHlo(R"(HloModule m
 %second (a: s32[], b: s32[]) -> s32[] {
   %a = s32[] parameter(0)
   ROOT %b = s32[] parameter(1)
@@ -168,7 +155,7 @@ ENTRY %e () -> s32[3] {
 
 // Two operands updated together: sums in f32, maxima in s32.
 TEST(ScatterTest, Variadic) {
-  Literal r = MustRun(R"(HloModule m
+  Literal r = MustEvaluateHlo(R"(HloModule m
 %combine (a: f32[], b: s32[], u: f32[], v: s32[]) -> (f32[], s32[]) {
   %a = f32[] parameter(0)
   %b = s32[] parameter(1)
@@ -193,7 +180,7 @@ ENTRY %e () -> (f32[3], s32[3]) {
 
 // Batching: row b of the operand receives the updates of indices row b.
 TEST(ScatterTest, BatchingDims) {
-  Literal r = MustRun(std::string("HloModule m\n") + kAdd + R"(
+  Literal r = MustEvaluateHlo(std::string("HloModule m\n") + kAdd + R"(
 ENTRY %e () -> f32[2,3] {
   %x = f32[2,3] constant({{0, 0, 0}, {0, 0, 0}})
   %idx = s32[2,2] constant({{0, 2}, {1, 1}})
@@ -204,7 +191,7 @@ ENTRY %e () -> f32[2,3] {
 }
 
 TEST(ScatterTest, MismatchedUpdatesAreACleanError) {
-  StatusOr<Literal> r = RunHlo(std::string("HloModule m\n") + kAdd + R"(
+  StatusOr<Literal> r = EvaluateHlo(std::string("HloModule m\n") + kAdd + R"(
 ENTRY %e () -> f32[4] {
   %x = f32[4] constant({1, 2, 3, 4})
   %idx = s32[4,1] constant({{1}, {3}, {1}, {1}})
@@ -215,7 +202,7 @@ ENTRY %e () -> f32[4] {
 }
 
 TEST(ScatterTest, BadUpdateWindowDimsAreACleanError) {
-  StatusOr<Literal> r = RunHlo(std::string("HloModule m\n") + kAdd + R"(
+  StatusOr<Literal> r = EvaluateHlo(std::string("HloModule m\n") + kAdd + R"(
 ENTRY %e () -> f32[3,2] {
   %x = f32[3,2] constant({{1, 1}, {1, 1}, {1, 1}})
   %idx = s32[3] constant({2, 3, -1})

@@ -9,27 +9,14 @@
 
 #include "compiler/evaluator/evaluator.h"
 #include "compiler/hlo/parser.h"
+#include "tests/support/evaluator_test_util.h"
 
 namespace kiln::hlo {
 namespace {
 
-StatusOr<Literal> RunHlo(const std::string& text) {
-  auto module = ParseHloModule(text);
-  if (!module.ok()) return module.status();
-  return Evaluator().Evaluate(**module, {});
-}
-
-Literal MustRun(const std::string& text) {
-  StatusOr<Literal> result = RunHlo(text);
-  EXPECT_TRUE(result.ok()) << result.status().message();
-  return result.ok() ? std::move(*result) : Literal();
-}
-
-std::vector<double> Values(const Literal& lit) {
-  std::vector<double> v;
-  for (int64_t i = 0; i < lit.element_count(); ++i) v.push_back(lit.GetF64(i));
-  return v;
-}
+using test_support::EvaluateHlo;
+using test_support::MustEvaluateHlo;
+using test_support::Values;
 
 const char kAdd[] = R"(
 %add (a: f32[], b: f32[]) -> f32[] {
@@ -58,7 +45,7 @@ ENTRY %e () -> (f32[2], f32[3]) {
   %cols = f32[3] reduce(%x, %zero), dimensions={0}, to_apply=%add
   ROOT %t = (f32[2], f32[3]) tuple(%rows, %cols)
 })";
-  Literal r = MustRun(text);
+  Literal r = MustEvaluateHlo(text);
   ASSERT_EQ(r.elements().size(), 2u);
   EXPECT_EQ(Values(r.element(0)), (std::vector<double>{6, 15}));     // 1+2+3, 4+5+6
   EXPECT_EQ(Values(r.element(1)), (std::vector<double>{5, 7, 9}));  // column sums
@@ -71,7 +58,7 @@ ENTRY %e () -> f32[] {
   %init = f32[] constant(0.5)
   ROOT %r = f32[] reduce(%x, %init), dimensions={0,1}, to_apply=%add
 })";
-  EXPECT_EQ(Values(MustRun(text)), (std::vector<double>{21.5}));  // 0.5 + 21
+  EXPECT_EQ(Values(MustEvaluateHlo(text)), (std::vector<double>{21.5}));  // 0.5 + 21
 }
 
 TEST(ReduceTest, IntegerMaxKeepsOtherDimsInOrder) {
@@ -87,7 +74,7 @@ ENTRY %e () -> s32[2,2] {
   ROOT %r = s32[2,2] reduce(%x, %init), dimensions={1}, to_apply=%imax
 })";
   // out[i][k] = max_j x[i][j][k]: {{max(1,4,0), max(9,2,3)}, {max(-5,-1,-3), max(-6,-7,-2)}}
-  EXPECT_EQ(Values(MustRun(text)), (std::vector<double>{4, 9, -1, -2}));
+  EXPECT_EQ(Values(MustEvaluateHlo(text)), (std::vector<double>{4, 9, -1, -2}));
 }
 
 // XLA's evaluator sums a float reduction whose computation is a plain add in
@@ -100,7 +87,7 @@ ENTRY %e () -> f32[] {
   %zero = f32[] constant(0)
   ROOT %r = f32[] reduce(%x, %zero), dimensions={0}, to_apply=%add
 })";
-  EXPECT_EQ(Values(MustRun(text)), (std::vector<double>{16777218}));
+  EXPECT_EQ(Values(MustEvaluateHlo(text)), (std::vector<double>{16777218}));
 }
 
 // Any other computation is applied element by element in f32.
@@ -119,7 +106,7 @@ ENTRY %e () -> f32[] {
   ROOT %r = f32[] reduce(%x, %zero), dimensions={0}, to_apply=%add_scaled
 })";
   // ((0 + 2^24) + 1) rounds to 2^24, and again for the second 1.
-  EXPECT_EQ(Values(MustRun(text)), (std::vector<double>{16777216}));
+  EXPECT_EQ(Values(MustEvaluateHlo(text)), (std::vector<double>{16777216}));
 }
 
 // Variadic reduce computing (max value, its index), ties going to the
@@ -147,7 +134,7 @@ ENTRY %e () -> (f32[2], s32[2]) {
   %zero = s32[] constant(0)
   ROOT %r = (f32[2], s32[2]) reduce(%x, %idx, %ninf, %zero), dimensions={1}, to_apply=%argmax
 })";
-  Literal r = MustRun(text);
+  Literal r = MustEvaluateHlo(text);
   ASSERT_EQ(r.elements().size(), 2u);
   // Row 0: max 7 first at index 1 (index 3 ties, loses). Row 1: 5 at index 0.
   EXPECT_EQ(Values(r.element(0)), (std::vector<double>{7, 5}));
@@ -174,7 +161,7 @@ ENTRY %e () -> (s32[], s32[]) {
   %c = s32[] reduce(%col_major, %zero), dimensions={0,1}, to_apply=%digits
   ROOT %t = (s32[], s32[]) tuple(%r, %c)
 })";
-  Literal r = MustRun(text);
+  Literal r = MustEvaluateHlo(text);
   ASSERT_EQ(r.elements().size(), 2u);
   EXPECT_EQ(r.element(0).GetS64(0), 1234);
   EXPECT_EQ(r.element(1).GetS64(0), 1324);
@@ -187,7 +174,7 @@ ENTRY %e () -> f32[2] {
   %zero = f32[] constant(0)
   ROOT %r = f32[2] reduce(%x, %zero), dimensions={7}, to_apply=%add
 })";
-  StatusOr<Literal> r = RunHlo(text);
+  StatusOr<Literal> r = EvaluateHlo(text);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("dimensions"), std::string::npos) << r.status().message();
 }
@@ -202,7 +189,7 @@ ENTRY %e () -> f32[2,2] {
   ROOT %r = f32[2,2] reduce-window(%x, %ninf), window={size=2x2 stride=2x2}, to_apply=%max
 })";
   // Quadrants: {1,5,3,4} {2,0,8,1} {0,9,2,1} {7,6,3,5}.
-  EXPECT_EQ(Values(MustRun(text)), (std::vector<double>{5, 8, 9, 7}));
+  EXPECT_EQ(Values(MustEvaluateHlo(text)), (std::vector<double>{5, 8, 9, 7}));
 }
 
 // Base dilation 2 and padding 2/1 turn {1,2,3} into [P P 1 _ 2 _ 3 P];
@@ -215,7 +202,7 @@ ENTRY %e () -> f32[4] {
   %ten = f32[] constant(10)
   ROOT %r = f32[4] reduce-window(%x, %ten), window={size=2 stride=2 pad=2_1 lhs_dilate=2}, to_apply=%add
 })";
-  EXPECT_EQ(Values(MustRun(text)), (std::vector<double>{10, 11, 12, 13}));
+  EXPECT_EQ(Values(MustEvaluateHlo(text)), (std::vector<double>{10, 11, 12, 13}));
 }
 
 // Window dilation 2 with size 2 pairs x[k] with x[k+2].
@@ -226,7 +213,7 @@ ENTRY %e () -> f32[1,3] {
   %zero = f32[] constant(0)
   ROOT %r = f32[1,3] reduce-window(%x, %zero), window={size=1x2 rhs_dilate=1x2}, to_apply=%add
 })";
-  EXPECT_EQ(Values(MustRun(text)), (std::vector<double>{4, 6, 8}));  // 1+3, 2+4, 3+5
+  EXPECT_EQ(Values(MustEvaluateHlo(text)), (std::vector<double>{4, 6, 8}));  // 1+3, 2+4, 3+5
 }
 
 // Two inputs reduced together: window sums and element counts.
@@ -249,7 +236,7 @@ ENTRY %e () -> (f32[3], s32[3]) {
   ROOT %r = (f32[3], s32[3]) reduce-window(%x, %ones, %zf, %zi), window={size=2 stride=2 pad=1_1}, to_apply=%sum_count
 })";
   // Padded [P 1 2 3 4 P]: windows [P 1] [2 3] [4 P].
-  Literal r = MustRun(text);
+  Literal r = MustEvaluateHlo(text);
   ASSERT_EQ(r.elements().size(), 2u);
   EXPECT_EQ(Values(r.element(0)), (std::vector<double>{1, 5, 4}));
   EXPECT_EQ(Values(r.element(1)), (std::vector<double>{1, 2, 1}));
@@ -262,7 +249,7 @@ ENTRY %e () -> f32[3,3] {
   %ninf = f32[] constant(-inf)
   ROOT %r = f32[3,3] reduce-window(%x, %ninf), window={size=2x2 stride=2x2}, to_apply=%max
 })";
-  EXPECT_FALSE(RunHlo(text).ok());
+  EXPECT_FALSE(EvaluateHlo(text).ok());
 }
 
 // ---------------------------------------------------- select-and-scatter
@@ -285,7 +272,7 @@ ENTRY %e () -> f32[4,4] {
   ROOT %r = f32[4,4] select-and-scatter(%x, %src, %zero), window={size=2x2 stride=2x2}, select=%ge, scatter=%add
 })";
   // Maxima: 5 at (0,1), 8 at (1,2), 9 at (2,1), 7 at (2,2).
-  EXPECT_EQ(Values(MustRun(text)), (std::vector<double>{0, 10, 0, 0,   //
+  EXPECT_EQ(Values(MustEvaluateHlo(text)), (std::vector<double>{0, 10, 0, 0,   //
                                                         0, 0, 20, 0,   //
                                                         0, 30, 40, 0,  //
                                                         0, 0, 0, 0}));
@@ -302,7 +289,7 @@ ENTRY %e () -> f32[4] {
   %zero = f32[] constant(0)
   ROOT %r = f32[4] select-and-scatter(%x, %src, %zero), window={size=2 stride=1}, select=%ge, scatter=%add
 })";
-  EXPECT_EQ(Values(MustRun(text)), (std::vector<double>{0, 11, 100, 0}));
+  EXPECT_EQ(Values(MustEvaluateHlo(text)), (std::vector<double>{0, 11, 100, 0}));
 }
 
 // Low padding 1 on {5, 6, 1} with size 2, stride 2 gives [P 5 6 1]: the
@@ -316,7 +303,7 @@ ENTRY %e () -> f32[3] {
   %init = f32[] constant(0.5)
   ROOT %r = f32[3] select-and-scatter(%x, %src, %init), window={size=2 stride=2 pad=1_0}, select=%ge, scatter=%add
 })";
-  EXPECT_EQ(Values(MustRun(text)), (std::vector<double>{2.5, 4.5, 0.5}));
+  EXPECT_EQ(Values(MustEvaluateHlo(text)), (std::vector<double>{2.5, 4.5, 0.5}));
 }
 
 // ------------------------------------------------------------------ sort
@@ -335,7 +322,7 @@ ENTRY %e () -> (f32[6], s32[6]) {
   %v = s32[6] constant({0, 1, 2, 3, 4, 5})
   ROOT %s = (f32[6], s32[6]) sort(%k, %v), dimensions={0}, is_stable=true, to_apply=%lt
 })";
-  Literal r = MustRun(text);
+  Literal r = MustEvaluateHlo(text);
   ASSERT_EQ(r.elements().size(), 2u);
   EXPECT_EQ(Values(r.element(0)), (std::vector<double>{0, 1, 1, 2, 3, 3}));
   // Equal keys keep their original order: 1s from 1 then 3, 3s from 0 then 4.
@@ -354,7 +341,7 @@ ENTRY %e () -> f32[7] {
   %k = f32[7] constant({3, nan, -1, 0, -0, -inf, 2})
   ROOT %s = f32[7] sort(%k), dimensions={0}, to_apply=%lt
 })";
-  std::vector<double> v = Values(MustRun(text));
+  std::vector<double> v = Values(MustEvaluateHlo(text));
   ASSERT_EQ(v.size(), 7u);
   EXPECT_EQ(v[0], -INFINITY);
   EXPECT_EQ(v[1], -1);
@@ -378,7 +365,7 @@ ENTRY %e () -> f32[6] {
   %k = f32[6] constant({nan, 4, nan, 0, 2, nan})
   ROOT %s = f32[6] sort(%k), dimensions={0}, to_apply=%lt
 })";
-  std::vector<double> v = Values(MustRun(text));
+  std::vector<double> v = Values(MustEvaluateHlo(text));
   ASSERT_EQ(v.size(), 6u);
   EXPECT_EQ(std::count_if(v.begin(), v.end(), [](double x) { return std::isnan(x); }), 3);
   for (double x : {0.0, 2.0, 4.0}) EXPECT_EQ(std::count(v.begin(), v.end(), x), 1);
@@ -396,7 +383,7 @@ ENTRY %e () -> f32[3,2] {
   %k = f32[3,2] constant({{1, 6}, {3, 4}, {2, 5}})
   ROOT %s = f32[3,2] sort(%k), dimensions={0}, to_apply=%gt
 })";
-  EXPECT_EQ(Values(MustRun(text)), (std::vector<double>{3, 6, 2, 5, 1, 4}));
+  EXPECT_EQ(Values(MustEvaluateHlo(text)), (std::vector<double>{3, 6, 2, 5, 1, 4}));
 }
 
 TEST(SortTest, BadDimensionIsACleanError) {
@@ -410,7 +397,7 @@ ENTRY %e () -> f32[3] {
   %k = f32[3] constant({1, 2, 3})
   ROOT %s = f32[3] sort(%k), dimensions={1}, to_apply=%gt
 })";
-  EXPECT_FALSE(RunHlo(text).ok());
+  EXPECT_FALSE(EvaluateHlo(text).ok());
 }
 
 }  // namespace
