@@ -133,7 +133,9 @@ class Sweep {
     cuda.cuda = true;
     StatusOr<CodegenResult> ptx = CompileKernels(specs, cuda);
     ASSERT_TRUE(ptx.ok()) << ptx.status().message();
-    if (access("/usr/local/cuda/bin/ptxas", X_OK) == 0) EXPECT_FALSE(ptx->cuda->cubin.empty());
+    if (access("/usr/local/cuda/bin/ptxas", X_OK) == 0) {
+      EXPECT_FALSE(ptx->cuda->cubin.empty());
+    }
   }
 
  private:
