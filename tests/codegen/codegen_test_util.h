@@ -3,10 +3,7 @@
 // as the runtime will) and run a kernel on Literals.
 #pragma once
 
-#include <dlfcn.h>
 #include <gtest/gtest.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <memory>
@@ -16,47 +13,18 @@
 #include "compiler/codegen/kernel_codegen.h"
 #include "compiler/evaluator/evaluator.h"
 #include "compiler/hlo/parser.h"
+#include "runtime/host_library.h"
 
 namespace kiln::codegen::testing {
 
-// A shared object loaded from bytes; unloaded on destruction.
-class LoadedLibrary {
- public:
-  static StatusOr<std::unique_ptr<LoadedLibrary>> Load(const std::vector<uint8_t>& image) {
-    int fd = memfd_create("kiln-kernels", MFD_CLOEXEC);
-    if (fd < 0) return Error("memfd_create failed");
-    size_t done = 0;
-    while (done < image.size()) {
-      ssize_t n = write(fd, image.data() + done, image.size() - done);
-      if (n <= 0) {
-        close(fd);
-        return Error("writing the memfd failed");
-      }
-      done += static_cast<size_t>(n);
-    }
-    std::string path = "/proc/self/fd/" + std::to_string(fd);
-    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!handle) {
-      std::string message = dlerror();
-      close(fd);
-      return Error("dlopen failed: " + message);
-    }
-    return std::unique_ptr<LoadedLibrary>(new LoadedLibrary(handle, fd));
-  }
-  ~LoadedLibrary() {
-    dlclose(handle_);
-    close(fd_);
-  }
-  using KernelFn = void (*)(void**);
-  KernelFn Find(const std::string& name) const {
-    return reinterpret_cast<KernelFn>(dlsym(handle_, name.c_str()));
-  }
+// Host kernels are loaded exactly as the runtime loads them.
+using LoadedLibrary = runtime::HostLibrary;
+using KernelFn = void (*)(void**);
 
- private:
-  LoadedLibrary(void* handle, int fd) : handle_(handle), fd_(fd) {}
-  void* handle_;
-  int fd_;
-};
+// The kernel `name` of a loaded library, or nullptr.
+inline KernelFn FindKernel(const LoadedLibrary& lib, const std::string& name) {
+  return reinterpret_cast<KernelFn>(lib.Find(name));
+}
 
 inline std::unique_ptr<hlo::HloModule> MustParse(const std::string& text) {
   auto module = hlo::ParseHloModule(text);
@@ -65,7 +33,7 @@ inline std::unique_ptr<hlo::HloModule> MustParse(const std::string& text) {
 }
 
 // Runs `fn` on `args`, returning a fresh result of `result_shape`.
-inline Literal RunKernel(LoadedLibrary::KernelFn fn, const std::vector<Literal>& args,
+inline Literal RunKernel(KernelFn fn, const std::vector<Literal>& args,
                          const Shape& result_shape) {
   Literal result(result_shape);
   std::vector<void*> buffers;
@@ -88,7 +56,7 @@ inline Literal CompileAndRun(const std::string& text, const std::vector<Literal>
   auto lib = LoadedLibrary::Load(compiled->host->shared_object);
   EXPECT_TRUE(lib.ok()) << lib.status().message();
   if (!lib.ok()) return Literal();
-  LoadedLibrary::KernelFn fn = (*lib)->Find(name);
+  KernelFn fn = FindKernel(**lib, name);
   EXPECT_NE(fn, nullptr);
   if (!fn) return Literal();
   return RunKernel(fn, args, module->entry()->root()->shape());

@@ -1,0 +1,66 @@
+// Host GEMM through cblas; see host_gemm.h.
+#include "kernels_lib/host_gemm.h"
+
+#include <cblas.h>
+
+#include <string>
+
+namespace kiln::kernels {
+namespace {
+
+// Leading dimension of a stored row-major matrix of `rows` x `cols`, or the
+// dense default (cols) when the thunk left it 0.
+int64_t LeadingDim(int64_t given, int64_t cols) { return given > 0 ? given : (cols > 0 ? cols : 1); }
+
+Status CheckShape(const thunks::GemmThunk& g) {
+  if (g.m < 0 || g.n < 0 || g.k < 0 || g.batch < 0) {
+    return Error("gemm: negative dimension (m=" + std::to_string(g.m) + " n=" +
+                 std::to_string(g.n) + " k=" + std::to_string(g.k) + " batch=" +
+                 std::to_string(g.batch) + ")");
+  }
+  if (g.alpha_imag != 0.0) return Error("Unimplemented: gemm: complex alpha on a real gemm");
+  return Status::Ok();
+}
+
+template <typename T, typename Fn>
+void RunBatches(const thunks::GemmThunk& g, const T* lhs, const T* rhs, T* out, Fn gemm_fn) {
+  // Stored shapes: lhs is m x k (k x m transposed), rhs k x n (n x k).
+  int64_t lda = LeadingDim(g.lhs_leading_dim, g.lhs_transposed ? g.m : g.k);
+  int64_t ldb = LeadingDim(g.rhs_leading_dim, g.rhs_transposed ? g.k : g.n);
+  int64_t ldc = LeadingDim(g.out_leading_dim, g.n);
+  int64_t lhs_stride = g.lhs_batch_stride > 0 ? g.lhs_batch_stride : g.m * g.k;
+  int64_t rhs_stride = g.rhs_batch_stride > 0 ? g.rhs_batch_stride : g.k * g.n;
+  int64_t out_stride = g.out_batch_stride > 0 ? g.out_batch_stride : g.m * g.n;
+  CBLAS_TRANSPOSE ta = g.lhs_transposed ? CblasTrans : CblasNoTrans;
+  CBLAS_TRANSPOSE tb = g.rhs_transposed ? CblasTrans : CblasNoTrans;
+  for (int64_t b = 0; b < g.batch; ++b) {
+    gemm_fn(CblasRowMajor, ta, tb, g.m, g.n, g.k, static_cast<T>(g.alpha_real),
+            lhs + b * lhs_stride, lda, rhs + b * rhs_stride, ldb, static_cast<T>(g.beta),
+            out + b * out_stride, ldc);
+  }
+}
+
+}  // namespace
+
+Status HostGemm(const thunks::GemmThunk& g, const void* lhs, const void* rhs, void* out) {
+  KILN_RETURN_IF_ERROR(CheckShape(g));
+  if (g.m == 0 || g.n == 0 || g.batch == 0) return Status::Ok();
+  bool same = g.lhs_type == g.rhs_type && g.rhs_type == g.out_type;
+  if (same && g.out_type == ElementType::kF32) {
+    RunBatches(g, static_cast<const float*>(lhs), static_cast<const float*>(rhs),
+               static_cast<float*>(out),
+               [](auto... a) { cblas_sgemm(a...); });
+    return Status::Ok();
+  }
+  if (same && g.out_type == ElementType::kF64) {
+    RunBatches(g, static_cast<const double*>(lhs), static_cast<const double*>(rhs),
+               static_cast<double*>(out),
+               [](auto... a) { cblas_dgemm(a...); });
+    return Status::Ok();
+  }
+  return Error("Unimplemented: host gemm of " + std::string(ElementTypeName(g.lhs_type)) + " x " +
+               std::string(ElementTypeName(g.rhs_type)) + " -> " +
+               std::string(ElementTypeName(g.out_type)) + " (only f32 and f64)");
+}
+
+}  // namespace kiln::kernels

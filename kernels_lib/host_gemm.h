@@ -1,0 +1,18 @@
+// Host GEMM: executes a GemmThunk on host memory with OpenBLAS (cblas).
+//
+// The thunk describes row-major matrices with explicit leading dimensions
+// and batch strides (in elements), which map one-to-one onto cblas'
+// CblasRowMajor interface; batches are a plain loop of cblas calls.
+#pragma once
+
+#include "common/status.h"
+#include "thunks/thunk.h"
+
+namespace kiln::kernels {
+
+// out = alpha * op(lhs) x op(rhs) + beta * out for every batch. Supports
+// f32 and f64 (all three types equal, alpha_imag == 0); other type
+// combinations return an Unimplemented error naming the types.
+Status HostGemm(const thunks::GemmThunk& gemm, const void* lhs, const void* rhs, void* out);
+
+}  // namespace kiln::kernels

@@ -1,0 +1,80 @@
+// Device, Stream and Event: the host execution machinery; see runtime.h.
+#include "runtime/stream.h"
+
+namespace kiln::runtime {
+
+std::string_view DeviceKindName(DeviceKind kind) {
+  return kind == DeviceKind::kHost ? "host" : "cuda";
+}
+
+// ---- Stream ----------------------------------------------------------------
+
+Stream::Stream() : worker_([this] { Loop(); }) {}
+
+Stream::~Stream() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  worker_.join();
+}
+
+void Stream::Enqueue(std::function<void()> work) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(std::move(work));
+  }
+  cv_.notify_one();
+}
+
+void Stream::Loop() {
+  for (;;) {
+    std::function<void()> work;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      // Pending work still runs on shutdown so no Event is left unsignalled.
+      if (queue_.empty()) return;
+      work = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    work();
+  }
+}
+
+// ---- Event -------------------------------------------------------------------
+
+StatusOr<ExecutionResult> Event::Wait() const {
+  if (!state_) return Error("Event::Wait on a null event");
+  std::unique_lock<std::mutex> lock(state_->mu);
+  state_->cv.wait(lock, [this] { return state_->result.has_value(); });
+  return *state_->result;
+}
+
+bool Event::IsReady() const {
+  if (!state_) return false;
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->result.has_value();
+}
+
+// ---- Device ------------------------------------------------------------------
+
+Device::Device(DeviceKind kind, int num_streams) : kind_(kind) {
+  for (int i = 0; i < num_streams; ++i) streams_.push_back(std::make_unique<Stream>());
+}
+
+Device::~Device() = default;
+
+StatusOr<std::unique_ptr<Device>> Device::Create(DeviceKind kind, int num_streams) {
+  if (kind == DeviceKind::kCuda) {
+    return Error("CUDA backend not built/available in this runtime (host only for now)");
+  }
+  if (num_streams < 1 || num_streams > 64) {
+    return Error("Device::Create: num_streams must be in [1, 64], got " +
+                 std::to_string(num_streams));
+  }
+  return std::unique_ptr<Device>(new Device(kind, num_streams));
+}
+
+}  // namespace kiln::runtime

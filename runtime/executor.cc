@@ -1,0 +1,119 @@
+// Host thunk interpreter; see executor.h.
+#include "runtime/executor.h"
+
+#include <cstring>
+
+#include "kernels_lib/host_gemm.h"
+
+namespace kiln::runtime {
+namespace {
+
+namespace th = ::kiln::thunks;
+
+uint8_t* Address(const ExecutionContext& ctx, const th::BufferSlice& s) {
+  return ctx.allocation_base[s.allocation] + s.offset;
+}
+
+Status RunKernel(const th::KernelThunk& k, ExecutionContext& ctx) {
+  auto it = ctx.kernels->find(k.kernel_name);
+  if (it == ctx.kernels->end()) return Error("kernel '" + k.kernel_name + "' was not resolved");
+  std::vector<void*> args;
+  args.reserve(k.args.size());
+  for (const th::KernelArgument& a : k.args) args.push_back(Address(ctx, a.slice));
+  it->second(args.data());
+  return Status::Ok();
+}
+
+Status RunCopy(const th::CopyThunk& c, ExecutionContext& ctx) {
+  if (c.source.size != c.destination.size) {
+    return Error("copy sizes differ: " + c.source.ToString() + " -> " + c.destination.ToString());
+  }
+  // memmove: a copy between overlapping slices of one allocation is legal.
+  std::memmove(Address(ctx, c.destination), Address(ctx, c.source),
+               static_cast<size_t>(c.source.size));
+  return Status::Ok();
+}
+
+Status RunMemset(const th::MemsetThunk& m, ExecutionContext& ctx) {
+  uint8_t* dst = Address(ctx, m.destination);
+  if (m.pattern == 0) {
+    std::memset(dst, 0, static_cast<size_t>(m.destination.size));
+    return Status::Ok();
+  }
+  if (m.destination.size % 4 != 0) {
+    return Error("memset with a nonzero pattern needs a size multiple of 4, got " +
+                 m.destination.ToString());
+  }
+  for (int64_t i = 0; i < m.destination.size; i += 4) std::memcpy(dst + i, &m.pattern, 4);
+  return Status::Ok();
+}
+
+Status RunWhile(const th::WhileThunk& w, ExecutionContext& ctx, int depth) {
+  if (w.trip_count) {
+    // Known trip count: the compiler proved the condition's outcome, so the
+    // predicate is not read back (matches the CUDA runtime's no-sync path).
+    for (int64_t i = 0; i < *w.trip_count; ++i) {
+      KILN_RETURN_IF_ERROR(ExecuteSequence(w.body, ctx, depth + 1));
+    }
+    return Status::Ok();
+  }
+  for (;;) {
+    KILN_RETURN_IF_ERROR(ExecuteSequence(w.condition, ctx, depth + 1));
+    if (*Address(ctx, w.predicate) == 0) return Status::Ok();
+    KILN_RETURN_IF_ERROR(ExecuteSequence(w.body, ctx, depth + 1));
+  }
+}
+
+Status RunConditional(const th::ConditionalThunk& c, ExecutionContext& ctx, int depth) {
+  if (c.branches.empty()) return Error("conditional without branches");
+  const uint8_t* index = Address(ctx, c.branch_index);
+  size_t branch;
+  if (c.is_pred) {
+    branch = *index != 0 ? 0 : 1;  // true -> branch 0 (HLO's true_computation)
+  } else {
+    int32_t i;
+    std::memcpy(&i, index, 4);
+    // XLA: an out-of-range index runs the last branch.
+    branch = (i < 0 || static_cast<size_t>(i) >= c.branches.size()) ? c.branches.size() - 1
+                                                                     : static_cast<size_t>(i);
+  }
+  if (branch >= c.branches.size()) return Error("conditional: predicate branch missing");
+  return ExecuteSequence(c.branches[branch], ctx, depth + 1);
+}
+
+Status RunThunk(const th::Thunk& t, ExecutionContext& ctx, int depth) {
+  switch (t.kind()) {
+    case th::ThunkKind::kKernel: return RunKernel(*t.As<th::KernelThunk>(), ctx);
+    case th::ThunkKind::kGemm: {
+      const th::GemmThunk& g = *t.As<th::GemmThunk>();
+      return kernels::HostGemm(g, Address(ctx, g.lhs), Address(ctx, g.rhs), Address(ctx, g.out));
+    }
+    case th::ThunkKind::kCopy: return RunCopy(*t.As<th::CopyThunk>(), ctx);
+    case th::ThunkKind::kMemset: return RunMemset(*t.As<th::MemsetThunk>(), ctx);
+    case th::ThunkKind::kSequence: return ExecuteSequence(*t.As<th::SequenceThunk>(), ctx, depth + 1);
+    case th::ThunkKind::kWhile: return RunWhile(*t.As<th::WhileThunk>(), ctx, depth);
+    case th::ThunkKind::kConditional:
+      return RunConditional(*t.As<th::ConditionalThunk>(), ctx, depth);
+    default:
+      return Error("not supported on host yet: " + std::string(th::ThunkKindName(t.kind())));
+  }
+}
+
+}  // namespace
+
+Status ExecuteSequence(const thunks::SequenceThunk& seq, ExecutionContext& ctx, int depth) {
+  using Clock = std::chrono::steady_clock;
+  for (const th::Thunk& t : seq.thunks) {
+    Clock::time_point begin = Clock::now();
+    Status s = RunThunk(t, ctx, depth);
+    Clock::time_point end = Clock::now();
+    if (!s.ok()) return s.WithContext("thunk '" + t.info.profile_name + "'");
+    if (ctx.profile) {
+      ctx.profile->thunks.push_back({t.info.profile_name, t.kind(), depth, begin - ctx.start,
+                                     end - begin});
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace kiln::runtime

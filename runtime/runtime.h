@@ -1,0 +1,166 @@
+// kiln runtime public API: run a loaded .bef artifact on a device.
+//
+// IREE-style explicit ownership, no globals:
+//   Device            owns the execution streams (worker threads). Create one
+//                     per process/device and keep it alive longer than every
+//                     executable and event created from it.
+//   LoadedExecutable  an artifact prepared for one device: the host kernel
+//                     shared object loaded (memfd_create + dlopen) with every
+//                     kernel symbol resolved up front, constants copied into
+//                     runtime-owned buffers. Immutable after Load, so several
+//                     executions may run concurrently.
+//   Buffer            a ref-counted handle to 64-byte-aligned host memory of
+//                     one array shape (copies share the memory).
+//   Event             the future of one execution; Wait() blocks and yields
+//                     the outputs and the per-thunk profile.
+// Execute() checks its arguments synchronously (one-line errors) and then
+// enqueues the run on a stream, returning at once. The argument Buffers are
+// kept alive by the queued work, so the caller may drop its handles.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/shape.h"
+#include "common/status.h"
+#include "serialization/artifact.h"
+#include "thunks/thunk.h"
+
+namespace kiln::runtime {
+
+inline constexpr int64_t kBufferAlignment = 64;
+
+enum class DeviceKind { kHost, kCuda };
+std::string_view DeviceKindName(DeviceKind kind);  // "host", "cuda"
+
+class Buffer {
+ public:
+  Buffer() = default;  // null handle
+  // Zero-filled memory for an array shape (at least `min_bytes` bytes).
+  static StatusOr<Buffer> Allocate(const Shape& shape, int64_t min_bytes = 0);
+  // Raw memory of `bytes` bytes with no meaningful shape (u8[bytes]).
+  static StatusOr<Buffer> AllocateBytes(int64_t bytes);
+  // A handle to bytes [offset, offset + shape's size) of `base`'s memory.
+  static Buffer View(const Buffer& base, int64_t offset, const Shape& shape, int64_t size);
+
+  bool is_null() const { return storage_ == nullptr; }
+  const Shape& shape() const { return shape_; }
+  int64_t size() const { return size_; }  // bytes
+  uint8_t* data() const;
+  // True when both handles address the same memory.
+  bool SharesMemoryWith(const Buffer& other) const {
+    return storage_ == other.storage_ && data() == other.data();
+  }
+
+ private:
+  struct Storage;
+  std::shared_ptr<Storage> storage_;
+  int64_t offset_ = 0;
+  int64_t size_ = 0;
+  Shape shape_;
+};
+
+// One timed thunk of an execution. Control-flow thunks are recorded too
+// (their duration includes their children's), after their children, and a
+// loop body's thunks appear once per iteration.
+struct ThunkProfileEntry {
+  std::string name;  // ThunkInfo::profile_name
+  thunks::ThunkKind kind = thunks::ThunkKind::kSequence;
+  int depth = 1;  // 1 for direct children of the program's root
+  std::chrono::nanoseconds start{0};  // since the execution started
+  std::chrono::nanoseconds duration{0};
+};
+
+struct ExecutionProfile {
+  std::vector<ThunkProfileEntry> thunks;
+  std::chrono::nanoseconds total{0};
+};
+
+struct ExecutionResult {
+  // One buffer per array leaf of the result shape, in Signature::result_leaves
+  // order (depth-first over the tuple).
+  std::vector<Buffer> outputs;
+  ExecutionProfile profile;
+};
+
+class Event {
+ public:
+  Event() = default;
+  // Blocks until the execution finishes. May be called more than once (every
+  // call returns the same result: buffers are shared handles).
+  StatusOr<ExecutionResult> Wait() const;
+  bool IsReady() const;
+  bool is_null() const { return state_ == nullptr; }
+
+  struct State;  // implementation detail (runtime/device.cc)
+  explicit Event(std::shared_ptr<State> state) : state_(std::move(state)) {}
+  const std::shared_ptr<State>& state() const { return state_; }
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
+class Stream;  // an ordered queue of work with its worker thread
+
+class Device {
+ public:
+  // kCuda: error "CUDA backend not built/available" for now. num_streams >= 1
+  // worker threads, each running its queue in order.
+  static StatusOr<std::unique_ptr<Device>> Create(DeviceKind kind, int num_streams = 1);
+  ~Device();
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  DeviceKind kind() const { return kind_; }
+  int num_streams() const { return static_cast<int>(streams_.size()); }
+  Stream& stream(int i) { return *streams_[i]; }
+
+ private:
+  Device(DeviceKind kind, int num_streams);
+  DeviceKind kind_;
+  std::vector<std::unique_ptr<Stream>> streams_;
+};
+
+struct ExecuteOptions {
+  int stream = 0;
+  // donate[i]: argument i (a parameter leaf) may be reused as the result leaf
+  // that input_output_alias pairs with it; the returned output then shares
+  // its memory. Empty = nothing donated. A must_alias pair needs a donation.
+  std::vector<bool> donate;
+};
+
+class LoadedExecutable {
+ public:
+  static StatusOr<std::unique_ptr<LoadedExecutable>> Load(Device& device,
+                                                          const bef::Artifact& artifact);
+  ~LoadedExecutable();
+  LoadedExecutable(const LoadedExecutable&) = delete;
+  LoadedExecutable& operator=(const LoadedExecutable&) = delete;
+
+  // One argument per array leaf of the parameters, in
+  // Signature::parameter_leaves order (for array parameters: parameter
+  // order). Shapes must be compatible (layouts ignored) and sizes match.
+  StatusOr<Event> Execute(std::vector<Buffer> args, const ExecuteOptions& options = {}) const;
+  // Execute + Wait.
+  StatusOr<ExecutionResult> ExecuteSync(std::vector<Buffer> args,
+                                        const ExecuteOptions& options = {}) const;
+
+  const thunks::ThunkProgram& program() const;
+  // The shape of argument i / output i as Execute takes and returns them.
+  const std::vector<Shape>& argument_shapes() const;
+  const std::vector<Shape>& output_shapes() const;
+
+  struct Impl;  // runtime/loaded_executable.cc
+
+ private:
+  LoadedExecutable(Device& device, std::shared_ptr<const Impl> impl);
+  Device& device_;
+  // Shared with queued executions, so the kernels stay loaded until the
+  // last one finishes even if the executable is destroyed first.
+  std::shared_ptr<const Impl> impl_;
+};
+
+}  // namespace kiln::runtime

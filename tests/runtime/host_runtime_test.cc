@@ -1,0 +1,355 @@
+// Host runtime on hand-built thunk programs without kernels: copy, memset,
+// gemm, conditional, while with a known trip count, argument checking,
+// aliasing, profiling, streams and the errors for unsupported thunks.
+// Expected values are computed by hand in the comments.
+#include <gtest/gtest.h>
+
+#include "tests/runtime/runtime_test_util.h"
+
+namespace kiln::runtime::testing {
+namespace {
+
+using ::kiln::thunks::ThunkKind;
+
+// a0 param f32[4] (16 B); a1 output {0} f32[4]; a2 output {1} f32[4]; a3 temp.
+// copy a0->a3, copy a3->a1, memset a2 with 2.0f, memset a2[8:16] with 0.
+th::ThunkProgram CopyMemsetProgram() {
+  th::ThunkProgram p;
+  p.allocations = {ParamAlloc(16, 0), OutputAlloc(16, {0}), OutputAlloc(16, {1}), TempAlloc(16)};
+  Shape f4(ElementType::kF32, {4});
+  p.signature.parameters = {f4};
+  p.signature.result = Shape::Tuple({f4, f4});
+  p.signature.parameter_leaves = {{0, {}, S(0, 0, 16)}};
+  p.signature.result_leaves = {{{0}, S(1, 0, 16)}, {{1}, S(2, 0, 16)}};
+  p.root.thunks = {T("copy.1", th::CopyThunk{S(0, 0, 16), S(3, 0, 16)}),
+                   T("copy.2", th::CopyThunk{S(3, 0, 16), S(1, 0, 16)}),
+                   T("memset.3", th::MemsetThunk{S(2, 0, 16), 0x40000000u}),  // 2.0f
+                   T("memset.4", th::MemsetThunk{S(2, 8, 8), 0})};
+  return p;
+}
+
+TEST(HostRuntime, CopyAndMemset) {
+  auto device = HostDevice();
+  auto exe = MustLoad(*device, RoundTrip(HostArtifact(CopyMemsetProgram())));
+  ASSERT_NE(exe, nullptr);
+  Buffer in = MakeBuffer<float>(ElementType::kF32, {4}, {1.5f, -2, 3, 4});
+  StatusOr<ExecutionResult> r = exe->ExecuteSync({in});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->outputs.size(), 2u);
+  EXPECT_EQ(Read<float>(r->outputs[0]), (std::vector<float>{1.5f, -2, 3, 4}));
+  EXPECT_EQ(Read<float>(r->outputs[1]), (std::vector<float>{2, 2, 0, 0}));
+  EXPECT_EQ(r->outputs[1].shape().ToString(false), "f32[4]");
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(r->outputs[0].data()) % 64, 0u);
+  // Profile: the four thunks in order, each at depth 1.
+  ASSERT_EQ(r->profile.thunks.size(), 4u);
+  EXPECT_EQ(r->profile.thunks[0].name, "copy.1");
+  EXPECT_EQ(r->profile.thunks[2].name, "memset.3");
+  EXPECT_EQ(r->profile.thunks[2].kind, ThunkKind::kMemset);
+  EXPECT_EQ(r->profile.thunks[3].depth, 1);
+  for (const ThunkProfileEntry& e : r->profile.thunks) EXPECT_GE(e.duration.count(), 0);
+  EXPECT_GE(r->profile.total, r->profile.thunks[3].start);
+}
+
+TEST(HostRuntime, AsyncExecutionsOnTwoStreams) {
+  auto device = HostDevice(2);
+  auto exe = MustLoad(*device, HostArtifact(CopyMemsetProgram()));
+  ASSERT_NE(exe, nullptr);
+  std::vector<Event> events;
+  for (int i = 0; i < 8; ++i) {
+    ExecuteOptions options;
+    options.stream = i % 2;
+    StatusOr<Event> e = exe->Execute(
+        {MakeBuffer<float>(ElementType::kF32, {4}, {float(i), 0, 0, 1})}, options);
+    ASSERT_TRUE(e.ok()) << e.status().message();
+    events.push_back(*e);
+  }
+  for (int i = 0; i < 8; ++i) {
+    StatusOr<ExecutionResult> r = events[i].Wait();
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_TRUE(events[i].IsReady());
+    EXPECT_EQ(Read<float>(r->outputs[0]), (std::vector<float>{float(i), 0, 0, 1}));
+  }
+}
+
+// lhs param f32[2,3], rhs constant f32[3,2], out f32[2,2].
+th::ThunkProgram GemmProgram(ElementType type, int64_t elem) {
+  th::ThunkProgram p;
+  th::Allocation rhs = TempAlloc(6 * elem);
+  rhs.constant = 0;
+  p.allocations = {ParamAlloc(6 * elem, 0), rhs, OutputAlloc(4 * elem, {})};
+  std::vector<float> values = {7, 8, 9, 10, 11, 12};
+  th::Constant c{"constant.rhs", {}};
+  c.bytes.resize(6 * elem);
+  for (int i = 0; i < 6; ++i) {
+    if (elem == 4) std::memcpy(c.bytes.data() + 4 * i, &values[i], 4);
+    else {
+      double d = values[i];
+      std::memcpy(c.bytes.data() + elem * i, &d, elem);
+    }
+  }
+  p.constants = {c};
+  p.signature.parameters = {Shape(type, {2, 3})};
+  p.signature.result = Shape(type, {2, 2});
+  p.signature.parameter_leaves = {{0, {}, S(0, 0, 6 * elem)}};
+  p.signature.result_leaves = {{{}, S(2, 0, 4 * elem)}};
+  th::GemmThunk g;
+  g.lhs = S(0, 0, 6 * elem);
+  g.rhs = S(1, 0, 6 * elem);
+  g.out = S(2, 0, 4 * elem);
+  g.lhs_type = g.rhs_type = g.out_type = type;
+  g.m = 2, g.n = 2, g.k = 3;
+  g.lhs_leading_dim = 3, g.rhs_leading_dim = 2, g.out_leading_dim = 2;
+  p.root.thunks = {T("dot.1", g)};
+  return p;
+}
+
+TEST(HostRuntime, GemmF32) {
+  auto device = HostDevice();
+  auto exe = MustLoad(*device, RoundTrip(HostArtifact(GemmProgram(ElementType::kF32, 4))));
+  ASSERT_NE(exe, nullptr);
+  // [[1,2,3],[4,5,6]] x [[7,8],[9,10],[11,12]]:
+  //   row 0: 1*7+2*9+3*11 = 58, 1*8+2*10+3*12 = 64
+  //   row 1: 4*7+5*9+6*11 = 139, 4*8+5*10+6*12 = 154
+  StatusOr<ExecutionResult> r =
+      exe->ExecuteSync({MakeBuffer<float>(ElementType::kF32, {2, 3}, {1, 2, 3, 4, 5, 6})});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(Read<float>(r->outputs[0]), (std::vector<float>{58, 64, 139, 154}));
+  EXPECT_EQ(r->profile.thunks.at(0).kind, ThunkKind::kGemm);
+}
+
+TEST(HostRuntime, GemmF64) {
+  auto device = HostDevice();
+  auto exe = MustLoad(*device, HostArtifact(GemmProgram(ElementType::kF64, 8)));
+  ASSERT_NE(exe, nullptr);
+  StatusOr<ExecutionResult> r =
+      exe->ExecuteSync({MakeBuffer<double>(ElementType::kF64, {2, 3}, {1, 2, 3, 4, 5, 6})});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(Read<double>(r->outputs[0]), (std::vector<double>{58, 64, 139, 154}));
+}
+
+// Batched f64 with a transposed rhs and beta: out starts at zero (fresh
+// output), so beta has no visible effect; alpha = 2 does.
+TEST(HostRuntime, GemmBatchedTransposedF64) {
+  th::ThunkProgram p;
+  p.allocations = {ParamAlloc(64, 0), ParamAlloc(64, 1), OutputAlloc(64, {})};
+  Shape s(ElementType::kF64, {2, 2, 2});
+  p.signature.parameters = {s, s};
+  p.signature.result = s;
+  p.signature.parameter_leaves = {{0, {}, S(0, 0, 64)}, {1, {}, S(1, 0, 64)}};
+  p.signature.result_leaves = {{{}, S(2, 0, 64)}};
+  th::GemmThunk g;
+  g.lhs = S(0, 0, 64), g.rhs = S(1, 0, 64), g.out = S(2, 0, 64);
+  g.lhs_type = g.rhs_type = g.out_type = ElementType::kF64;
+  g.m = g.n = g.k = 2;
+  g.batch = 2;
+  g.rhs_transposed = true;
+  g.lhs_leading_dim = g.rhs_leading_dim = g.out_leading_dim = 2;
+  g.lhs_batch_stride = g.rhs_batch_stride = g.out_batch_stride = 4;
+  g.alpha_real = 2.0;
+  g.beta = 0.5;
+  p.root.thunks = {T("dot.2", g)};
+  auto device = HostDevice();
+  auto exe = MustLoad(*device, HostArtifact(p));
+  ASSERT_NE(exe, nullptr);
+  // batch 0: A = [[1,2],[3,4]], B = [[5,6],[7,8]] stored transposed as
+  //   [[5,7],[6,8]]; A x B = [[19,22],[43,50]], times 2 = [[38,44],[86,100]].
+  // batch 1: A = identity, B = [[2,3],[4,5]] stored as [[2,4],[3,5]];
+  //   2 * B = [[4,6],[8,10]].
+  Buffer lhs = MakeBuffer<double>(ElementType::kF64, {2, 2, 2}, {1, 2, 3, 4, 1, 0, 0, 1});
+  Buffer rhs = MakeBuffer<double>(ElementType::kF64, {2, 2, 2}, {5, 7, 6, 8, 2, 4, 3, 5});
+  StatusOr<ExecutionResult> r = exe->ExecuteSync({lhs, rhs});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(Read<double>(r->outputs[0]), (std::vector<double>{38, 44, 86, 100, 4, 6, 8, 10}));
+}
+
+TEST(HostRuntime, GemmUnsupportedTypeIsUnimplemented) {
+  th::ThunkProgram p = GemmProgram(ElementType::kF32, 4);
+  th::GemmThunk& g = *p.root.thunks[0].As<th::GemmThunk>();
+  g.lhs_type = g.rhs_type = g.out_type = ElementType::kBF16;
+  auto device = HostDevice();
+  auto exe = MustLoad(*device, HostArtifact(p));
+  ASSERT_NE(exe, nullptr);
+  StatusOr<ExecutionResult> r =
+      exe->ExecuteSync({MakeBuffer<float>(ElementType::kF32, {2, 3}, {1, 2, 3, 4, 5, 6})});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("Unimplemented"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("dot.1"), std::string::npos) << r.status().message();
+}
+
+// a0 param index (s32[] or pred[]), a1 output s32[]; branch b memsets 10*(b+1).
+th::ThunkProgram ConditionalProgram(bool is_pred) {
+  th::ThunkProgram p;
+  p.allocations = {ParamAlloc(is_pred ? 1 : 4, 0), OutputAlloc(4, {})};
+  p.signature.parameters = {Shape::Scalar(is_pred ? ElementType::kPred : ElementType::kS32)};
+  p.signature.result = Shape::Scalar(ElementType::kS32);
+  p.signature.parameter_leaves = {{0, {}, S(0, 0, is_pred ? 1 : 4)}};
+  p.signature.result_leaves = {{{}, S(1, 0, 4)}};
+  th::ConditionalThunk c;
+  c.branch_index = S(0, 0, is_pred ? 1 : 4);
+  c.is_pred = is_pred;
+  for (uint32_t b = 0; b < (is_pred ? 2u : 3u); ++b) {
+    th::SequenceThunk seq;
+    seq.thunks.push_back(T("memset.b" + std::to_string(b), th::MemsetThunk{S(1, 0, 4), 10 * (b + 1)}));
+    c.branches.push_back(seq);
+  }
+  p.root.thunks = {T("conditional.1", c)};
+  return p;
+}
+
+TEST(HostRuntime, ConditionalIndexOutOfRangeRunsLastBranch) {
+  auto device = HostDevice();
+  auto exe = MustLoad(*device, HostArtifact(ConditionalProgram(false)));
+  ASSERT_NE(exe, nullptr);
+  // index -> branch: 0->0 (10), 1->1 (20), 2->2 (30), 7->last (30), -1->last (30).
+  std::vector<std::pair<int32_t, int32_t>> cases = {{0, 10}, {1, 20}, {2, 30}, {7, 30}, {-1, 30}};
+  for (auto [index, want] : cases) {
+    StatusOr<ExecutionResult> r = exe->ExecuteSync({MakeBuffer<int32_t>(ElementType::kS32, {}, {index})});
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(Read<int32_t>(r->outputs[0]), std::vector<int32_t>{want}) << "index " << index;
+  }
+}
+
+TEST(HostRuntime, ConditionalPred) {
+  auto device = HostDevice();
+  auto exe = MustLoad(*device, HostArtifact(ConditionalProgram(true)));
+  ASSERT_NE(exe, nullptr);
+  // true -> branch 0 (10), false -> branch 1 (20).
+  StatusOr<ExecutionResult> t = exe->ExecuteSync({MakeBuffer<uint8_t>(ElementType::kPred, {}, {1})});
+  StatusOr<ExecutionResult> f = exe->ExecuteSync({MakeBuffer<uint8_t>(ElementType::kPred, {}, {0})});
+  ASSERT_TRUE(t.ok() && f.ok());
+  EXPECT_EQ(Read<int32_t>(t->outputs[0]), std::vector<int32_t>{10});
+  EXPECT_EQ(Read<int32_t>(f->outputs[0]), std::vector<int32_t>{20});
+  // Profile: the branch's memset (depth 2) precedes the conditional (depth 1).
+  ASSERT_EQ(t->profile.thunks.size(), 2u);
+  EXPECT_EQ(t->profile.thunks[0].name, "memset.b0");
+  EXPECT_EQ(t->profile.thunks[0].depth, 2);
+  EXPECT_EQ(t->profile.thunks[1].kind, ThunkKind::kConditional);
+}
+
+// While with trip_count 3: the body copies the accumulator to a temp and
+// back shifted (memmove of 12 bytes), then memsets element 0 to 1.0f.
+TEST(HostRuntime, WhileKnownTripCountRunsBodyNTimes) {
+  th::ThunkProgram p;
+  p.allocations = {OutputAlloc(16, {}), TempAlloc(16)};
+  p.signature.result = Shape(ElementType::kF32, {4});
+  p.signature.result_leaves = {{{}, S(0, 0, 16)}};
+  th::WhileThunk w;
+  w.predicate = S(1, 0, 1);
+  w.trip_count = 3;
+  // The condition would be wrong to run: it memsets the predicate to 0.
+  w.condition.thunks.push_back(T("cond", th::MemsetThunk{S(1, 0, 4), 0}));
+  // out = [1, out[0], out[1], out[2]]: shift right then set element 0.
+  w.body.thunks.push_back(T("shift", th::CopyThunk{S(0, 0, 12), S(0, 4, 12)}));
+  w.body.thunks.push_back(T("set", th::MemsetThunk{S(0, 0, 4), 0x3f800000u}));
+  p.root.thunks = {T("while.1", w)};
+  auto device = HostDevice();
+  auto exe = MustLoad(*device, HostArtifact(p));
+  ASSERT_NE(exe, nullptr);
+  StatusOr<ExecutionResult> r = exe->ExecuteSync({});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  // [0,0,0,0] -> [1,0,0,0] -> [1,1,0,0] -> [1,1,1,0].
+  EXPECT_EQ(Read<float>(r->outputs[0]), (std::vector<float>{1, 1, 1, 0}));
+  // 3 iterations x 2 body thunks + the while itself; no condition thunk.
+  ASSERT_EQ(r->profile.thunks.size(), 7u);
+  EXPECT_EQ(r->profile.thunks[6].name, "while.1");
+  EXPECT_EQ(r->profile.thunks[6].kind, ThunkKind::kWhile);
+  for (int i = 0; i < 6; ++i) EXPECT_NE(r->profile.thunks[i].name, "cond");
+}
+
+TEST(HostRuntime, ArgumentChecking) {
+  auto device = HostDevice();
+  auto exe = MustLoad(*device, HostArtifact(CopyMemsetProgram()));
+  ASSERT_NE(exe, nullptr);
+  StatusOr<Event> none = exe->Execute({});
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().message(), "Execute: expected 1 arguments, got 0");
+  StatusOr<Event> shape = exe->Execute({MakeBuffer<float>(ElementType::kF32, {2}, {1, 2})});
+  ASSERT_FALSE(shape.ok());
+  EXPECT_EQ(shape.status().message(), "Execute: argument 0 (parameter 0): expected f32[4], got f32[2]");
+  StatusOr<Event> type = exe->Execute({MakeBuffer<int32_t>(ElementType::kS32, {4}, {1, 2, 3, 4})});
+  ASSERT_FALSE(type.ok());
+  EXPECT_EQ(type.status().message(), "Execute: argument 0 (parameter 0): expected f32[4], got s32[4]");
+  StatusOr<Event> null = exe->Execute({Buffer()});
+  ASSERT_FALSE(null.ok());
+  EXPECT_NE(null.status().message().find("null"), std::string::npos);
+  ExecuteOptions bad_stream;
+  bad_stream.stream = 3;
+  StatusOr<Event> stream =
+      exe->Execute({MakeBuffer<float>(ElementType::kF32, {4}, {1, 2, 3, 4})}, bad_stream);
+  ASSERT_FALSE(stream.ok());
+  EXPECT_NE(stream.status().message().find("no stream 3"), std::string::npos);
+}
+
+// a0: parameter 0 f32[4] that is also the output (aliased); memset a0[0:4]
+// to 1.0f.
+th::ThunkProgram AliasProgram(bool must_alias) {
+  th::ThunkProgram p;
+  th::Allocation a = ParamAlloc(16, 0);
+  a.output = ShapeIndex{};
+  p.allocations = {a};
+  Shape f4(ElementType::kF32, {4});
+  p.signature.parameters = {f4};
+  p.signature.result = f4;
+  p.signature.aliases = {{{}, 0, {}, must_alias}};
+  p.signature.parameter_leaves = {{0, {}, S(0, 0, 16)}};
+  p.signature.result_leaves = {{{}, S(0, 0, 16)}};
+  p.root.thunks = {T("memset.1", th::MemsetThunk{S(0, 0, 4), 0x3f800000u})};
+  return p;
+}
+
+TEST(HostRuntime, InputOutputAliasDonationUpdatesInPlace) {
+  auto device = HostDevice();
+  auto exe = MustLoad(*device, HostArtifact(AliasProgram(false)));
+  ASSERT_NE(exe, nullptr);
+  // Not donated: the caller's buffer is untouched, the output is a copy.
+  Buffer kept = MakeBuffer<float>(ElementType::kF32, {4}, {5, 6, 7, 8});
+  StatusOr<ExecutionResult> r = exe->ExecuteSync({kept});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(Read<float>(r->outputs[0]), (std::vector<float>{1, 6, 7, 8}));
+  EXPECT_EQ(Read<float>(kept), (std::vector<float>{5, 6, 7, 8}));
+  EXPECT_FALSE(r->outputs[0].SharesMemoryWith(kept));
+  // Donated: the output is the argument's memory, updated in place.
+  Buffer donated = MakeBuffer<float>(ElementType::kF32, {4}, {5, 6, 7, 8});
+  ExecuteOptions options;
+  options.donate = {true};
+  StatusOr<ExecutionResult> d = exe->ExecuteSync({donated}, options);
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_TRUE(d->outputs[0].SharesMemoryWith(donated));
+  EXPECT_EQ(Read<float>(donated), (std::vector<float>{1, 6, 7, 8}));
+}
+
+TEST(HostRuntime, MustAliasRequiresDonation) {
+  auto device = HostDevice();
+  auto exe = MustLoad(*device, HostArtifact(AliasProgram(true)));
+  ASSERT_NE(exe, nullptr);
+  StatusOr<Event> e = exe->Execute({MakeBuffer<float>(ElementType::kF32, {4}, {5, 6, 7, 8})});
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.status().message(),
+            "Execute: argument 0 (parameter 0) must be donated: it must alias output {}");
+}
+
+TEST(HostRuntime, UnsupportedThunkKindIsAClearError) {
+  th::ThunkProgram p;
+  p.allocations = {OutputAlloc(64, {})};
+  p.signature.result = Shape(ElementType::kC64, {8});
+  p.signature.result_leaves = {{{}, S(0, 0, 64)}};
+  p.root.thunks = {T("fft.1", th::FftThunk{th::FftType::kFft, {8}, S(0, 0, 64), S(0, 0, 64),
+                                           Shape(ElementType::kC64, {8}),
+                                           Shape(ElementType::kC64, {8})})};
+  auto device = HostDevice();
+  auto exe = MustLoad(*device, HostArtifact(p));
+  ASSERT_NE(exe, nullptr);
+  StatusOr<ExecutionResult> r = exe->ExecuteSync({});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "thunk 'fft.1': not supported on host yet: fft");
+}
+
+TEST(HostRuntime, CudaDeviceIsNotAvailable) {
+  StatusOr<std::unique_ptr<Device>> d = Device::Create(DeviceKind::kCuda);
+  ASSERT_FALSE(d.ok());
+  EXPECT_NE(d.status().message().find("CUDA backend not built/available"), std::string::npos);
+  EXPECT_FALSE(Device::Create(DeviceKind::kHost, 0).ok());
+}
+
+}  // namespace
+}  // namespace kiln::runtime::testing
