@@ -2,6 +2,8 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 
 #include "common/float_formats.h"
 
@@ -191,16 +193,64 @@ std::string FormatFloat(ElementType type, double value) {
 
 namespace {
 
+// HLO spelling of a NaN with raw encoding `bits` of `component_type`:
+// "nan", "-nan", or "nan(0x<payload>)" when an IEEE-style NaN carries more
+// than the quiet bit, as XLA writes them. Formats with a single NaN per sign
+// ("fn", fnuz, e8m0fnu) never carry a payload.
+std::string FormatNan(ElementType component_type, uint64_t bits) {
+  const FloatFormat* fmt = FindFloatFormat(component_type);
+  if (fmt == nullptr) return "nan";
+  bool negative = fmt->is_signed && fmt->specials != FloatSpecials::kNegZeroNan &&
+                  ((bits >> (fmt->bits - 1)) & 1) != 0;
+  std::string s = negative ? "-nan" : "nan";
+  if (fmt->specials == FloatSpecials::kIeee && fmt->mantissa_bits > 0) {
+    uint64_t payload = bits & ((uint64_t{1} << fmt->mantissa_bits) - 1);
+    uint64_t quiet = uint64_t{1} << (fmt->mantissa_bits - 1);
+    if (payload != quiet) {
+      char buf[32];
+      std::snprintf(buf, sizeof(buf), "(0x%llx)", static_cast<unsigned long long>(payload));
+      s += buf;
+    }
+  }
+  return s;
+}
+
+// One real component stored at `p` with the encoding of `component_type`,
+// written so that it parses back to the same bits.
+std::string FormatRealComponent(ElementType component_type, const uint8_t* p) {
+  uint64_t bits = LoadBits(p, StorageBytes(component_type));
+  double value;
+  if (component_type == ElementType::kF64) {
+    std::memcpy(&value, p, 8);
+  } else if (component_type == ElementType::kF32) {
+    float f;
+    std::memcpy(&f, p, 4);
+    value = f;
+  } else {
+    value = DecodeNarrowFloat(component_type, static_cast<uint32_t>(bits));
+  }
+  if (std::isnan(value)) return FormatNan(component_type, bits);
+  std::string text = FormatFloat(component_type, value);
+  if (component_type == ElementType::kF64 || component_type == ElementType::kF32) return text;
+  // The shortest f32 decimal may not encode back to a narrow type's bits
+  // (f8e8m0fnu maps values just above 2^-127 to 2^-126): then write the
+  // value's shortest f64 decimal, which reads back exactly.
+  double reread = std::strtod(text.c_str(), nullptr);
+  if (EncodeNarrowFloat(component_type, reread) != bits) text = FormatFloat(ElementType::kF64, value);
+  return text;
+}
+
 std::string FormatElement(const Literal& lit, int64_t i) {
   ElementType t = lit.element_type();
   if (IsPred(t)) return lit.GetPred(i) ? "true" : "false";
   if (IsSignedInteger(t)) return std::to_string(lit.GetS64(i));
   if (IsUnsignedInteger(t)) return std::to_string(lit.GetU64(i));
+  const uint8_t* p = lit.raw() + i * StorageBytes(t);
   if (IsComplex(t)) {
-    std::complex<double> c = lit.GetC128(i);
-    return "(" + FormatFloat(t, c.real()) + ", " + FormatFloat(t, c.imag()) + ")";
+    ElementType c = ComplexComponentType(t);
+    return "(" + FormatRealComponent(c, p) + ", " + FormatRealComponent(c, p + StorageBytes(c)) + ")";
   }
-  return FormatFloat(t, lit.GetF64(i));
+  return FormatRealComponent(t, p);
 }
 
 // Appends the nested-brace form of dimensions [dim, rank) starting at
@@ -238,6 +288,8 @@ std::string Literal::ToStringTruncated(int64_t max_elements) const {
   }
   if (shape_.IsToken()) return "token";
   if (!shape_.IsArray()) return "";
+  // Storage that does not match the shape (malformed IR) is never read.
+  if (static_cast<int64_t>(raw_size()) < shape_.ByteSize()) return "{...}";
   std::string out;
   int64_t next = 0, budget = max_elements;
   FormatArray(*this, 0, &next, &budget, &out);

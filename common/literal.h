@@ -74,7 +74,8 @@ class Literal {
     return LinearIndex(shape_.dims(), index);
   }
 
-  // HLO constant syntax: "{ {1, 2}, {3, 4} }", "1.5", "(1, {2, 3})".
+  // HLO constant syntax: "{ {1, 2}, {3, 4} }", "1.5", "(1, {2, 3})". Every
+  // value parses back to the same bits ("-nan", "nan(0x1)" for payloads).
   std::string ToString() const;
   // ToString() of up to `max_elements` elements, eliding the rest with "...".
   std::string ToStringTruncated(int64_t max_elements) const;

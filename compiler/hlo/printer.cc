@@ -6,9 +6,9 @@
 // Canonical choices: operands are written as bare "%name" (no operand
 // shapes), attributes in their stored order with control-predecessors last,
 // computations in module order, instructions in stored order (the schedule of
-// a scheduled module), header fields in XLA's order. Constants are written
-// with a NaN-aware literal formatter so that every bit pattern that HLO text
-// can express (-nan, NaN payloads) survives a round trip.
+// a scheduled module), header fields in XLA's order. Constants are written by
+// Literal::ToString(), which keeps every bit pattern that HLO text can
+// express (-nan, NaN payloads, narrow-float values) through a round trip.
 #include "compiler/hlo/printer.h"
 
 #include <cmath>
@@ -25,112 +25,6 @@ namespace {
 // Literals
 // ---------------------------------------------------------------------------
 
-uint64_t LoadRaw(const uint8_t* p, int bytes) {
-  uint64_t v = 0;
-  std::memcpy(&v, p, bytes);  // little-endian host, as Literal assumes
-  return v;
-}
-
-// HLO spelling of a NaN with raw encoding `bits` of `component_type` (a real
-// float type): "nan", "-nan", or "nan(0x<payload>)" when an IEEE-style NaN
-// carries more than the quiet bit, as XLA writes them. Formats with a single
-// NaN per sign ("fn", fnuz, e8m0fnu) never carry a payload.
-std::string FormatNan(ElementType component_type, uint64_t bits) {
-  const FloatFormat* fmt = FindFloatFormat(component_type);
-  if (fmt == nullptr) return "nan";
-  bool negative = fmt->is_signed && fmt->specials != FloatSpecials::kNegZeroNan &&
-                  ((bits >> (fmt->bits - 1)) & 1) != 0;
-  std::string s = negative ? "-nan" : "nan";
-  if (fmt->specials == FloatSpecials::kIeee && fmt->mantissa_bits > 0) {
-    uint64_t payload = bits & ((uint64_t{1} << fmt->mantissa_bits) - 1);
-    uint64_t quiet = uint64_t{1} << (fmt->mantissa_bits - 1);
-    if (payload != quiet) {
-      char buf[32];
-      std::snprintf(buf, sizeof(buf), "(0x%llx)", static_cast<unsigned long long>(payload));
-      s += buf;
-    }
-  }
-  return s;
-}
-
-// One real component stored at `p` with the encoding of `component_type`.
-std::string FormatRealComponent(ElementType component_type, const uint8_t* p) {
-  int bytes = StorageBytes(component_type);
-  uint64_t bits = LoadRaw(p, bytes);
-  double value;
-  if (component_type == ElementType::kF64) {
-    std::memcpy(&value, p, 8);
-  } else if (component_type == ElementType::kF32) {
-    float f;
-    std::memcpy(&f, p, 4);
-    value = f;
-  } else {
-    value = DecodeNarrowFloat(component_type, static_cast<uint32_t>(bits));
-  }
-  if (std::isnan(value)) return FormatNan(component_type, bits);
-  std::string text = FormatFloat(component_type, value);
-  if (component_type == ElementType::kF64) return text;
-  // FormatFloat gives the shortest decimal that reads back as the same f32.
-  // A narrow type's encoder may not round that decimal back to the original
-  // bits (EncodeNarrowFloat maps f8e8m0fnu values just above 2^-127 to
-  // 2^-126), so check, and fall back to the value's shortest f64 decimal,
-  // which reads back as the exact value.
-  double reread = std::strtod(text.c_str(), nullptr);
-  if (EncodeNarrowFloat(component_type, reread) != bits) text = FormatFloat(ElementType::kF64, value);
-  return text;
-}
-
-std::string FormatLiteralElement(const Literal& lit, int64_t i) {
-  ElementType t = lit.element_type();
-  if (IsPred(t)) return lit.GetPred(i) ? "true" : "false";
-  if (IsSignedInteger(t)) return std::to_string(lit.GetS64(i));
-  if (IsUnsignedInteger(t)) return std::to_string(lit.GetU64(i));
-  const uint8_t* p = lit.raw() + i * StorageBytes(t);
-  if (IsComplex(t)) {
-    ElementType c = ComplexComponentType(t);
-    int half = StorageBytes(c);
-    return "(" + FormatRealComponent(c, p) + ", " + FormatRealComponent(c, p + half) + ")";
-  }
-  return FormatRealComponent(t, p);
-}
-
-// Nested braces over dimensions [dim, rank), row-major from element *next.
-void FormatLiteralArray(const Literal& lit, size_t dim, int64_t* next, std::string* out) {
-  const std::vector<int64_t>& dims = lit.shape().dims();
-  if (dim == dims.size()) {
-    *out += FormatLiteralElement(lit, (*next)++);
-    return;
-  }
-  *out += "{";
-  for (int64_t i = 0; i < dims[dim]; ++i) {
-    if (i) *out += ", ";
-    FormatLiteralArray(lit, dim + 1, next, out);
-  }
-  *out += "}";
-}
-
-// Literal::ToString()'s syntax ("{{1, 2}, {3, 4}}", "(1, {2})") with NaN
-// signs and payloads preserved.
-std::string FormatLiteral(const Literal& lit) {
-  const Shape& shape = lit.shape();
-  if (shape.IsTuple()) {
-    std::string s = "(";
-    for (size_t i = 0; i < lit.elements().size(); ++i) {
-      if (i) s += ", ";
-      s += FormatLiteral(lit.elements()[i]);
-    }
-    return s + ")";
-  }
-  if (!shape.IsArray()) return lit.ToString();
-  // A literal whose storage does not match its shape (malformed IR) must not
-  // be read out of bounds.
-  if (static_cast<int64_t>(lit.raw_size()) < shape.ByteSize()) return "{...}";
-  std::string out;
-  int64_t next = 0;
-  FormatLiteralArray(lit, 0, &next, &out);
-  return out;
-}
-
 // XLA writes small constants even when large ones are elided.
 constexpr int64_t kMaxElementsOfSmallConstant = 10;
 
@@ -139,7 +33,7 @@ std::string ConstantText(const HloInstruction& inst, const PrintOptions& options
   const Literal& lit = inst.literal();
   bool small = lit.shape().IsArray() && lit.shape().ElementCount() <= kMaxElementsOfSmallConstant;
   if (!options.print_large_constants && !small) return "{...}";
-  return FormatLiteral(lit);
+  return lit.ToString();
 }
 
 // ---------------------------------------------------------------------------
