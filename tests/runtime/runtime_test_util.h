@@ -10,6 +10,7 @@
 
 #include "runtime/runtime.h"
 #include "serialization/artifact.h"
+#include "tests/support/sample_artifact.h"
 
 namespace kiln::runtime::testing {
 
@@ -44,22 +45,7 @@ inline th::Allocation TempAlloc(int64_t size) {
   return a;
 }
 
-// An artifact for the host target around `program`, with `kernels` listed in
-// the host image and `so` as its shared object.
-inline bef::Artifact HostArtifact(th::ThunkProgram program, std::vector<std::string> kernels = {},
-                                  std::vector<uint8_t> so = {}) {
-  bef::Artifact a;
-  a.producer = "kiln-runtime-test";
-  a.targets = {"host"};
-  bef::KernelImage host;
-  host.target = "host";
-  host.kind = bef::TargetKind::kHost;
-  host.shared_object = std::move(so);
-  for (const std::string& k : kernels) host.kernels.push_back({k, {}});
-  a.kernel_images = {host};
-  a.program = std::move(program);
-  return a;
-}
+using ::kiln::testing::HostArtifact;
 
 // Serializes and reloads, as a runtime reading a .bef file would.
 inline bef::Artifact RoundTrip(const bef::Artifact& a) {

@@ -189,18 +189,27 @@ inline bef::Artifact SampleArtifact() {
   return a;
 }
 
-// One parameter, one constant, one kernel: small enough to try every
-// truncation length.
-inline bef::Artifact SmallArtifact() {
+// An artifact for the host target only: `program`, and a host image whose
+// shared object is `so` and which lists `kernels`.
+inline bef::Artifact HostArtifact(th::ThunkProgram program, std::vector<std::string> kernels = {},
+                                  std::vector<uint8_t> so = {}) {
   bef::Artifact a;
   a.producer = "kiln-test";
   a.targets = {"host"};
   bef::KernelImage host;
   host.target = "host";
   host.kind = bef::TargetKind::kHost;
-  host.shared_object = {0x7f, 'E', 'L', 'F'};
-  host.kernels = {{"k0", {}}};
+  host.shared_object = std::move(so);
+  for (const std::string& k : kernels) host.kernels.push_back({k, {}});
   a.kernel_images = {host};
+  a.program = std::move(program);
+  return a;
+}
+
+// One parameter, one constant, one kernel: small enough to try every
+// truncation length.
+inline bef::Artifact SmallArtifact() {
+  bef::Artifact a = HostArtifact({}, {"k0"}, {0x7f, 'E', 'L', 'F'});
   th::ThunkProgram& p = a.program;
   p.allocations = {{16, 64, th::ParameterRef{0, {}}, std::nullopt, std::nullopt},
                    {16, 64, std::nullopt, ShapeIndex{}, std::nullopt},
