@@ -103,14 +103,21 @@ Status RunThunk(const th::Thunk& t, ExecutionContext& ctx, int depth) {
 
 Status ExecuteSequence(const thunks::SequenceThunk& seq, ExecutionContext& ctx, int depth) {
   using Clock = std::chrono::steady_clock;
+  if (!ctx.profile) {
+    for (const th::Thunk& t : seq.thunks) {
+      Status s = RunThunk(t, ctx, depth);
+      if (!s.ok()) return s.WithContext("thunk '" + t.info.profile_name + "'");
+    }
+    return Status::Ok();
+  }
   for (const th::Thunk& t : seq.thunks) {
     Clock::time_point begin = Clock::now();
     Status s = RunThunk(t, ctx, depth);
     Clock::time_point end = Clock::now();
     if (!s.ok()) return s.WithContext("thunk '" + t.info.profile_name + "'");
     if (ctx.profile) {
-      ctx.profile->thunks.push_back({t.info.profile_name, t.kind(), depth, begin - ctx.start,
-                                     end - begin});
+      ctx.profile->thunks.push_back({t.info.profile_name, &t.info, ctx.stream, t.kind(), depth,
+                                     begin - ctx.start, end - begin});
     }
   }
   return Status::Ok();

@@ -22,7 +22,8 @@ struct ExecutionContext {
   // Base address of every allocation of the program, by allocation number.
   std::vector<uint8_t*> allocation_base;
   const std::unordered_map<std::string, HostKernelFn>* kernels = nullptr;
-  ExecutionProfile* profile = nullptr;
+  ExecutionProfile* profile = nullptr;  // null: no per-thunk events
+  int stream = 0;
   std::chrono::steady_clock::time_point start;
 };
 

@@ -22,7 +22,7 @@ struct LoadedExecutable::Impl {
   std::vector<int64_t> argument_of_allocation;
 
   StatusOr<ExecutionResult> Run(const std::vector<Buffer>& args,
-                                const std::vector<bool>& donate) const;
+                                const ExecuteOptions& options) const;
 };
 
 namespace {
@@ -102,7 +102,8 @@ StatusOr<Buffer> FreshCopy(int64_t alloc_size, int64_t offset, const uint8_t* sr
 }  // namespace
 
 StatusOr<ExecutionResult> LoadedExecutable::Impl::Run(const std::vector<Buffer>& args,
-                                                      const std::vector<bool>& donate) const {
+                                                      const ExecuteOptions& options) const {
+  const std::vector<bool>& donate = options.donate;
   const th::ThunkProgram& p = program;
   // owned[a]: the buffer backing allocation a for this execution, when the
   // execution owns (or was donated) it; outputs are views of these.
@@ -144,7 +145,8 @@ StatusOr<ExecutionResult> LoadedExecutable::Impl::Run(const std::vector<Buffer>&
 
   ExecutionResult result;
   ctx.kernels = &kernels;
-  ctx.profile = &result.profile;
+  ctx.profile = options.profile ? &result.profile : nullptr;
+  ctx.stream = options.stream;
   ctx.start = std::chrono::steady_clock::now();
   KILN_RETURN_IF_ERROR(ExecuteSequence(p.root, ctx));
   result.profile.total = std::chrono::steady_clock::now() - ctx.start;
@@ -233,8 +235,8 @@ StatusOr<Event> LoadedExecutable::Execute(std::vector<Buffer> args,
   }
   auto state = std::make_shared<Event::State>();
   device_.stream(options.stream)
-      .Enqueue([impl = impl_, state, args = std::move(args), donate = options.donate] {
-        state->Complete(impl->Run(args, donate));
+      .Enqueue([impl = impl_, state, args = std::move(args), options] {
+        state->Complete(impl->Run(args, options));
       });
   return Event(state);
 }

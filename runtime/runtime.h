@@ -68,6 +68,10 @@ class Buffer {
 // loop body's thunks appear once per iteration.
 struct ThunkProfileEntry {
   std::string name;  // ThunkInfo::profile_name
+  // The thunk's HLO instructions and cost estimate; points into the
+  // LoadedExecutable's program, valid while the executable lives.
+  const thunks::ThunkInfo* info = nullptr;
+  int stream = 0;  // the stream the thunk ran on (one trace track each)
   thunks::ThunkKind kind = thunks::ThunkKind::kSequence;
   int depth = 1;  // 1 for direct children of the program's root
   std::chrono::nanoseconds start{0};  // since the execution started
@@ -126,6 +130,9 @@ class Device {
 
 struct ExecuteOptions {
   int stream = 0;
+  // Record start/stop events around every thunk (ExecutionResult::profile).
+  // Off for timing runs, so the measured latency is not distorted.
+  bool profile = true;
   // donate[i]: argument i (a parameter leaf) may be reused as the result leaf
   // that input_output_alias pairs with it; the returned output then shares
   // its memory. Empty = nothing donated. A must_alias pair needs a donation.
