@@ -15,6 +15,7 @@
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/verifier.h"
 #include "tests/support/corpus_files.h"
+#include "tests/support/peak_live_bytes.h"
 
 namespace kiln::hlo {
 namespace {
@@ -23,6 +24,7 @@ namespace fs = std::filesystem;
 
 using kiln::test_support::CorpusFiles;
 using kiln::test_support::kCorpusDir;
+using kiln::test_support::PeakLiveBytes;
 // Modules whose evaluation holds more than this many bytes of live values at
 // once are too large for the (deliberately simple) evaluator in a unit test.
 constexpr int64_t kMaxLiveBytes = 50 << 20;
@@ -30,32 +32,6 @@ constexpr int64_t kMaxLiveBytes = 50 << 20;
 // sort calling its comparator 46M times); past this budget they are listed
 // as skipped for time, not failed.
 constexpr double kTimeLimitSeconds = 20;
-
-// Peak bytes of live values when a computation runs in post-order with each
-// value freed after its last use (as the evaluator does); parameters stay
-// live throughout. A module's figure is the largest over its computations.
-int64_t PeakLiveBytes(const HloComputation& computation) {
-  std::vector<HloInstruction*> order = computation.PostOrder();
-  std::unordered_map<const HloInstruction*, size_t> last_use;
-  for (size_t i = 0; i < order.size(); ++i)
-    for (HloInstruction* op : order[i]->operands()) last_use[op] = i;
-  int64_t live = 0, peak = 0;
-  std::vector<std::vector<const HloInstruction*>> dies_at(order.size());
-  for (auto& [inst, i] : last_use)
-    if (inst->opcode() != HloOpcode::kParameter && inst != computation.root()) dies_at[i].push_back(inst);
-  for (size_t i = 0; i < order.size(); ++i) {
-    live += order[i]->shape().ByteSize();
-    peak = std::max(peak, live);
-    for (const HloInstruction* dead : dies_at[i]) live -= dead->shape().ByteSize();
-  }
-  return peak;
-}
-
-int64_t PeakLiveBytes(const HloModule& module) {
-  int64_t peak = 0;
-  for (HloComputation* c : module.computations()) peak = std::max(peak, PeakLiveBytes(*c));
-  return peak;
-}
 
 // Opcodes outside the evaluator's required set; modules using them are
 // reported as skipped rather than failed.

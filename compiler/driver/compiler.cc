@@ -1,0 +1,182 @@
+// CompileModule: passes, thunk emission, codegen and artifact assembly.
+#include "compiler/driver/compiler.h"
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "compiler/codegen/kernel_codegen.h"
+#include "compiler/emitter/thunk_emitter.h"
+#include "compiler/hlo/printer.h"
+#include "compiler/passes/passes.h"
+#include "thunks/program_text.h"
+
+namespace kiln::compiler {
+namespace {
+
+namespace th = ::kiln::thunks;
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+Status WriteDump(const CompileOptions& options, const std::string& name, const std::string& text) {
+  if (options.dump_dir.empty()) return Status::Ok();
+  std::error_code ec;
+  std::filesystem::create_directories(options.dump_dir, ec);
+  if (ec) return Error("cannot create dump directory " + options.dump_dir + ": " + ec.message());
+  std::string path = options.dump_dir + "/" + name;
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  if (!out) return Error("cannot write " + path);
+  return Status::Ok();
+}
+
+StatusOr<int32_t> SmArch(const std::string& arch) {
+  if (arch.rfind("sm_", 0) != 0 || arch.size() < 5) return Error("invalid CUDA arch '" + arch + "' (expected sm_NN)");
+  int32_t v = 0;
+  for (size_t i = 3; i < arch.size(); ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(arch[i])) || v > 10000)
+      return Error("invalid CUDA arch '" + arch + "' (expected sm_NN)");
+    v = v * 10 + (arch[i] - '0');
+  }
+  return v;
+}
+
+void SetLaunchDims(th::SequenceThunk& seq, const std::map<std::string, th::LaunchDims>& dims) {
+  for (th::Thunk& t : seq.thunks) {
+    if (auto* k = t.As<th::KernelThunk>()) {
+      auto it = dims.find(k->kernel_name);
+      if (it != dims.end()) k->launch = it->second;
+    }
+    if (auto* s = t.As<th::SequenceThunk>()) SetLaunchDims(*s, dims);
+    if (auto* w = t.As<th::WhileThunk>()) {
+      SetLaunchDims(w->condition, dims);
+      SetLaunchDims(w->body, dims);
+    }
+    if (auto* c = t.As<th::ConditionalThunk>())
+      for (th::SequenceThunk& b : c->branches) SetLaunchDims(b, dims);
+  }
+}
+
+th::LaunchDims ToThunkDims(const codegen::LaunchDims& d) {
+  return th::LaunchDims{{d.grid[0], d.grid[1], d.grid[2]}, {d.block[0], d.block[1], d.block[2]}, d.shared_mem_bytes};
+}
+
+std::vector<bef::KernelEntry> Entries(const std::vector<codegen::CompiledKernel>& kernels) {
+  std::vector<bef::KernelEntry> entries;
+  for (const codegen::CompiledKernel& k : kernels) entries.push_back({k.name, ToThunkDims(k.launch)});
+  return entries;
+}
+
+int64_t CountThunks(const th::SequenceThunk& root) {
+  int64_t n = 0;
+  th::ForEachThunk(root, [&](const th::Thunk&, int) { ++n; });
+  return n;
+}
+
+// Adds the kernel images for the requested targets and fixes the launch
+// dimensions of every KernelThunk (the CUDA grid when CUDA is a target).
+Status AddKernelImages(const emitter::EmittedProgram& emitted, const CompileOptions& options,
+                       bef::Artifact& artifact) {
+  std::vector<codegen::KernelSpec> specs;
+  for (const emitter::KernelRequest& k : emitted.kernels) specs.push_back({k.name, k.computation});
+  codegen::CodegenOptions cg;
+  cg.host = options.host;
+  cg.cuda = options.cuda;
+  cg.cuda_arch = options.cuda_arch;
+  KILN_ASSIGN_OR_RETURN(codegen::CodegenResult result, codegen::CompileKernels(specs, cg));
+  KILN_RETURN_IF_ERROR(WriteDump(options, "kernels.mlir", result.mlir_text));
+  std::map<std::string, th::LaunchDims> dims;
+  if (result.host) {
+    bef::KernelImage image;
+    image.target = "host-x86_64";
+    image.kind = bef::TargetKind::kHost;
+    image.shared_object = std::move(result.host->shared_object);
+    image.kernels = Entries(result.host->kernels);
+    for (const bef::KernelEntry& e : image.kernels) dims[e.name] = e.launch;
+    artifact.targets.push_back(image.target);
+    artifact.kernel_images.push_back(std::move(image));
+  }
+  if (result.cuda) {
+    KILN_RETURN_IF_ERROR(WriteDump(options, "kernels.ptx", result.cuda->ptx));
+    bef::KernelImage image;
+    image.target = "cuda";
+    image.kind = bef::TargetKind::kCuda;
+    image.ptx = std::move(result.cuda->ptx);
+    if (!result.cuda->cubin.empty()) {
+      KILN_ASSIGN_OR_RETURN(int32_t arch, SmArch(options.cuda_arch));
+      image.cubins.push_back({arch, std::move(result.cuda->cubin)});
+    }
+    image.kernels = Entries(result.cuda->kernels);
+    for (const bef::KernelEntry& e : image.kernels) dims[e.name] = e.launch;
+    artifact.targets.push_back(image.target);
+    artifact.kernel_images.push_back(std::move(image));
+  }
+  SetLaunchDims(artifact.program.root, dims);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status OptimizeModule(hlo::HloModule& module) {
+  passes::HloPassPipeline pipeline("kiln-optimizations");
+  pipeline.AddPass<passes::CallInliner>();
+  pipeline.AddPass<passes::BitcastToReshape>();
+  pipeline.AddPass<passes::DotCanonicalization>();
+  pipeline.AddPass<passes::DeadCodeElimination>();
+  pipeline.AddPass<passes::KernelFusion>();
+  pipeline.AddPass<passes::DeadCodeElimination>();
+  return pipeline.Run(module).status();
+}
+
+Status ParseTargets(const std::string& list, CompileOptions& options) {
+  options.host = options.cuda = false;
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t end = list.find(',', start);
+    std::string t = list.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (t == "host") options.host = true;
+    else if (t == "cuda") options.cuda = true;
+    else return Error("unknown target '" + t + "' (expected host, cuda)");
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return Status::Ok();
+}
+
+StatusOr<bef::Artifact> CompileModule(const hlo::HloModule& input, const CompileOptions& options,
+                                      CompileStats* stats) {
+  if (!options.host && !options.cuda) return Error("no target selected (--targets=host,cuda)");
+  if (options.cuda) KILN_RETURN_IF_ERROR(SmArch(options.cuda_arch).status());
+  CompileStats local;
+  CompileStats& s = stats ? *stats : local;
+  std::unique_ptr<hlo::HloModule> module = input.Clone();
+  KILN_RETURN_IF_ERROR(WriteDump(options, "module.before_optimizations.hlo", hlo::PrintModule(*module)));
+
+  Clock::time_point start = Clock::now();
+  KILN_RETURN_IF_ERROR(OptimizeModule(*module));
+  s.passes_seconds = Since(start);
+  std::string optimized = hlo::PrintModule(*module);
+  KILN_RETURN_IF_ERROR(WriteDump(options, "module.after_optimizations.hlo", optimized));
+
+  start = Clock::now();
+  KILN_ASSIGN_OR_RETURN(emitter::EmittedProgram emitted, emitter::EmitThunkProgram(*module));
+  s.emit_seconds = Since(start);
+  KILN_RETURN_IF_ERROR(WriteDump(options, "buffer_assignment.txt", emitted.buffer_assignment_text));
+
+  bef::Artifact artifact;
+  artifact.producer = options.producer;
+  artifact.program = std::move(emitted.program);
+  artifact.hlo_text = std::move(optimized);
+  start = Clock::now();
+  KILN_RETURN_IF_ERROR(AddKernelImages(emitted, options, artifact));
+  s.codegen_seconds = Since(start);
+  s.num_kernels = static_cast<int64_t>(emitted.kernels.size());
+  s.num_thunks = CountThunks(artifact.program.root);
+  KILN_RETURN_IF_ERROR(WriteDump(options, "thunk_program.txt", th::ProgramToText(artifact.program)));
+  KILN_RETURN_IF_ERROR(bef::ValidateArtifact(artifact).WithContext("internal error: invalid artifact"));
+  return artifact;
+}
+
+}  // namespace kiln::compiler

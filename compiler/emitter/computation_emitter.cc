@@ -1,0 +1,219 @@
+// ComputationEmitter: one thunk (or none) per scheduled instruction.
+#include <algorithm>
+
+#include "compiler/emitter/cost_model.h"
+#include "compiler/emitter/program_builder.h"
+
+namespace kiln::emitter {
+
+namespace th = ::kiln::thunks;
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+
+namespace {
+
+th::Thunk MakeThunk(th::ThunkInfo info, th::ThunkBody body) { return th::Thunk{std::move(info), std::move(body)}; }
+
+th::Thunk MakeCopy(const HloInstruction& origin, const std::string& suffix, th::BufferSlice from,
+                   th::BufferSlice to) {
+  th::ThunkInfo info = InfoFor(origin);
+  info.profile_name += suffix;
+  info.cost = CopyCost(from.size);
+  return MakeThunk(std::move(info), th::CopyThunk{from, to});
+}
+
+bool Overlaps(const th::BufferSlice& a, const th::BufferSlice& b) {
+  return a.allocation == b.allocation && a.offset < b.end() && b.offset < a.end();
+}
+
+// XLA's known_trip_count backend config: {"known_trip_count":{"n":"7"}}.
+std::optional<int64_t> KnownTripCount(const HloInstruction& loop) {
+  std::string text = loop.GetString("backend_config");
+  if (text.empty()) {
+    const hlo::Attribute* a = loop.FindAttribute("backend_config");
+    if (const auto* raw = a ? std::get_if<hlo::RawAttr>(&a->value) : nullptr) text = raw->text;
+  }
+  size_t at = text.find("\"known_trip_count\"");
+  if (at == std::string::npos) return std::nullopt;
+  at = text.find("\"n\"", at);
+  if (at == std::string::npos) return std::nullopt;
+  at = text.find_first_of("0123456789", at + 3);
+  if (at == std::string::npos) return std::nullopt;
+  int64_t n = 0;
+  for (; at < text.size() && std::isdigit(static_cast<unsigned char>(text[at])); ++at) {
+    if (n > (int64_t{1} << 50)) return std::nullopt;
+    n = n * 10 + (text[at] - '0');
+  }
+  return n;
+}
+
+}  // namespace
+
+StatusOr<th::SequenceThunk> ComputationEmitter::Emit() {
+  th::SequenceThunk seq;
+  for (const HloInstruction* inst : assignment_->schedule().sequence)
+    KILN_RETURN_IF_ERROR(EmitInstruction(*inst, seq));
+  return seq;
+}
+
+Status ComputationEmitter::EmitInstruction(const HloInstruction& inst, th::SequenceThunk& seq) {
+  switch (inst.opcode()) {
+    // Values that exist without running anything: caller buffers, constant
+    // data, and views of other values.
+    case HloOpcode::kParameter:
+    case HloOpcode::kConstant:
+    case HloOpcode::kTuple:
+    case HloOpcode::kGetTupleElement:
+    case HloOpcode::kBitcast:
+    case HloOpcode::kOptimizationBarrier:
+    case HloOpcode::kAfterAll:
+      return Status::Ok();
+    case HloOpcode::kFusion: return EmitFusion(inst, seq);
+    case HloOpcode::kDot: return EmitGemm(inst, seq);
+    case HloOpcode::kWhile: return EmitWhile(inst, seq);
+    case HloOpcode::kConditional: return EmitConditional(inst, seq);
+    default:
+      return Error(inst.DebugName() + ": bef-compile does not support opcode '" +
+                   std::string(hlo::OpcodeName(inst.opcode())) + "' yet (supported: " + SupportedOpsSummary() + ")");
+  }
+}
+
+Status ComputationEmitter::EmitFusion(const HloInstruction& fusion, th::SequenceThunk& seq) {
+  const hlo::HloComputation* body = fusion.called_computation("calls");
+  if (!body) return Error(fusion.DebugName() + ": fusion without a computation");
+  th::KernelThunk kernel;
+  kernel.kernel_name = builder_.KernelName(fusion.name());
+  for (const HloInstruction* op : fusion.operands()) {
+    if (!op->shape().IsArray()) return Error(fusion.DebugName() + ": a kernel operand must be an array");
+    KILN_ASSIGN_OR_RETURN(th::BufferSlice s, Slice(op, {}));
+    kernel.args.push_back({s, false});
+  }
+  KILN_ASSIGN_OR_RETURN(th::BufferSlice out, Slice(&fusion, {}));
+  kernel.args.push_back({out, true});
+  builder_.result().kernels.push_back({kernel.kernel_name, body});
+  th::ThunkInfo info = InfoFor(fusion);
+  info.cost = FusionCost(fusion);
+  seq.thunks.push_back(MakeThunk(std::move(info), std::move(kernel)));
+  return Status::Ok();
+}
+
+// A canonical dot (see DotCanonicalization): lhs [b,m,k] or [b,k,m], rhs
+// [b,k,n] or [b,n,k], out [b,m,n], all dense row-major.
+Status ComputationEmitter::EmitGemm(const HloInstruction& dot, th::SequenceThunk& seq) {
+  hlo::DotDimensionNumbers dn = dot.dot_dimension_numbers();
+  const Shape& ls = dot.operand(0)->shape();
+  const Shape& rs = dot.operand(1)->shape();
+  const Shape& os = dot.shape();
+  if (ls.rank() != 3 || rs.rank() != 3 || os.rank() != 3 || dn.lhs_contracting.size() != 1 ||
+      dn.rhs_contracting.size() != 1)
+    return Error(dot.DebugName() + ": internal error: dot was not canonicalized into a GEMM");
+  th::GemmThunk g;
+  KILN_ASSIGN_OR_RETURN(g.lhs, Slice(dot.operand(0), {}));
+  KILN_ASSIGN_OR_RETURN(g.rhs, Slice(dot.operand(1), {}));
+  KILN_ASSIGN_OR_RETURN(g.out, Slice(&dot, {}));
+  g.lhs_type = ls.element_type();
+  g.rhs_type = rs.element_type();
+  g.out_type = os.element_type();
+  g.lhs_transposed = dn.lhs_contracting[0] == 1;
+  g.rhs_transposed = dn.rhs_contracting[0] == 2;
+  g.batch = os.dim(0);
+  g.m = os.dim(1);
+  g.n = os.dim(2);
+  g.k = ls.dim(g.lhs_transposed ? 1 : 2);
+  g.lhs_leading_dim = std::max<int64_t>(1, g.lhs_transposed ? g.m : g.k);
+  g.rhs_leading_dim = std::max<int64_t>(1, g.rhs_transposed ? g.k : g.n);
+  g.out_leading_dim = std::max<int64_t>(1, g.n);
+  g.lhs_batch_stride = g.m * g.k;
+  g.rhs_batch_stride = g.k * g.n;
+  g.out_batch_stride = g.m * g.n;
+  th::ThunkInfo info = InfoFor(dot);
+  info.cost = GemmCost(dot);
+  seq.thunks.push_back(MakeThunk(std::move(info), std::move(g)));
+  return Status::Ok();
+}
+
+Status ComputationEmitter::CopyLeaves(const ComputationEmitter& callee, const HloInstruction* from,
+                                      const ParameterBindings& to, const HloInstruction& origin,
+                                      th::SequenceThunk& seq) {
+  struct Move { th::BufferSlice from, to; };
+  std::vector<Move> direct, staged;
+  for (const ShapeIndex& index : ArrayLeaves(from->shape())) {
+    KILN_ASSIGN_OR_RETURN(th::BufferSlice src, callee.Slice(from, index));
+    auto it = to.find({0, index});
+    if (it == to.end()) return Error(origin.DebugName() + ": no destination for result leaf " + ShapeIndexToString(index));
+    const th::BufferSlice& dst = it->second;
+    if (src == dst || src.size == 0) continue;
+    bool reads_destination = false;
+    for (const auto& [key, slice] : to) reads_destination |= Overlaps(src, slice);
+    (reads_destination ? staged : direct).push_back({src, dst});
+  }
+  std::vector<th::BufferSlice> stages;
+  for (const Move& m : staged) {
+    th::BufferSlice stage{builder_.AddTemp(m.from.size), 0, m.from.size};
+    stages.push_back(stage);
+    seq.thunks.push_back(MakeCopy(origin, ".stage", m.from, stage));
+  }
+  for (const Move& m : direct) seq.thunks.push_back(MakeCopy(origin, ".result", m.from, m.to));
+  for (size_t i = 0; i < staged.size(); ++i) seq.thunks.push_back(MakeCopy(origin, ".result", stages[i], staged[i].to));
+  return Status::Ok();
+}
+
+Status ComputationEmitter::EmitWhile(const HloInstruction& loop, th::SequenceThunk& seq) {
+  const hlo::HloComputation* cond = loop.called_computation("condition");
+  const hlo::HloComputation* body = loop.called_computation("body");
+  if (!cond || !body) return Error(loop.DebugName() + ": while needs condition and body");
+  // The loop state lives in the while's own buffers; the body and the
+  // condition read it in place through their parameter.
+  ParameterBindings state;
+  for (const ShapeIndex& index : ArrayLeaves(loop.shape())) {
+    KILN_ASSIGN_OR_RETURN(th::BufferSlice init, Slice(loop.operand(0), index));
+    KILN_ASSIGN_OR_RETURN(th::BufferSlice slot, Slice(&loop, index));
+    state[{0, index}] = slot;
+    if (init != slot && init.size > 0) seq.thunks.push_back(MakeCopy(loop, ".init", init, slot));
+  }
+  ComputationEmitter cond_emitter(builder_, *cond, state);
+  KILN_RETURN_IF_ERROR(cond_emitter.Init());
+  th::WhileThunk w;
+  KILN_ASSIGN_OR_RETURN(w.condition, cond_emitter.Emit());
+  if (!cond->root()->shape().IsArray() || cond->root()->shape().element_type() != ElementType::kPred)
+    return Error(loop.DebugName() + ": the condition must return pred[]");
+  KILN_ASSIGN_OR_RETURN(w.predicate, cond_emitter.Slice(cond->root(), {}));
+  ComputationEmitter body_emitter(builder_, *body, state);
+  KILN_RETURN_IF_ERROR(body_emitter.Init());
+  KILN_ASSIGN_OR_RETURN(w.body, body_emitter.Emit());
+  KILN_RETURN_IF_ERROR(CopyLeaves(body_emitter, body->root(), state, loop, w.body));
+  w.trip_count = KnownTripCount(loop);
+  th::ThunkInfo info = InfoFor(loop);
+  seq.thunks.push_back(MakeThunk(std::move(info), std::move(w)));
+  return Status::Ok();
+}
+
+Status ComputationEmitter::EmitConditional(const HloInstruction& cond, th::SequenceThunk& seq) {
+  std::vector<hlo::HloComputation*> branches = cond.branch_computations();
+  if (branches.empty() || cond.operand_count() != static_cast<int64_t>(branches.size()) + 1)
+    return Error(cond.DebugName() + ": conditional needs one operand per branch plus the selector");
+  th::ConditionalThunk c;
+  const Shape& selector = cond.operand(0)->shape();
+  c.is_pred = selector.element_type() == ElementType::kPred;
+  KILN_ASSIGN_OR_RETURN(c.branch_index, Slice(cond.operand(0), {}));
+  ParameterBindings result;
+  for (const ShapeIndex& index : ArrayLeaves(cond.shape())) {
+    KILN_ASSIGN_OR_RETURN(result[std::make_pair(int64_t{0}, index)], Slice(&cond, index));
+  }
+  for (size_t i = 0; i < branches.size(); ++i) {
+    const HloInstruction* operand = cond.operand(static_cast<int64_t>(i) + 1);
+    ParameterBindings args;
+    for (const ShapeIndex& index : ArrayLeaves(operand->shape())) {
+      KILN_ASSIGN_OR_RETURN(args[std::make_pair(int64_t{0}, index)], Slice(operand, index));
+    }
+    ComputationEmitter branch(builder_, *branches[i], args);
+    KILN_RETURN_IF_ERROR(branch.Init());
+    KILN_ASSIGN_OR_RETURN(th::SequenceThunk s, branch.Emit());
+    KILN_RETURN_IF_ERROR(CopyLeaves(branch, branches[i]->root(), result, cond, s));
+    c.branches.push_back(std::move(s));
+  }
+  seq.thunks.push_back(MakeThunk(InfoFor(cond), std::move(c)));
+  return Status::Ok();
+}
+
+}  // namespace kiln::emitter

@@ -1,0 +1,183 @@
+// ProgramBuilder, the allocation mapping of ComputationEmitter, ThunkInfo
+// construction and the entry point EmitThunkProgram.
+#include <cctype>
+#include <cstring>
+
+#include "compiler/emitter/program_builder.h"
+#include "compiler/passes/passes.h"
+
+namespace kiln::emitter {
+
+namespace th = ::kiln::thunks;
+using hlo::HloOpcode;
+
+// ---- ProgramBuilder -----------------------------------------------------------
+
+int32_t ProgramBuilder::AddAllocation(th::Allocation allocation) {
+  program().allocations.push_back(std::move(allocation));
+  return static_cast<int32_t>(program().allocations.size() - 1);
+}
+
+int32_t ProgramBuilder::AddTemp(int64_t size) {
+  th::Allocation a;
+  a.size = size;
+  a.alignment = pipeline::kBufferAlignment;
+  return AddAllocation(std::move(a));
+}
+
+StatusOr<int64_t> ProgramBuilder::AddConstant(const hlo::HloInstruction& constant) {
+  if (!constant.has_literal() || constant.literal_elided())
+    return Error(constant.DebugName() + ": the constant's data was elided ({...}); it cannot be compiled");
+  const Literal& lit = constant.literal();
+  if (!constant.shape().IsArray() || static_cast<int64_t>(lit.raw_size()) != constant.shape().ByteSize())
+    return Error(constant.DebugName() + ": constant of shape " + constant.shape().ToString(false) +
+                 " has no dense byte representation kiln can store");
+  th::Constant c;
+  c.name = constant.name();
+  c.bytes.assign(lit.raw(), lit.raw() + lit.raw_size());
+  program().constants.push_back(std::move(c));
+  return static_cast<int64_t>(program().constants.size() - 1);
+}
+
+std::string ProgramBuilder::KernelName(const std::string& hlo_name) {
+  std::string base;
+  for (char c : hlo_name) base += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (base.empty() || std::isdigit(static_cast<unsigned char>(base[0]))) base = "k_" + base;
+  std::string name = base;
+  for (int i = 1; !kernel_names_.insert(name).second; ++i) name = base + "_" + std::to_string(i);
+  return name;
+}
+
+// ---- ThunkInfo ----------------------------------------------------------------
+
+namespace {
+
+// op_name="..." inside a metadata={...} attribute, or "".
+std::string OpName(const hlo::HloInstruction& inst) {
+  const hlo::Attribute* md = inst.FindAttribute("metadata");
+  if (!md) return "";
+  const auto* raw = std::get_if<hlo::RawAttr>(&md->value);
+  if (!raw) return "";
+  const std::string& t = raw->text;
+  size_t at = t.find("op_name=\"");
+  if (at == std::string::npos) return "";
+  at += std::strlen("op_name=\"");
+  std::string out;
+  for (size_t i = at; i < t.size() && t[i] != '"'; ++i) {
+    if (t[i] == '\\' && i + 1 < t.size()) ++i;
+    out += t[i];
+  }
+  return out;
+}
+
+th::HloInstructionRef Ref(const hlo::HloInstruction& inst) {
+  return {inst.name(), std::string(hlo::OpcodeName(inst.opcode())), OpName(inst)};
+}
+
+}  // namespace
+
+th::ThunkInfo InfoFor(const hlo::HloInstruction& inst) {
+  th::ThunkInfo info;
+  info.profile_name = inst.name();
+  const hlo::HloComputation* fused =
+      inst.opcode() == HloOpcode::kFusion ? inst.called_computation("calls") : nullptr;
+  if (!fused) {
+    info.hlo.push_back(Ref(inst));
+    return info;
+  }
+  for (const hlo::HloInstruction* member : fused->PostOrder())
+    if (member->opcode() != HloOpcode::kParameter) info.hlo.push_back(Ref(*member));
+  return info;
+}
+
+// ---- ComputationEmitter: allocations ------------------------------------------
+
+std::vector<ShapeIndex> ComputationEmitter::ArrayLeaves(const Shape& shape) {
+  std::vector<ShapeIndex> leaves;
+  for (const ShapeIndex& index : pipeline::LeafIndices(shape))
+    if (SubShape(shape, index)->IsArray()) leaves.push_back(index);
+  return leaves;
+}
+
+Status ComputationEmitter::Init() {
+  KILN_ASSIGN_OR_RETURN(pipeline::BufferAssignment ba,
+                        pipeline::AssignBuffers(comp_, pipeline::PostOrderSchedule(comp_)));
+  assignment_.emplace(std::move(ba));
+  const auto& local = assignment_->allocations();
+  for (size_t a = 0; a < local.size(); ++a) {
+    th::Allocation alloc = local[a];
+    if (alloc.is_parameter() && bindings_) {
+      global_.push_back(-1);  // resolved through the bindings
+      continue;
+    }
+    if (alloc.constant) {
+      const hlo::HloInstruction* c = assignment_->constants()[*alloc.constant];
+      KILN_ASSIGN_OR_RETURN(alloc.constant, builder_.AddConstant(*c));
+    }
+    // Only the entry's root is a program output; a called computation's
+    // result is copied to its caller's slices.
+    if (bindings_) alloc.output.reset();
+    global_.push_back(builder_.AddAllocation(std::move(alloc)));
+  }
+  builder_.result().buffer_assignment_text +=
+      "computation " + comp_.name() + ":\n" + assignment_->ToString() + "\n";
+  return Status::Ok();
+}
+
+StatusOr<th::BufferSlice> ComputationEmitter::Slice(const hlo::HloInstruction* inst,
+                                                    const ShapeIndex& index) const {
+  KILN_ASSIGN_OR_RETURN(th::BufferSlice local, assignment_->SliceFor(inst, index));
+  int32_t global = global_.at(local.allocation);
+  if (global >= 0) return th::BufferSlice{global, local.offset, local.size};
+  const th::Allocation& alloc = assignment_->allocations()[local.allocation];
+  auto it = bindings_->find({alloc.parameter->number, alloc.parameter->index});
+  if (it == bindings_->end())
+    return Error(inst->DebugName() + ": parameter leaf " + ShapeIndexToString(alloc.parameter->index) +
+                 " of " + comp_.name() + " is not bound by its caller");
+  return th::BufferSlice{it->second.allocation, it->second.offset + local.offset, local.size};
+}
+
+// ---- the program ------------------------------------------------------------------
+
+namespace {
+
+Status BuildSignature(const hlo::HloModule& module, const ComputationEmitter& entry, th::Signature& sig) {
+  const hlo::HloComputation& comp = *module.entry();
+  for (int64_t p = 0; p < comp.parameter_count(); ++p) {
+    const hlo::HloInstruction* param = comp.parameter(p);
+    if (!param) return Error("entry computation has no parameter " + std::to_string(p));
+    sig.parameters.push_back(param->shape());
+    for (const ShapeIndex& index : ComputationEmitter::ArrayLeaves(param->shape())) {
+      KILN_ASSIGN_OR_RETURN(th::BufferSlice slice, entry.Slice(param, index));
+      sig.parameter_leaves.push_back({p, index, slice});
+    }
+  }
+  sig.result = comp.root()->shape();
+  for (const ShapeIndex& index : ComputationEmitter::ArrayLeaves(sig.result)) {
+    KILN_ASSIGN_OR_RETURN(th::BufferSlice slice, entry.Slice(comp.root(), index));
+    sig.result_leaves.push_back({index, slice});
+  }
+  for (const hlo::InputOutputAlias& a : module.config().input_output_alias)
+    sig.aliases.push_back({a.output_index, a.parameter_number, a.parameter_index, a.must_alias});
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<EmittedProgram> EmitThunkProgram(const hlo::HloModule& module) {
+  if (!module.entry() || !module.entry()->root()) return Error("module has no entry computation");
+  ProgramBuilder builder;
+  ComputationEmitter entry(builder, *module.entry(), std::nullopt);
+  KILN_RETURN_IF_ERROR(entry.Init());
+  KILN_ASSIGN_OR_RETURN(builder.program().root, entry.Emit());
+  KILN_RETURN_IF_ERROR(BuildSignature(module, entry, builder.program().signature));
+  return std::move(builder.result());
+}
+
+std::string SupportedOpsSummary() {
+  return "elementwise ops, broadcast, reshape, bitcast, transpose, slice, concatenate, iota, convert, "
+         "compare, select, clamp, reverse, reduce, dot, tuple, get-tuple-element, call, while, "
+         "conditional, parameter, constant";
+}
+
+}  // namespace kiln::emitter

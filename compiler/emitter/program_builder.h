@@ -1,0 +1,83 @@
+// ProgramBuilder: the state shared while emitting one ThunkProgram (global
+// allocations, constants, kernel names) and ComputationEmitter, which emits
+// one computation's thunk sequence against its BufferAssignment. Internal to
+// kiln_emitter.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "compiler/emitter/thunk_emitter.h"
+#include "compiler/pipeline/buffer_assignment.h"
+
+namespace kiln::emitter {
+
+// Caller-provided slices of a called computation's parameter leaves.
+using ParameterBindings = std::map<std::pair<int64_t, ShapeIndex>, thunks::BufferSlice>;
+
+class ProgramBuilder {
+ public:
+  EmittedProgram& result() { return result_; }
+  thunks::ThunkProgram& program() { return result_.program; }
+
+  // Adds an allocation; returns its number.
+  int32_t AddAllocation(thunks::Allocation allocation);
+  // Adds a temporary allocation of `size` bytes (staging copies).
+  int32_t AddTemp(int64_t size);
+  // Adds `constant`'s bytes to the program; returns the constant index.
+  StatusOr<int64_t> AddConstant(const hlo::HloInstruction& constant);
+  // A C identifier derived from `hlo_name`, unique in the program.
+  std::string KernelName(const std::string& hlo_name);
+
+ private:
+  EmittedProgram result_;
+  std::set<std::string> kernel_names_;
+};
+
+// Emits the thunks of one computation. The computation's own allocations
+// are added to the program on construction (Init); its parameters either
+// become program parameters (bindings == nullopt: the entry) or map onto
+// the given caller slices.
+class ComputationEmitter {
+ public:
+  ComputationEmitter(ProgramBuilder& builder, const hlo::HloComputation& computation,
+                     std::optional<ParameterBindings> bindings)
+      : builder_(builder), comp_(computation), bindings_(std::move(bindings)) {}
+
+  Status Init();
+  StatusOr<thunks::SequenceThunk> Emit();
+
+  // The program slice of leaf `index` of `inst`'s value.
+  StatusOr<thunks::BufferSlice> Slice(const hlo::HloInstruction* inst, const ShapeIndex& index) const;
+  // Array leaves of `shape` (tokens and tuples excluded).
+  static std::vector<ShapeIndex> ArrayLeaves(const Shape& shape);
+
+ private:
+  Status EmitInstruction(const hlo::HloInstruction& inst, thunks::SequenceThunk& seq);
+  Status EmitFusion(const hlo::HloInstruction& fusion, thunks::SequenceThunk& seq);
+  Status EmitGemm(const hlo::HloInstruction& dot, thunks::SequenceThunk& seq);
+  Status EmitWhile(const hlo::HloInstruction& loop, thunks::SequenceThunk& seq);
+  Status EmitConditional(const hlo::HloInstruction& cond, thunks::SequenceThunk& seq);
+  // Copies every array leaf of `from` (a value of `callee`'s emitter) to
+  // the matching slice in `to`, staging through temporaries where a source
+  // is itself one of the destinations (a loop body that swaps values).
+  Status CopyLeaves(const ComputationEmitter& callee, const hlo::HloInstruction* from,
+                    const ParameterBindings& to, const hlo::HloInstruction& origin,
+                    thunks::SequenceThunk& seq);
+
+  ProgramBuilder& builder_;
+  const hlo::HloComputation& comp_;
+  std::optional<ParameterBindings> bindings_;
+  std::optional<pipeline::BufferAssignment> assignment_;
+  // Program allocation of each local allocation (-1: a bound parameter).
+  std::vector<int32_t> global_;
+};
+
+// The ThunkInfo of a thunk emitted for `inst` (a fusion lists its fused
+// instructions).
+thunks::ThunkInfo InfoFor(const hlo::HloInstruction& inst);
+
+}  // namespace kiln::emitter

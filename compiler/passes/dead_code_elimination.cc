@@ -1,0 +1,86 @@
+// DeadCodeElimination: drops unused instructions and uncalled computations.
+#include <algorithm>
+#include <set>
+
+#include "compiler/passes/passes.h"
+
+namespace kiln::passes {
+namespace {
+
+// Instructions whose execution matters even when nothing reads the result.
+bool HasSideEffect(const hlo::HloInstruction& inst) {
+  switch (inst.opcode()) {
+    case hlo::HloOpcode::kParameter:
+    case hlo::HloOpcode::kCustomCall:
+    case hlo::HloOpcode::kSend:
+    case hlo::HloOpcode::kSendDone:
+    case hlo::HloOpcode::kRecv:
+    case hlo::HloOpcode::kRecvDone:
+    case hlo::HloOpcode::kOutfeed:
+    case hlo::HloOpcode::kInfeed:
+    case hlo::HloOpcode::kAfterAll:
+    case hlo::HloOpcode::kRng:
+    case hlo::HloOpcode::kAllReduce:
+    case hlo::HloOpcode::kAllReduceStart:
+    case hlo::HloOpcode::kAllGather:
+    case hlo::HloOpcode::kAllGatherStart:
+    case hlo::HloOpcode::kAllToAll:
+    case hlo::HloOpcode::kCollectivePermute:
+    case hlo::HloOpcode::kCollectivePermuteStart:
+    case hlo::HloOpcode::kReduceScatter:
+      return true;
+    default:
+      return false;
+  }
+}
+
+StatusOr<bool> RemoveDeadInstructions(hlo::HloComputation& comp) {
+  bool changed = false;
+  std::vector<hlo::HloInstruction*> order = comp.PostOrder();
+  // Users come after their operands in post-order, so walking it backwards
+  // sees every user's removal before deciding on the operand.
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    hlo::HloInstruction* inst = *it;
+    if (inst == comp.root() || inst->user_count() > 0 || HasSideEffect(*inst) ||
+        !inst->control_successors().empty())
+      continue;
+    KILN_RETURN_IF_ERROR(comp.RemoveInstruction(inst));
+    changed = true;
+  }
+  return changed;
+}
+
+StatusOr<bool> RemoveUncalledComputations(hlo::HloModule& module) {
+  std::set<const hlo::HloComputation*> called;
+  std::vector<const hlo::HloComputation*> stack{module.entry()};
+  while (!stack.empty()) {
+    const hlo::HloComputation* c = stack.back();
+    stack.pop_back();
+    if (!c || !called.insert(c).second) continue;
+    for (const hlo::HloInstruction* inst : c->instructions())
+      for (const hlo::HloComputation* callee : inst->called_computations()) stack.push_back(callee);
+  }
+  bool changed = false;
+  // Callers before callees, so a computation is unreferenced when removed.
+  std::vector<hlo::HloComputation*> order = module.ComputationPostOrder();
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    if (called.count(*it)) continue;
+    KILN_RETURN_IF_ERROR(module.RemoveComputation(*it));
+    changed = true;
+  }
+  return changed;
+}
+
+}  // namespace
+
+StatusOr<bool> DeadCodeElimination::Run(hlo::HloModule& module) {
+  bool changed = false;
+  for (hlo::HloComputation* comp : module.computations()) {
+    KILN_ASSIGN_OR_RETURN(bool c, RemoveDeadInstructions(*comp));
+    changed |= c;
+  }
+  KILN_ASSIGN_OR_RETURN(bool removed, RemoveUncalledComputations(module));
+  return changed || removed;
+}
+
+}  // namespace kiln::passes

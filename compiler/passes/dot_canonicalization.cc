@@ -1,0 +1,162 @@
+// DotCanonicalization: every dot becomes a batched row-major GEMM.
+#include <algorithm>
+#include <numeric>
+
+#include "compiler/passes/hlo_builder.h"
+#include "compiler/passes/passes.h"
+
+namespace kiln::passes {
+namespace {
+
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+
+int64_t Product(const Shape& s, const std::vector<int64_t>& dims) {
+  int64_t p = 1;
+  for (int64_t d : dims) p *= s.dim(d);
+  return p;
+}
+
+// Dimensions of `shape` not in batch or contracting, in order.
+std::vector<int64_t> FreeDims(const Shape& shape, const std::vector<int64_t>& batch,
+                              const std::vector<int64_t>& contracting) {
+  std::vector<int64_t> free;
+  for (int64_t d = 0; d < shape.rank(); ++d)
+    if (std::find(batch.begin(), batch.end(), d) == batch.end() &&
+        std::find(contracting.begin(), contracting.end(), d) == contracting.end())
+      free.push_back(d);
+  return free;
+}
+
+std::vector<int64_t> Concat(std::vector<int64_t> a, const std::vector<int64_t>& b,
+                            const std::vector<int64_t>& c) {
+  a.insert(a.end(), b.begin(), b.end());
+  a.insert(a.end(), c.begin(), c.end());
+  return a;
+}
+
+bool IsIdentity(const std::vector<int64_t>& perm) {
+  for (size_t i = 0; i < perm.size(); ++i)
+    if (perm[i] != static_cast<int64_t>(i)) return false;
+  return true;
+}
+
+// The compute type of a dot: f32 for f32/bf16/f16 (narrow floats are
+// widened), f64 for f64; nullopt for integer and complex dots.
+std::optional<ElementType> GemmType(const HloInstruction& dot) {
+  ElementType types[] = {dot.operand(0)->shape().element_type(), dot.operand(1)->shape().element_type(),
+                         dot.shape().element_type()};
+  bool any_f64 = false;
+  for (ElementType t : types) {
+    if (t == ElementType::kF64) any_f64 = true;
+    else if (t != ElementType::kF32 && t != ElementType::kBF16 && t != ElementType::kF16) return std::nullopt;
+  }
+  return any_f64 ? ElementType::kF64 : ElementType::kF32;
+}
+
+class DotRewriter {
+ public:
+  DotRewriter(HloInstruction* dot, NameUniquer& names) : dot_(dot), comp_(*dot->parent()), names_(names) {}
+
+  Status Rewrite() {
+    std::optional<ElementType> type = GemmType(*dot_);
+    if (!type)
+      return Error(dot_->DebugName() + ": dot of " + dot_->operand(0)->shape().ToString(false) + " x " +
+                   dot_->operand(1)->shape().ToString(false) + " -> " + dot_->shape().ToString(false) +
+                   " is not supported: the GEMM libraries take f32/f64 (and bf16/f16 widened to f32)");
+    type_ = *type;
+    hlo::DotDimensionNumbers dn = dot_->dot_dimension_numbers();
+    const Shape& ls = dot_->operand(0)->shape();
+    const Shape& rs = dot_->operand(1)->shape();
+    std::vector<int64_t> lfree = FreeDims(ls, dn.lhs_batch, dn.lhs_contracting);
+    std::vector<int64_t> rfree = FreeDims(rs, dn.rhs_batch, dn.rhs_contracting);
+    int64_t b = Product(ls, dn.lhs_batch), m = Product(ls, lfree), k = Product(ls, dn.lhs_contracting);
+    int64_t n = Product(rs, rfree);
+    // lhs as [b,m,k], or [b,k,m] when that needs no transpose.
+    std::vector<int64_t> lhs_mk = Concat(dn.lhs_batch, lfree, dn.lhs_contracting);
+    std::vector<int64_t> lhs_km = Concat(dn.lhs_batch, dn.lhs_contracting, lfree);
+    bool lhs_t = !IsIdentity(lhs_mk) && IsIdentity(lhs_km);
+    std::vector<int64_t> rhs_kn = Concat(dn.rhs_batch, dn.rhs_contracting, rfree);
+    std::vector<int64_t> rhs_nk = Concat(dn.rhs_batch, rfree, dn.rhs_contracting);
+    bool rhs_t = !IsIdentity(rhs_kn) && IsIdentity(rhs_nk);
+    HloInstruction* lhs = Operand(dot_->operand(0), lhs_t ? lhs_km : lhs_mk,
+                                  lhs_t ? std::vector<int64_t>{b, k, m} : std::vector<int64_t>{b, m, k});
+    HloInstruction* rhs = Operand(dot_->operand(1), rhs_t ? rhs_nk : rhs_kn,
+                                  rhs_t ? std::vector<int64_t>{b, n, k} : std::vector<int64_t>{b, k, n});
+    HloInstruction* gemm = Add(HloOpcode::kDot, Shape(type_, {b, m, n}), {lhs, rhs}, dot_->name() + ".gemm");
+    gemm->SetAttribute("lhs_batch_dims", std::vector<int64_t>{0});
+    gemm->SetAttribute("lhs_contracting_dims", std::vector<int64_t>{lhs_t ? 1 : 2});
+    gemm->SetAttribute("rhs_batch_dims", std::vector<int64_t>{0});
+    gemm->SetAttribute("rhs_contracting_dims", std::vector<int64_t>{rhs_t ? 2 : 1});
+    if (const hlo::Attribute* md = dot_->FindAttribute("metadata")) gemm->SetAttribute("metadata", md->value);
+    // [b,m,n] is [batch..., lhs free..., rhs free...] row-major: the dot's
+    // own output order, so a reshape (and a rounding convert) restores it.
+    HloInstruction* out = gemm;
+    if (type_ != dot_->shape().element_type())
+      out = Add(HloOpcode::kConvert, Shape(dot_->shape().element_type(), {b, m, n}), {out}, dot_->name() + ".round");
+    out = Add(HloOpcode::kReshape, WithoutLayout(dot_->shape()), {out}, dot_->name() + ".result");
+    dot_->ReplaceAllUsesWith(out);
+    return comp_.RemoveInstruction(dot_);
+  }
+
+ private:
+  HloInstruction* Add(HloOpcode opcode, const Shape& shape, std::vector<HloInstruction*> operands,
+                      const std::string& name) {
+    HloInstruction* inst = AddInstruction(comp_, opcode, shape, operands, names_.Get(name));
+    inst->set_location(dot_->location());
+    return inst;
+  }
+
+  // `operand` permuted by `perm`, reshaped to `dims` and converted to the
+  // compute type; each step only when needed.
+  HloInstruction* Operand(HloInstruction* operand, const std::vector<int64_t>& perm,
+                          const std::vector<int64_t>& dims) {
+    HloInstruction* v = operand;
+    const Shape& s = operand->shape();
+    if (!IsIdentity(perm)) {
+      std::vector<int64_t> tdims;
+      for (int64_t d : perm) tdims.push_back(s.dim(d));
+      v = Add(HloOpcode::kTranspose, Shape(s.element_type(), tdims), {v}, operand->name() + ".gemm_t");
+      v->SetAttribute("dimensions", perm);
+    }
+    if (v->shape().dims() != dims) v = Add(HloOpcode::kReshape, Shape(s.element_type(), dims), {v}, operand->name() + ".gemm_r");
+    if (s.element_type() != type_) v = Add(HloOpcode::kConvert, Shape(type_, dims), {v}, operand->name() + ".gemm_c");
+    return v;
+  }
+
+  HloInstruction* dot_;
+  hlo::HloComputation& comp_;
+  NameUniquer& names_;
+  ElementType type_ = ElementType::kF32;
+};
+
+// Already [b,m,k] x [b,k,n] (either may be transposed) in its compute type.
+bool IsCanonical(const HloInstruction& dot) {
+  hlo::DotDimensionNumbers dn = dot.dot_dimension_numbers();
+  const Shape& ls = dot.operand(0)->shape();
+  const Shape& rs = dot.operand(1)->shape();
+  std::optional<ElementType> type = GemmType(dot);
+  return type && ls.element_type() == *type && rs.element_type() == *type &&
+         dot.shape().element_type() == *type && ls.rank() == 3 && rs.rank() == 3 &&
+         dn.lhs_batch == std::vector<int64_t>{0} && dn.rhs_batch == std::vector<int64_t>{0} &&
+         dn.lhs_contracting.size() == 1 && dn.rhs_contracting.size() == 1 &&
+         dn.lhs_contracting[0] != 0 && dn.rhs_contracting[0] != 0;
+}
+
+}  // namespace
+
+StatusOr<bool> DotCanonicalization::Run(hlo::HloModule& module) {
+  bool changed = false;
+  NameUniquer names(module);
+  for (hlo::HloComputation* comp : module.computations()) {
+    for (HloInstruction* inst : comp->PostOrder()) {
+      if (inst->opcode() != HloOpcode::kDot || IsCanonical(*inst)) continue;
+      if (inst->operand_count() != 2) return Error(inst->DebugName() + ": dot needs two operands");
+      KILN_RETURN_IF_ERROR(DotRewriter(inst, names).Rewrite());
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+}  // namespace kiln::passes

@@ -1,0 +1,38 @@
+// Small helpers for passes that add instructions: module-unique names and
+// one-call instruction creation.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+#include "compiler/hlo/module.h"
+
+namespace kiln::passes {
+
+// Hands out instruction and computation names not yet used in a module, so
+// the printed optimized HLO parses back (HLO names are module-global).
+class NameUniquer {
+ public:
+  explicit NameUniquer(const hlo::HloModule& module);
+  // `base` itself when free, else base.1, base.2, ...
+  std::string Get(std::string_view base);
+
+ private:
+  std::unordered_set<std::string> used_;
+};
+
+// Creates `opcode` with `operands` in `computation`; the caller sets
+// attributes afterwards.
+hlo::HloInstruction* AddInstruction(hlo::HloComputation& computation, hlo::HloOpcode opcode,
+                                    const Shape& shape,
+                                    const std::vector<hlo::HloInstruction*>& operands,
+                                    std::string name);
+
+// `shape` with its layout removed (kiln buffers are dense row-major, so
+// shapes a pass creates carry no layout).
+Shape WithoutLayout(Shape shape);
+
+}  // namespace kiln::passes

@@ -1,0 +1,59 @@
+// HloPass and HloPassPipeline: the unit of HLO-to-HLO rewriting.
+//
+// Like XLA's HloPassInterface, a pass is a named transformation that reports
+// whether it changed the module; a pipeline runs passes in order and, after
+// every pass that changed something, re-runs the verifier so a broken
+// rewrite is caught at the pass that made it rather than downstream.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "compiler/hlo/module.h"
+
+namespace kiln::passes {
+
+class HloPass {
+ public:
+  virtual ~HloPass() = default;
+  virtual std::string_view name() const = 0;
+  // Rewrites `module` in place; true when anything changed.
+  virtual StatusOr<bool> Run(hlo::HloModule& module) = 0;
+};
+
+// What one pass of a pipeline run did.
+struct PassRecord {
+  std::string name;
+  bool changed = false;
+  double seconds = 0;
+};
+
+class HloPassPipeline : public HloPass {
+ public:
+  explicit HloPassPipeline(std::string name) : name_(std::move(name)) {}
+  std::string_view name() const override { return name_; }
+
+  template <typename Pass, typename... Args>
+  Pass& AddPass(Args&&... args) {
+    auto pass = std::make_unique<Pass>(std::forward<Args>(args)...);
+    Pass& ref = *pass;
+    passes_.push_back(std::move(pass));
+    return ref;
+  }
+
+  // Runs every pass in order; errors name the failing pass.
+  StatusOr<bool> Run(hlo::HloModule& module) override;
+
+  // One record per pass of the last Run.
+  const std::vector<PassRecord>& records() const { return records_; }
+
+ private:
+  std::string name_;
+  std::vector<std::unique_ptr<HloPass>> passes_;
+  std::vector<PassRecord> records_;
+};
+
+}  // namespace kiln::passes

@@ -1,0 +1,75 @@
+// The HLO passes of kiln's compiler pipeline (one file per pass).
+//
+// kiln's buffers are dense row-major arrays of their logical shapes: layout
+// annotations of the input are not honoured by codegen, so the passes that
+// would otherwise depend on them (bitcast) are rewritten into logical ops
+// first, and every later pass reasons about logical shapes only.
+#pragma once
+
+#include "compiler/passes/hlo_pass.h"
+
+namespace kiln::passes {
+
+// bitcast between two row-major shapes is a reshape; rewriting it lets the
+// rest of the pipeline treat it logically. A bitcast that changes the element
+// type or relies on a non-row-major layout is an error naming it.
+class BitcastToReshape : public HloPass {
+ public:
+  std::string_view name() const override { return "bitcast-to-reshape"; }
+  StatusOr<bool> Run(hlo::HloModule& module) override;
+};
+
+// Inlines every kCall (XLA's CallInliner) and every fusion of the input:
+// the called computation's instructions are cloned into the caller, so
+// kiln's fusion sees across calls and decides the kernels itself.
+class CallInliner : public HloPass {
+ public:
+  std::string_view name() const override { return "call-inliner"; }
+  StatusOr<bool> Run(hlo::HloModule& module) override;
+};
+
+// Rewrites every dot into the form a GEMM library takes:
+//   dot(lhs[b,m,k] or lhs[b,k,m], rhs[b,k,n] or rhs[b,n,k]) -> out[b,m,n]
+// in f32 or f64, with batch dimension 0. Operands are transposed (when their
+// dimensions are not already batch-major with the contraction innermost or
+// outermost) and reshaped; bf16/f16 dots compute in f32 and round the result,
+// as XLA's CPU and GPU backends do. Integer and complex dots are errors.
+class DotCanonicalization : public HloPass {
+ public:
+  std::string_view name() const override { return "dot-canonicalization"; }
+  StatusOr<bool> Run(hlo::HloModule& module) override;
+};
+
+// Groups the instructions that codegen emits (elementwise ops, broadcast,
+// reshape, transpose, slice, concatenate, iota, convert, compare, select,
+// reduce, ...) into fusion instructions, one loop kernel each:
+//   * a producer joins its consumers' kernel when all its users are in that
+//     kernel, so elementwise chains become one kernel;
+//   * a reduce takes its producers (kind=kInput) but is always a kernel's
+//     root, so a reduction is never recomputed per consumer element;
+//   * only cheap producers are fused through a broadcast (which re-reads
+//     each element many times), and scalar constants and broadcasts of them
+//     are duplicated into every kernel that uses them;
+//   * a reshape left alone on a buffer becomes a bitcast (no kernel: a
+//     row-major reshape moves no data).
+// Runs on the entry computation and on every while / conditional computation
+// reachable from it.
+class KernelFusion : public HloPass {
+ public:
+  std::string_view name() const override { return "kernel-fusion"; }
+  StatusOr<bool> Run(hlo::HloModule& module) override;
+};
+
+// Removes instructions whose results are never used (roots and parameters
+// stay), and computations no instruction calls any more.
+class DeadCodeElimination : public HloPass {
+ public:
+  std::string_view name() const override { return "dce"; }
+  StatusOr<bool> Run(hlo::HloModule& module) override;
+};
+
+// True when `shape` is an array whose layout (if any) is row-major with no
+// tiling, i.e. its buffer is the dense row-major array kiln assumes.
+bool HasRowMajorLayout(const Shape& shape);
+
+}  // namespace kiln::passes

@@ -1,0 +1,49 @@
+// Helpers of the end-to-end tests: compile HLO with bef-compile's pipeline,
+// run it on the host runtime and compare with the reference evaluator on
+// the same seeded random inputs.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+
+#include "common/random_literal.h"
+#include "common/value_compare.h"
+#include "compiler/evaluator/evaluator.h"
+#include "compiler/hlo/parser.h"
+#include "compiler/hlo/verifier.h"
+#include "tools/hlo-run/device_runner.h"
+
+namespace kiln::testing {
+
+// Seeded random arguments for every entry parameter.
+inline std::vector<Literal> RandomArgs(const hlo::HloModule& module, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<Literal> args;
+  for (const Shape& s : module.entry()->ParameterShapes()) args.push_back(RandomLiteral(s, rng));
+  return args;
+}
+
+// Compiles and runs `module` on `device` and checks the result against the
+// evaluator. Returns the error text ("" on success).
+inline std::string CompareWithEvaluator(const hlo::HloModule& module, runtime::Device& device,
+                                        const std::vector<Literal>& args, const CompareOptions& tol = {}) {
+  StatusOr<Literal> expected = hlo::Evaluator().Evaluate(module, args);
+  if (!expected.ok()) return "evaluator: " + expected.status().message();
+  StatusOr<tools::DeviceRunResult> actual = tools::CompileAndRun(module, args, device);
+  if (!actual.ok()) return "compile/run: " + actual.status().message();
+  Status s = CompareValues(actual->result, *expected, "result", tol);
+  return s.ok() ? "" : s.message();
+}
+
+// Parses `text` (or fails the test) and compares on seeded random inputs.
+inline void ExpectMatchesEvaluator(const std::string& text, runtime::Device& device, uint64_t seed = 1,
+                                   const CompareOptions& tol = {}) {
+  auto module = hlo::ParseHloModule(text);
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  ASSERT_TRUE(hlo::VerifyModule(**module).ok()) << hlo::VerifyModule(**module).message();
+  EXPECT_EQ(CompareWithEvaluator(**module, device, RandomArgs(**module, seed), tol), "") << text;
+}
+
+}  // namespace kiln::testing
