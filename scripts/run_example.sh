@@ -1,19 +1,26 @@
 #!/usr/bin/env bash
-# The README's main command: installs dependencies, builds kiln, then parses,
-# verifies and evaluates examples/mlp.hlo with the reference evaluator,
-# printing the results and checking them against values computed by hand
-# (derivation in examples/README.md).
+# The README's main command: installs dependencies, builds kiln, compiles
+# examples/mlp.hlo once into a .bef artifact and runs the artifact with
+# bef-run (the runtime alone, no compiler): results checked against values
+# worked out by hand (derivation in examples/README.md), then the per-HLO
+# profile.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-bash scripts/build.sh hlo-run
-HLO_RUN="${KILN_BUILD_DIR:-build}/tools/hlo-run/hlo-run"
-"$HLO_RUN" --check examples/mlp.hlo
+bash scripts/build.sh bef-compile bef-run
+BUILD="${KILN_BUILD_DIR:-build}"
+OUT="$BUILD/examples"
+mkdir -p "$OUT"
+# --device=auto: CUDA when a GPU is usable (then compile for it too).
+TARGETS=host
+if command -v ptxas >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/ptxas ]; then TARGETS=host,cuda; fi
+"$BUILD/tools/bef-compile/bef-compile" examples/mlp.hlo -o "$OUT/mlp.bef" --targets=$TARGETS --stats
 row="[0.1015363 0.1674051 0.2760043 0.4550542]"
-"$HLO_RUN" --reference examples/mlp.hlo --print_timing \
+"$BUILD/tools/bef-run/bef-run" "$OUT/mlp.bef" --device=auto \
   --input=4x8xf32=1 --input=8x16xf32=0.1 \
   --input="16xf32=-0.3 -1 -0.3 -1 -0.3 -1 -0.3 -1 -0.3 -1 -0.3 -1 -0.3 -1 -0.3 -1" \
   --input=16x4xf32=0.25 --input="4xf32=0 1 2 3" \
   --output=- --output=- \
   --expected_output="4x4xf32=$row$row$row$row" \
-  --expected_output="4x4xf32=[1 2 3 4][1 2 3 4][1 2 3 4][1 2 3 4]"
+  --expected_output="4x4xf32=[1 2 3 4][1 2 3 4][1 2 3 4][1 2 3 4]" \
+  --iterations=20 --warmup=3 --profile

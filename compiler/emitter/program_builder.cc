@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "compiler/emitter/program_builder.h"
-#include "compiler/passes/passes.h"
+#include "compiler/passes/hlo_builder.h"
 
 namespace kiln::emitter {
 
@@ -146,13 +146,15 @@ Status BuildSignature(const hlo::HloModule& module, const ComputationEmitter& en
   for (int64_t p = 0; p < comp.parameter_count(); ++p) {
     const hlo::HloInstruction* param = comp.parameter(p);
     if (!param) return Error("entry computation has no parameter " + std::to_string(p));
-    sig.parameters.push_back(param->shape());
+    // kiln buffers are dense row-major: the signature says so explicitly
+    // whatever layout the HLO named.
+    sig.parameters.push_back(passes::WithoutLayout(param->shape()));
     for (const ShapeIndex& index : ComputationEmitter::ArrayLeaves(param->shape())) {
       KILN_ASSIGN_OR_RETURN(th::BufferSlice slice, entry.Slice(param, index));
       sig.parameter_leaves.push_back({p, index, slice});
     }
   }
-  sig.result = comp.root()->shape();
+  sig.result = passes::WithoutLayout(comp.root()->shape());
   for (const ShapeIndex& index : ComputationEmitter::ArrayLeaves(sig.result)) {
     KILN_ASSIGN_OR_RETURN(th::BufferSlice slice, entry.Slice(comp.root(), index));
     sig.result_leaves.push_back({index, slice});

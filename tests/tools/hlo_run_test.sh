@@ -57,6 +57,15 @@ ENTRY main {
 }
 EOF
 
+cat >gather.hlo <<'EOF'
+HloModule gather
+ENTRY main {
+  x = f32[4,4] parameter(0)
+  i = s32[2] parameter(1)
+  ROOT g = f32[2,4] gather(x, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,4}
+}
+EOF
+
 cat >bad.hlo <<'EOF'
 HloModule bad
 
@@ -162,7 +171,7 @@ expect_err_line "unknown flag --frobnicate" "unknown flag"
 
 run "$HLO_RUN" add_mul.hlo
 expect_code 1 "no mode"
-expect_err_line "give exactly one of --check and --reference" "no mode"
+expect_err_line "give exactly one of --check, --reference and --device" "no mode"
 
 run "$HLO_RUN" --help
 expect_code 0 "help"
@@ -274,6 +283,40 @@ expect_out "[SUCCESS] 2 results matched the expected outputs" "mlp example"
 
 run "$HLO_RUN" --reference "$ROOT/examples/mlp.hlo" --seed=1
 expect_code 0 "mlp with random inputs"
+
+# --- --device: compile in memory, run, compare with the evaluator -----------
+if "$HLO_RUN" --help | grep -q -- '--device'; then
+  run "$HLO_RUN" add_mul.hlo --device=host --input="2x2xf32=1 2 3 4" --input="2x2xf32=10 20 30 40"
+  expect_code 0 "device host"
+  expect_out "2x2xf32=[11 22][33 44]
+2x2xf32=[10 40][90 160]
+[OK] 2 results match the reference evaluator on host" "device host"
+  run "$HLO_RUN" add_mul.hlo --device=host --input="2x2xf32=1 2 3 4" --input="2x2xf32=10 20 30 40" \
+    --output= --output= "--expected_output=2x2xf32=[11 22][33 44]" "--expected_output=2x2xf32=[10 40][90 161]"
+  expect_code 1 "device host, expected output mismatch"
+  checks=$((checks + 1))
+  [[ $out == *"[FAILED] result[1]: element at index [1, 1] (160) does not match the expected (161)"* ]] ||
+    fail "device mismatch line: [$out]"
+  row="0.1015363 0.1674051 0.2760043 0.4550542"
+  run "$HLO_RUN" "$ROOT/examples/mlp.hlo" --device=host \
+    --input=4x8xf32=1 --input=8x16xf32=0.1 \
+    "--input=16xf32=-0.3 -1 -0.3 -1 -0.3 -1 -0.3 -1 -0.3 -1 -0.3 -1 -0.3 -1 -0.3 -1" \
+    --input=16x4xf32=0.25 "--input=4xf32=0 1 2 3" --output= --output= \
+    "--expected_output=4x4xf32=[$row][$row][$row][$row]" \
+    "--expected_output=4x4xf32=[1 2 3 4][1 2 3 4][1 2 3 4][1 2 3 4]"
+  expect_code 0 "mlp on the host device"
+  run "$HLO_RUN" gather.hlo --device=host
+  expect_code 1 "unsupported op"
+  expect_err_line "bef-compile does not support opcode 'gather'" "unsupported op"
+  run "$HLO_RUN" add_mul.hlo --device=tpu
+  expect_code 1 "unknown device"
+  expect_err_line "unknown --device 'tpu'" "unknown device"
+  if ! ls /dev/nvidia0 >/dev/null 2>&1; then
+    run "$HLO_RUN" add_mul.hlo --device=cuda
+    expect_code 1 "no GPU"
+    expect_err_line "CUDA" "no GPU"
+  fi
+fi
 
 echo "hlo_run_test: $((checks - failures)) of $checks checks passed"
 [[ $failures == 0 ]]

@@ -1,12 +1,16 @@
 // CompileAndRun and the Literal <-> Buffer conversions.
 #include "tools/hlo-run/device_runner.h"
 
-#include <cstring>
-
-#include "compiler/hlo/computation.h"
+#include "tools/common/buffer_literal.h"
 
 namespace kiln::tools {
 namespace {
+
+// kiln buffers are dense row-major whatever layout the HLO names.
+Shape WithoutLayout(Shape shape) {
+  shape.clear_layout();
+  return shape;
+}
 
 Status AppendLeaves(const Literal& literal, std::vector<runtime::Buffer>& out) {
   const Shape& shape = literal.shape();
@@ -15,10 +19,7 @@ Status AppendLeaves(const Literal& literal, std::vector<runtime::Buffer>& out) {
     return Status::Ok();
   }
   if (!shape.IsArray()) return Status::Ok();  // tokens carry no data
-  if (static_cast<int64_t>(literal.raw_size()) != shape.ByteSize())
-    return Error("value of shape " + shape.ToString(false) + " has no dense buffer form");
-  KILN_ASSIGN_OR_RETURN(runtime::Buffer b, runtime::Buffer::Allocate(shape));
-  if (literal.raw_size() > 0) std::memcpy(b.data(), literal.raw(), literal.raw_size());
+  KILN_ASSIGN_OR_RETURN(runtime::Buffer b, LiteralToBuffer(literal, WithoutLayout(shape)));
   out.push_back(std::move(b));
   return Status::Ok();
 }
@@ -32,14 +33,9 @@ StatusOr<Literal> Assemble(const Shape& shape, const std::vector<runtime::Buffer
     }
     return Literal::MakeTuple(std::move(elements));
   }
-  Literal lit(shape);
-  if (!shape.IsArray()) return lit;
+  if (!shape.IsArray()) return Literal(shape);
   if (next >= buffers.size()) return Error("fewer output buffers than result leaves");
-  const runtime::Buffer& b = buffers[next++];
-  if (b.size() < static_cast<int64_t>(lit.raw_size()))
-    return Error("output buffer of " + std::to_string(b.size()) + " bytes for " + shape.ToString(false));
-  if (lit.raw_size() > 0) std::memcpy(lit.raw(), b.data(), lit.raw_size());
-  return lit;
+  return BufferToLiteral(buffers[next++]);
 }
 
 }  // namespace

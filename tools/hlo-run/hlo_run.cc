@@ -8,6 +8,12 @@
 //       evaluates the entry computation with kiln::hlo::Evaluator; on a
 //       multi-device module every device gets the same inputs and device 0's
 //       result is reported.
+//   hlo-run FILE --device=host|cuda [--seed=N] [value flags] [--profile]
+//       compiles FILE in memory (bef-compile's pipeline), runs it on the
+//       device and compares every output with the reference evaluator on
+//       the same inputs (per-type tolerances, or --atol/--rtol), and with
+//       --expected_output when given; like XLA's run_hlo_module it prints a
+//       verdict and exits 1 on a mismatch.
 //
 // Values use the IREE-style syntax of common/value_syntax.h. Tuple
 // parameters and results are flattened: one --input per array leaf of the
@@ -25,15 +31,18 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
-#include <random>
 
-#include "common/random_literal.h"
-#include "common/value_compare.h"
 #include "common/value_syntax.h"
 #include "compiler/evaluator/evaluator.h"
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/verifier.h"
 #include "tools/common/flags.h"
+#ifdef KILN_HAVE_DEVICE_RUNNER
+#include "common/value_compare.h"
+#include "tools/common/profile_report.h"
+#include "tools/hlo-run/device_runner.h"
+#endif
+#include "tools/common/tool_values.h"
 
 namespace kiln::tools {
 namespace {
@@ -54,6 +63,8 @@ struct Options {
   // Collective tests are often dumped without replica_count.
   int64_t num_replicas = 0;
   int64_t num_partitions = 0;
+  std::string device;  // "host" or "cuda": compile and run on it
+  bool profile = false;
 };
 
 StatusOr<std::unique_ptr<hlo::HloModule>> LoadModule(const std::string& path,
@@ -82,12 +93,6 @@ int RunCheck(const std::vector<std::string>& files) {
   return failures ? 1 : 0;
 }
 
-std::string DescribeShapes(const std::vector<Shape>& shapes) {
-  std::string s;
-  for (const Shape& shape : shapes) s += (s.empty() ? "" : ", ") + FormatValueShape(shape);
-  return s;
-}
-
 // Rebuilds a (nested tuple) value of `shape` from its array leaves.
 Literal Assemble(const Shape& shape, std::vector<Literal>& leaves, size_t* next) {
   if (shape.IsTuple()) {
@@ -105,73 +110,27 @@ StatusOr<std::vector<Literal>> BuildArguments(const hlo::HloComputation& entry, 
     if (!entry.parameter(i)) return Error("entry parameter " + std::to_string(i) + " is missing");
     params.push_back(entry.parameter(i)->shape());
   }
-  std::vector<Literal> args;
-  if (options.inputs.empty()) {
-    std::mt19937_64 rng(static_cast<uint64_t>(options.seed));
-    for (const Shape& shape : params) args.push_back(RandomLiteral(shape, rng));
-    return args;
-  }
+  if (options.inputs.empty()) return RandomValues(params, options.seed);
   std::vector<Shape> leaf_shapes;
   for (const Shape& shape : params) {
     std::vector<Shape> leaves = FlattenShape(shape);
     leaf_shapes.insert(leaf_shapes.end(), leaves.begin(), leaves.end());
   }
-  if (options.inputs.size() != leaf_shapes.size())
-    return Error("the entry computation takes " + std::to_string(leaf_shapes.size()) + " inputs (" +
-                 DescribeShapes(leaf_shapes) + "), got " + std::to_string(options.inputs.size()) +
-                 " --input flags");
-  std::vector<Literal> leaves;
-  for (size_t i = 0; i < leaf_shapes.size(); ++i) {
-    StatusOr<Literal> value = ParseValue(options.inputs[i], &leaf_shapes[i]);
-    if (!value.ok()) return value.status().WithContext("--input " + std::to_string(i));
-    leaves.push_back(std::move(value).value());
-  }
+  KILN_ASSIGN_OR_RETURN(std::vector<Literal> leaves,
+                        ParseInputs(leaf_shapes, options.inputs, "the entry computation"));
+  std::vector<Literal> args;
   size_t next = 0;
   for (const Shape& shape : params) args.push_back(Assemble(shape, leaves, &next));
   return args;
 }
 
-// Writes or prints the result leaves; with no --output (and nothing to
-// compare against) every leaf is printed.
-Status EmitOutputs(const std::vector<Literal>& results, const Options& options) {
-  if (options.outputs.empty()) {
-    if (!options.expected_outputs.empty()) return Status::Ok();
-    for (const Literal& leaf : results) KILN_RETURN_IF_ERROR(WriteValue(leaf, "-", std::cout));
-    return Status::Ok();
-  }
-  if (options.outputs.size() != results.size())
-    return Error("the module has " + std::to_string(results.size()) + " results, got " +
-                 std::to_string(options.outputs.size()) + " --output flags");
-  for (size_t i = 0; i < results.size(); ++i)
-    KILN_RETURN_IF_ERROR(WriteValue(results[i], options.outputs[i], std::cout)
-                             .WithContext("--output " + std::to_string(i)));
-  return Status::Ok();
-}
-
-// Compares with --expected_output; returns the number of mismatching
-// results, or an error for malformed expectations.
-StatusOr<int> CompareOutputs(const std::vector<Literal>& results, const Options& options) {
-  if (options.expected_outputs.size() != results.size())
-    return Error("the module has " + std::to_string(results.size()) + " results, got " +
-                 std::to_string(options.expected_outputs.size()) + " --expected_output flags");
-  CompareOptions compare{options.atol, options.rtol};
-  int mismatches = 0;
-  for (size_t i = 0; i < results.size(); ++i) {
-    const std::string& spec = options.expected_outputs[i];
-    if (spec.empty() || spec == "(ignored)") continue;
-    const Shape& shape = results[i].shape();
-    StatusOr<Literal> expected = ParseValue(spec, &shape);
-    if (!expected.ok()) return expected.status().WithContext("--expected_output " + std::to_string(i));
-    Status match = CompareValues(results[i], *expected, "result[" + std::to_string(i) + "]", compare);
-    if (!match.ok()) {
-      std::cout << "[FAILED] " << match.message() << "\n";
-      ++mismatches;
-    }
-  }
-  if (mismatches == 0)
-    std::cout << "[SUCCESS] " << results.size() << " result" << (results.size() == 1 ? "" : "s")
-              << " matched the expected outputs\n";
-  return mismatches;
+OutputFlags ToOutputFlags(const Options& options) {
+  OutputFlags flags;
+  flags.outputs = options.outputs;
+  flags.expected_outputs = options.expected_outputs;
+  flags.atol = options.atol;
+  flags.rtol = options.rtol;
+  return flags;
 }
 
 int RunReference(const std::vector<std::string>& files, const Options& options) {
@@ -193,17 +152,56 @@ int RunReference(const std::vector<std::string>& files, const Options& options) 
     std::fprintf(stderr, "%s: evaluated %s in %.3f ms\n", kProgram, files[0].c_str(), ms);
 
   std::vector<Literal> leaves = FlattenTuple(std::move(result).value());
-  Status emitted = EmitOutputs(leaves, options);
+  OutputFlags output_flags = ToOutputFlags(options);
+  Status emitted = EmitOutputs(leaves, output_flags, std::cout);
   if (!emitted.ok()) return ReportError(kProgram, emitted);
   if (options.expected_outputs.empty()) return 0;
-  StatusOr<int> mismatches = CompareOutputs(leaves, options);
+  StatusOr<int> mismatches = CompareOutputs(leaves, output_flags, std::cout);
   if (!mismatches.ok()) return ReportError(kProgram, mismatches.status());
   return *mismatches ? 1 : 0;
 }
 
+#ifdef KILN_HAVE_DEVICE_RUNNER
+StatusOr<int> RunOnDevice(const std::string& file, const Options& options) {
+  runtime::DeviceKind kind;
+  if (options.device == "host") kind = runtime::DeviceKind::kHost;
+  else if (options.device == "cuda") kind = runtime::DeviceKind::kCuda;
+  else return Error("unknown --device '" + options.device + "' (expected host or cuda)");
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> module, LoadModule(file, options));
+  KILN_ASSIGN_OR_RETURN(std::vector<Literal> args, BuildArguments(*module->entry(), options));
+  KILN_ASSIGN_OR_RETURN(Literal reference, hlo::Evaluator().Evaluate(*module, args));
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Device> device, runtime::Device::Create(kind));
+  KILN_ASSIGN_OR_RETURN(DeviceRunResult run, CompileAndRun(*module, args, *device, options.profile));
+  std::vector<Literal> leaves = FlattenTuple(std::move(run.result));
+  std::vector<Literal> reference_leaves = FlattenTuple(std::move(reference));
+  OutputFlags output_flags = ToOutputFlags(options);
+  KILN_RETURN_IF_ERROR(EmitOutputs(leaves, output_flags, std::cout));
+  int mismatches = 0;
+  CompareOptions tolerance{options.atol, options.rtol};
+  for (size_t i = 0; i < leaves.size() && i < reference_leaves.size(); ++i) {
+    Status match = CompareValues(leaves[i], reference_leaves[i], "result[" + std::to_string(i) + "]", tolerance);
+    if (!match.ok()) {
+      std::cout << "[FAILED] " << match.message() << " (reference evaluator)\n";
+      ++mismatches;
+    }
+  }
+  if (leaves.size() != reference_leaves.size()) return Error("the device returned a different number of results");
+  if (mismatches == 0)
+    std::cout << "[OK] " << leaves.size() << " results match the reference evaluator on " << options.device << "\n";
+  if (!options.expected_outputs.empty()) {
+    KILN_ASSIGN_OR_RETURN(int expected_mismatches, CompareOutputs(leaves, output_flags, std::cout));
+    mismatches += expected_mismatches;
+  }
+  if (options.profile) std::cout << FormatProfileReport(BuildProfileReport({run.profile}));
+  return mismatches ? 1 : 0;
+}
+#endif
+
 int Main(int argc, char** argv) {
   Options options;
-  FlagParser flags(kProgram, "hlo-run --check FILE...\n       hlo-run --reference FILE [flags]");
+  FlagParser flags(kProgram,
+                   "hlo-run --check FILE...\n       hlo-run --reference FILE [flags]\n"
+                   "       hlo-run FILE --device=host|cuda [flags]");
   flags.AddBool("check", &options.check, "parse and verify each FILE");
   flags.AddBool("reference", &options.reference, "evaluate FILE with the reference evaluator");
   flags.AddStringList("input", &options.inputs,
@@ -220,6 +218,9 @@ int Main(int argc, char** argv) {
   flags.AddInt("num_partitions", &options.num_partitions,
                "partitions to simulate, overriding the module's num_partitions");
   flags.AddBool("print_timing", &options.print_timing, "print the evaluation time to stderr");
+  flags.AddString("device", &options.device,
+                  "host or cuda: compile FILE, run it there and compare with the reference evaluator");
+  flags.AddBool("profile", &options.profile, "with --device: print the per-HLO profile of the run");
   std::vector<std::string> files;
   Status parsed = flags.Parse(argc, argv, &files);
   if (!parsed.ok()) return ReportError(kProgram, parsed);
@@ -227,9 +228,20 @@ int Main(int argc, char** argv) {
     std::cout << flags.Usage();
     return 0;
   }
-  if (options.check == options.reference)
-    return ReportError(kProgram, Error("give exactly one of --check and --reference (see --help)"));
+  int modes = int{options.check} + int{options.reference} + int{!options.device.empty()};
+  if (modes != 1)
+    return ReportError(kProgram, Error("give exactly one of --check, --reference and --device (see --help)"));
   if (options.check) return RunCheck(files);
+  if (!options.device.empty()) {
+    if (files.size() != 1) return ReportError(kProgram, Error("--device needs exactly one FILE"));
+#ifdef KILN_HAVE_DEVICE_RUNNER
+    StatusOr<int> verdict = RunOnDevice(files[0], options);
+    if (!verdict.ok()) return ReportError(kProgram, verdict.status());
+    return *verdict;
+#else
+    return ReportError(kProgram, Error("this hlo-run was built without the compiler (no MLIR): --device is unavailable"));
+#endif
+  }
   return RunReference(files, options);
 }
 

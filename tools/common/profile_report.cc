@@ -1,0 +1,170 @@
+// Per-HLO profile report; see profile_report.h.
+#include "tools/common/profile_report.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <utility>
+
+namespace kiln::tools {
+
+namespace th = ::kiln::thunks;
+
+bool IsControlFlowThunk(th::ThunkKind kind) {
+  return kind == th::ThunkKind::kSequence || kind == th::ThunkKind::kWhile ||
+         kind == th::ThunkKind::kConditional;
+}
+
+double ProfileRow::median_us() const {
+  if (durations_us.empty()) return 0;
+  std::vector<double> sorted = durations_us;
+  std::sort(sorted.begin(), sorted.end());
+  size_t n = sorted.size();
+  return n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+}
+
+ProfileReport BuildProfileReport(const std::vector<runtime::ExecutionProfile>& runs) {
+  ProfileReport report;
+  report.runs = static_cast<int64_t>(runs.size());
+  // Keyed by the ThunkInfo address (one per thunk of the program); the name
+  // is part of the key only for entries that carry no info.
+  std::map<std::pair<const th::ThunkInfo*, std::string>, size_t> index;
+  std::vector<ProfileRow> rows;
+  for (const runtime::ExecutionProfile& run : runs) {
+    report.wall_total_us += std::chrono::duration<double, std::micro>(run.total).count();
+    for (const runtime::ThunkProfileEntry& e : run.thunks) {
+      auto key = std::make_pair(e.info, e.info ? std::string() : e.name);
+      auto [it, inserted] = index.try_emplace(key, rows.size());
+      if (inserted) {
+        ProfileRow row;
+        row.name = e.name;
+        row.info = e.info;
+        row.kind = e.kind;
+        row.control_flow = IsControlFlowThunk(e.kind);
+        row.depth = e.depth;
+        rows.push_back(std::move(row));
+      }
+      ProfileRow& row = rows[it->second];
+      double us = std::chrono::duration<double, std::micro>(e.duration).count();
+      row.durations_us.push_back(us);
+      row.total_us += us;
+      row.depth = std::min(row.depth, e.depth);
+    }
+  }
+  // Leaf rows first; within each group by decreasing total, ties by name so
+  // the order is deterministic.
+  std::stable_sort(rows.begin(), rows.end(), [](const ProfileRow& a, const ProfileRow& b) {
+    if (a.control_flow != b.control_flow) return !a.control_flow;
+    if (a.total_us != b.total_us) return a.total_us > b.total_us;
+    return a.name < b.name;
+  });
+  for (const ProfileRow& row : rows)
+    if (!row.control_flow) report.leaf_total_us += row.total_us;
+  report.rows = std::move(rows);
+  return report;
+}
+
+std::string DescribeHloOps(const th::ThunkInfo* info, size_t max_chars) {
+  if (!info || info->hlo.empty()) return "";
+  std::string s;
+  for (size_t i = 0; i < info->hlo.size(); ++i) {
+    const th::HloInstructionRef& ref = info->hlo[i];
+    std::string item = ref.name;
+    // "add.1" already says add; "d" for a dot does not.
+    if (!ref.opcode.empty() && ref.name.rfind(ref.opcode, 0) != 0) item += "=" + ref.opcode;
+    std::string next = s + (s.empty() ? "" : ", ") + item;
+    if (i > 0 && next.size() > max_chars) {
+      s += ", ... (+" + std::to_string(info->hlo.size() - i) + " more)";
+      break;
+    }
+    s = std::move(next);
+  }
+  return s;
+}
+
+namespace {
+
+// Achieved rate in units per second / 1e9 of `amount` per execution over
+// the mean time; "-" when there is no estimate or no time.
+std::string Rate(int64_t amount, double mean_us) {
+  if (amount <= 0 || mean_us <= 0) return "-";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3f", static_cast<double>(amount) / (mean_us * 1e3));
+  return text;
+}
+
+std::string Percent(double part, double whole) {
+  if (whole <= 0) return "-";
+  char text[16];
+  std::snprintf(text, sizeof text, "%.2f%%", 100 * part / whole);
+  return text;
+}
+
+constexpr char kRowFormat[] = "%8s %8s %8lld %12.2f %10.2f %10.2f %10s %10s  %-12s %-24s %s\n";
+
+std::string Row(const std::string& pct, const std::string& cum, int64_t count, double total,
+                double mean, double median, const std::string& gflops, const std::string& gbs,
+                const std::string& kind, const std::string& name, const std::string& hlo) {
+  char line[1024];
+  std::snprintf(line, sizeof line, kRowFormat, pct.c_str(), cum.c_str(),
+                static_cast<long long>(count), total, mean, median, gflops.c_str(), gbs.c_str(),
+                kind.c_str(), name.c_str(), hlo.c_str());
+  std::string row = line;
+  row.erase(row.find_last_not_of(" \n") + 1);  // rows without HLO ops
+  return row + "\n";
+}
+
+}  // namespace
+
+std::string FormatProfileReport(const ProfileReport& report) {
+  std::string out;
+  char line[1024];
+  std::snprintf(line, sizeof line, "%8s %8s %8s %12s %10s %10s %10s %10s  %-12s %-24s %s\n",
+                "% time", "cum %", "count", "total µs", "mean µs", "median µs", "GFLOP/s", "GB/s",
+                "kind", "thunk", "HLO ops");
+  out += line;
+  double cumulative = 0;
+  bool control_flow_header = false;
+  int64_t leaf_count = 0;
+  int64_t flops = 0, bytes = 0;  // over every leaf execution
+  for (const ProfileRow& row : report.rows) {
+    const th::CostEstimate cost = row.info ? row.info->cost : th::CostEstimate{};
+    int64_t row_bytes = cost.bytes_read + cost.bytes_written;
+    std::string pct = "-", cum = "-";
+    if (row.control_flow) {
+      if (!control_flow_header) {
+        out += "  control flow (time includes the rows of its children; not in the total):\n";
+        control_flow_header = true;
+      }
+    } else {
+      cumulative += row.total_us;
+      pct = Percent(row.total_us, report.leaf_total_us);
+      cum = Percent(cumulative, report.leaf_total_us);
+      leaf_count += row.count();
+      flops += cost.flops * row.count();
+      bytes += row_bytes * row.count();
+    }
+    std::string name = std::string(2 * (row.depth - 1), ' ') + row.name;
+    out += Row(pct, cum, row.count(), row.total_us, row.mean_us(), row.median_us(),
+               Rate(cost.flops, row.mean_us()), Rate(row_bytes, row.mean_us()),
+               std::string(th::ThunkKindName(row.kind)), name, DescribeHloOps(row.info));
+  }
+  // The total line: leaf thunks only (see the double counting rule). Its
+  // mean is per run; the rates are over all leaf executions; the note says
+  // how much of the profiled executions' wall time the thunks account for.
+  double per_run = report.runs > 0 ? report.leaf_total_us / report.runs : 0;
+  char wall[64];
+  std::snprintf(wall, sizeof wall, "%.2f", report.wall_total_us);
+  std::string note = std::to_string(report.runs) + " run" + (report.runs == 1 ? "" : "s") +
+                     " (mean per run), wall " + wall + " µs, leaf thunks " +
+                     Percent(report.leaf_total_us, report.wall_total_us) + " of it";
+  std::snprintf(line, sizeof line, "%8s %8s %8lld %12.2f %10.2f %10s %10s %10s  %-12s %-24s %s\n",
+                Percent(report.leaf_total_us, report.leaf_total_us).c_str(), "",
+                static_cast<long long>(leaf_count), report.leaf_total_us, per_run, "-",
+                Rate(flops, report.leaf_total_us).c_str(), Rate(bytes, report.leaf_total_us).c_str(),
+                "", "total", note.c_str());
+  out += line;
+  return out;
+}
+
+}  // namespace kiln::tools

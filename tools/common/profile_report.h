@@ -1,0 +1,66 @@
+// The per-HLO profile report (bef-run --profile): XLA's old --xla_hlo_profile
+// table and trtexec's per-layer table, built from the runtime's per-thunk
+// profile (runtime::ExecutionProfile).
+//
+// One row per thunk of the program, aggregated over every profiled
+// execution and every loop trip (entries are grouped by the thunk's
+// ThunkInfo, i.e. by thunk identity, not by name, so two thunks that share
+// a name stay separate). Columns: % of the total and cumulative %, count,
+// total / mean / median µs, achieved GFLOP/s and GB/s from the cost
+// estimate (flops; bytes_read + bytes_written) over the mean time, the
+// thunk's kind and name, and the HLO instructions it covers (abbreviated
+// when long). A total line closes the report.
+//
+// Double counting rule: control-flow thunks (sequence, while, conditional)
+// are timed around their children, so their time already contains the
+// children's rows. They are listed after the leaf rows, marked, and are
+// left out of the total and of every percentage; the total is the sum over
+// leaf thunks only (kernels, library calls, copies, memsets, ...).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/runtime.h"
+
+namespace kiln::tools {
+
+// Sequence, while and conditional: thunks whose time includes children.
+bool IsControlFlowThunk(thunks::ThunkKind kind);
+
+struct ProfileRow {
+  std::string name;                          // the thunk's profile name
+  const thunks::ThunkInfo* info = nullptr;   // HLO ops and cost; may be null
+  thunks::ThunkKind kind = thunks::ThunkKind::kKernel;
+  bool control_flow = false;
+  int depth = 1;                             // nesting depth (1: top level)
+  std::vector<double> durations_us;          // one per execution of the thunk
+  double total_us = 0;
+
+  int64_t count() const { return static_cast<int64_t>(durations_us.size()); }
+  double mean_us() const { return durations_us.empty() ? 0 : total_us / count(); }
+  double median_us() const;
+};
+
+struct ProfileReport {
+  // Leaf rows by decreasing total time, then control-flow rows likewise.
+  std::vector<ProfileRow> rows;
+  int64_t runs = 0;
+  double leaf_total_us = 0;  // sum over the leaf rows: the 100% of the table
+  double wall_total_us = 0;  // sum of the executions' total times
+};
+
+// Aggregates the per-thunk entries of `runs` (one ExecutionProfile per
+// profiled execution of the same executable).
+ProfileReport BuildProfileReport(const std::vector<runtime::ExecutionProfile>& runs);
+
+// "add.1, multiply.2, d=dot": the instruction names, with the opcode where
+// the name does not start with it; cut to about `max_chars` with
+// ", ... (+N more)".
+std::string DescribeHloOps(const thunks::ThunkInfo* info, size_t max_chars = 60);
+
+// The printed table, ending with the total line.
+std::string FormatProfileReport(const ProfileReport& report);
+
+}  // namespace kiln::tools

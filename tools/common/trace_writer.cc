@@ -1,0 +1,131 @@
+// Chrome trace-event JSON; see trace_writer.h.
+#include "tools/common/trace_writer.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <set>
+
+namespace kiln::tools {
+
+namespace th = ::kiln::thunks;
+
+std::string JsonQuote(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    unsigned char u = static_cast<unsigned char>(c);
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (u < 0x20) {
+          char esc[8];
+          std::snprintf(esc, sizeof esc, "\\u%04x", u);
+          out += esc;
+        } else {
+          out += c;  // UTF-8 passes through
+        }
+    }
+  }
+  return out + "\"";
+}
+
+namespace {
+
+// Microseconds with nanosecond precision.
+std::string Micros(std::chrono::nanoseconds ns) {
+  char text[48];
+  std::snprintf(text, sizeof text, "%.3f", static_cast<double>(ns.count()) / 1e3);
+  return text;
+}
+
+struct Event {
+  std::chrono::nanoseconds ts, dur;
+  int tid;
+  std::string json;
+};
+
+std::string HloArray(const th::ThunkInfo* info) {
+  std::string s = "[";
+  if (info) {
+    for (size_t i = 0; i < info->hlo.size(); ++i) {
+      const th::HloInstructionRef& ref = info->hlo[i];
+      s += (i ? "," : "") + std::string("{\"name\":") + JsonQuote(ref.name) +
+           ",\"opcode\":" + JsonQuote(ref.opcode);
+      if (!ref.op_name.empty()) s += ",\"op_name\":" + JsonQuote(ref.op_name);
+      s += "}";
+    }
+  }
+  return s + "]";
+}
+
+std::string CompleteEvent(std::string_view name, std::string_view cat, std::chrono::nanoseconds ts,
+                          std::chrono::nanoseconds dur, int tid, const std::string& args) {
+  return "{\"name\":" + JsonQuote(name) + ",\"cat\":" + JsonQuote(cat) +
+         ",\"ph\":\"X\",\"ts\":" + Micros(ts) + ",\"dur\":" + Micros(dur) +
+         ",\"pid\":0,\"tid\":" + std::to_string(tid) + ",\"args\":" + args + "}";
+}
+
+}  // namespace
+
+std::string ChromeTraceJson(const std::vector<runtime::ExecutionProfile>& runs,
+                            std::string_view device) {
+  std::vector<Event> events;
+  std::set<int> streams;
+  std::chrono::nanoseconds offset{0};
+  for (size_t r = 0; r < runs.size(); ++r) {
+    const runtime::ExecutionProfile& run = runs[r];
+    int run_stream = run.thunks.empty() ? 0 : run.thunks.front().stream;
+    streams.insert(run_stream);
+    events.push_back({offset, run.total, run_stream,
+                      CompleteEvent("execution " + std::to_string(r), "execution", offset,
+                                    run.total, run_stream,
+                                    "{\"run\":" + std::to_string(r) + "}")});
+    for (const runtime::ThunkProfileEntry& e : run.thunks) {
+      streams.insert(e.stream);
+      th::CostEstimate cost = e.info ? e.info->cost : th::CostEstimate{};
+      std::string args = "{\"kind\":" + JsonQuote(th::ThunkKindName(e.kind)) +
+                         ",\"hlo\":" + HloArray(e.info) +
+                         ",\"flops\":" + std::to_string(cost.flops) +
+                         ",\"transcendentals\":" + std::to_string(cost.transcendentals) +
+                         ",\"bytes_read\":" + std::to_string(cost.bytes_read) +
+                         ",\"bytes_written\":" + std::to_string(cost.bytes_written) +
+                         ",\"depth\":" + std::to_string(e.depth) + ",\"run\":" + std::to_string(r) +
+                         "}";
+      events.push_back({offset + e.start, e.duration, e.stream,
+                        CompleteEvent(e.name, "thunk", offset + e.start, e.duration, e.stream, args)});
+    }
+    offset += run.total;
+  }
+  // Parents before children at equal start times (the runtime records a
+  // control-flow thunk after its children), so viewers nest them correctly.
+  std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
+    if (a.tid != b.tid) return a.tid < b.tid;
+    if (a.ts != b.ts) return a.ts < b.ts;
+    return a.dur > b.dur;
+  });
+  std::string out = "{\"traceEvents\":[\n";
+  out += "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,\"args\":{\"name\":" +
+         JsonQuote("kiln " + std::string(device)) + "}}";
+  for (int s : streams)
+    out += ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":" + std::to_string(s) +
+           ",\"args\":{\"name\":" + JsonQuote("stream " + std::to_string(s)) + "}}";
+  for (const Event& e : events) out += ",\n" + e.json;
+  out += "\n],\"displayTimeUnit\":\"ns\"}\n";
+  return out;
+}
+
+Status WriteChromeTrace(const std::vector<runtime::ExecutionProfile>& runs,
+                        std::string_view device, const std::string& path) {
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  if (!file) return Error("cannot open '" + path + "' for writing");
+  file << ChromeTraceJson(runs, device);
+  file.close();
+  if (!file) return Error("cannot write '" + path + "'");
+  return Status::Ok();
+}
+
+}  // namespace kiln::tools
