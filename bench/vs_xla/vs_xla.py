@@ -2,7 +2,8 @@
 """Peer benchmark: kiln against XLA's CPU backend on the same HLO modules.
 
   .venv/bin/python bench/vs_xla/vs_xla.py [MODULE...] [--rounds R]
-      [--iterations N] [--filter REGEX] [--limit-mib M] [--hlo-run PATH]
+      [--iterations N] [--filter REGEX] [--limit-mib M]
+      [--engine bef|reference] [--build-dir DIR]
 
 Why: kiln's compiled host path will be judged against XLA CPU, the engine
 its users already have. This is the scaffold of that comparison: for each
@@ -12,9 +13,12 @@ once and then, alternating R rounds so that machine noise hits both sides
 alike, times
   * XLA CPU: tools/xla-run/xla_run.py --iterations=N (median per-iteration
     latency after warm-up, inputs already on the device), and
-  * kiln: today the REFERENCE EVALUATOR (hlo-run --reference
-    --print_timing: one evaluation per process, parse and verify excluded),
-    which is an oracle, not an optimized engine; the column says so.
+  * kiln (--engine bef, the default): the module compiled once with
+    bef-compile --targets=host (not timed), then bef-run --device=host
+    --iterations=N --warmup=3 (median latency of ExecuteSync, inputs already
+    in host buffers, profiling off) — what a kiln user gets; or
+    (--engine reference) the reference evaluator, one evaluation per
+    process, which is an oracle, not an optimized engine.
 It prints each module's median latencies and the kiln/XLA ratio, and the
 geometric mean of the ratios over the modules both sides ran. Modules XLA
 refuses (xla_run.py exit 3) or kiln cannot evaluate are listed as skipped.
@@ -36,7 +40,7 @@ XLA_RUN = os.path.join(ROOT, "tools", "xla-run", "xla_run.py")
 sys.path.insert(0, os.path.join(ROOT, "tools", "xla-run"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "xla_crosscheck"))
 
-KILN_LABEL = "kiln reference evaluator"
+KILN_LABELS = {"bef": "bef-run --device=host", "reference": "kiln reference evaluator"}
 
 
 def write_inputs(path, workdir, seed):
@@ -62,13 +66,30 @@ def time_xla(path, inputs, iterations, timeout):
     return float(m.group(1))
 
 
-def time_kiln(hlo_run, path, inputs, results, timeout):
-    proc = subprocess.run([hlo_run, "--reference", path, "--print_timing"] + inputs + ["--output="] * results,
-                          capture_output=True, text=True, timeout=timeout)
+def run_tool(cmd, timeout):
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:
         raise RuntimeError((proc.stderr.strip().splitlines() or ["exit %d" % proc.returncode])[0])
-    m = re.search(r"in ([0-9.]+) ms", proc.stderr)
-    return float(m.group(1))
+    return proc
+
+
+def time_reference(build, path, inputs, results, iterations, timeout):
+    hlo_run = os.path.join(build, "tools", "hlo-run", "hlo-run")
+    proc = run_tool([hlo_run, "--reference", path, "--print_timing"] + inputs + ["--output="] * results, timeout)
+    return float(re.search(r"in ([0-9.]+) ms", proc.stderr).group(1))
+
+
+def compile_bef(build, path, workdir, timeout):
+    bef = os.path.join(workdir, "module.bef")
+    run_tool([os.path.join(build, "tools", "bef-compile", "bef-compile"), path, "-o", bef, "--targets=host"], timeout)
+    return bef
+
+
+def time_bef(build, bef, inputs, results, iterations, timeout):
+    bef_run = os.path.join(build, "tools", "bef-run", "bef-run")
+    proc = run_tool([bef_run, bef, "--device=host", "--iterations=%d" % iterations, "--warmup=3"] + inputs +
+                    ["--output="] * results, timeout)
+    return float(re.search(r"median ([0-9.]+)", proc.stdout).group(1)) / 1000.0
 
 
 def main(argv):
@@ -80,8 +101,8 @@ def main(argv):
     parser.add_argument("--limit-mib", type=float, default=50)
     parser.add_argument("--timeout", type=float, default=300, help="seconds per process")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--hlo-run", default=os.path.join(ROOT, os.environ.get("KILN_BUILD_DIR", "build"),
-                                                          "tools", "hlo-run", "hlo-run"))
+    parser.add_argument("--engine", choices=["bef", "reference"], default="bef")
+    parser.add_argument("--build-dir", default=os.path.join(ROOT, os.environ.get("KILN_BUILD_DIR", "build")))
     args = parser.parse_args(argv)
 
     import xla_run
@@ -104,10 +125,16 @@ def main(argv):
             os.makedirs(workdir)
             try:
                 inputs, results = write_inputs(path, workdir, args.seed)
+                if args.engine == "bef":
+                    bef = compile_bef(args.build_dir, path, workdir, args.timeout)
+                    time_kiln = lambda: time_bef(args.build_dir, bef, inputs, results, args.iterations, args.timeout)
+                else:
+                    time_kiln = lambda: time_reference(args.build_dir, path, inputs, results, args.iterations,
+                                                       args.timeout)
                 xla, kiln = [], []
                 for _ in range(args.rounds):  # alternate, so drift hits both
                     xla.append(time_xla(path, inputs, args.iterations, args.timeout))
-                    kiln.append(time_kiln(args.hlo_run, path, inputs, results, args.timeout))
+                    kiln.append(time_kiln())
             except xla_run.Refused as e:
                 skipped.append((name, "XLA refuses: %s" % e))
                 continue
@@ -116,17 +143,18 @@ def main(argv):
                 continue
             row = (name, statistics.median(xla), statistics.median(kiln))
             rows.append(row)
-            print("%-70s XLA %10.3f ms  kiln %10.3f ms  ratio %8.1f" % (row[0][-70:], row[1], row[2],
+            print("%-70s XLA %10.3f ms  kiln %10.3f ms  ratio %8.2f" % (row[0][-70:], row[1], row[2],
                                                                         row[2] / max(row[1], 1e-6)),
                   flush=True)
 
-    print("\n== kiln vs XLA CPU (kiln = %s; medians of %d alternating rounds) ==" % (KILN_LABEL, args.rounds))
-    print("%-70s %12s %14s %10s" % ("module", "XLA CPU ms", "kiln ref ms", "kiln/XLA"))
+    print("\n== kiln vs XLA CPU (kiln = %s; medians of %d alternating rounds) ==" %
+          (KILN_LABELS[args.engine], args.rounds))
+    print("%-70s %12s %14s %10s" % ("module", "XLA CPU ms", "kiln ms", "kiln/XLA"))
     for name, x, k in rows:
-        print("%-70s %12.3f %14.3f %10.1f" % (name[-70:], x, k, k / max(x, 1e-6)))
+        print("%-70s %12.3f %14.3f %10.2f" % (name[-70:], x, k, k / max(x, 1e-6)))
     if rows:
         geomean = math.exp(sum(math.log(max(k, 1e-6) / max(x, 1e-6)) for _, x, k in rows) / len(rows))
-        print("geometric mean kiln/XLA over %d modules: %.1f" % (len(rows), geomean))
+        print("geometric mean kiln/XLA over %d modules: %.2f" % (len(rows), geomean))
     for name, reason in skipped:
         print("skipped %s: %s" % (name, reason))
     return 0
