@@ -1,4 +1,7 @@
-// Device, Stream and Event: the host execution machinery; see runtime.h.
+// Device, Stream and Event: the execution machinery shared by every
+// backend; see runtime.h. Device::Create fails for kCuda with
+// "CUDA backend not built/available: <what is missing>" on one line.
+#include "runtime/backend.h"
 #include "runtime/stream.h"
 
 namespace kiln::runtime {
@@ -60,21 +63,31 @@ bool Event::IsReady() const {
 
 // ---- Device ------------------------------------------------------------------
 
-Device::Device(DeviceKind kind, int num_streams) : kind_(kind) {
+Device::Device(DeviceKind kind, std::unique_ptr<Backend> backend, int num_streams)
+    : kind_(kind), backend_(std::move(backend)) {
   for (int i = 0; i < num_streams; ++i) streams_.push_back(std::make_unique<Stream>());
 }
 
+// streams_ is declared after backend_, so the workers are drained and joined
+// before the backend (CUDA context, streams) goes away.
 Device::~Device() = default;
 
 StatusOr<std::unique_ptr<Device>> Device::Create(DeviceKind kind, int num_streams) {
-  if (kind == DeviceKind::kCuda) {
-    return Error("CUDA backend not built/available in this runtime (host only for now)");
-  }
   if (num_streams < 1 || num_streams > 64) {
     return Error("Device::Create: num_streams must be in [1, 64], got " +
                  std::to_string(num_streams));
   }
-  return std::unique_ptr<Device>(new Device(kind, num_streams));
+  std::unique_ptr<Backend> backend;
+  if (kind == DeviceKind::kCuda) {
+    // One line naming what is missing: no CUDA headers at build time, no
+    // driver, no device.
+    StatusOr<std::unique_ptr<Backend>> cuda = CreateCudaBackend(num_streams);
+    if (!cuda.ok()) return cuda.status().WithContext("CUDA backend not built/available");
+    backend = std::move(*cuda);
+  } else {
+    backend = CreateHostBackend();
+  }
+  return std::unique_ptr<Device>(new Device(kind, std::move(backend), num_streams));
 }
 
 }  // namespace kiln::runtime

@@ -5,12 +5,19 @@
 //                     per process/device and keep it alive longer than every
 //                     executable and event created from it.
 //   LoadedExecutable  an artifact prepared for one device: the host kernel
-//                     shared object loaded (memfd_create + dlopen) with every
-//                     kernel symbol resolved up front, constants copied into
-//                     runtime-owned buffers. Immutable after Load, so several
-//                     executions may run concurrently.
+//                     shared object loaded (memfd_create + dlopen), or the
+//                     CUDA module (cubin for the device's SM, else PTX JIT)
+//                     loaded, with every kernel resolved up front; constants
+//                     copied into runtime-owned (device) memory. Immutable
+//                     after Load, so several executions may run concurrently.
 //   Buffer            a ref-counted handle to 64-byte-aligned host memory of
-//                     one array shape (copies share the memory).
+//                     one array shape (copies share the memory). Buffers are
+//                     host memory on every device: on CUDA an execution
+//                     stages its arguments into device memory (through
+//                     pinned buffers, asynchronously on its CUDA stream) and
+//                     copies its outputs back into fresh host Buffers (or
+//                     into a donated argument's memory) before its Event is
+//                     ready.
 //   Event             the future of one execution; Wait() blocks and yields
 //                     the outputs and the per-thunk profile.
 // Execute() checks its arguments synchronously (one-line errors) and then
@@ -107,12 +114,17 @@ class Event {
   std::shared_ptr<State> state_;
 };
 
-class Stream;  // an ordered queue of work with its worker thread
+class Stream;   // an ordered queue of work with its worker thread
+class Backend;  // the device kind's implementation (runtime/backend.h)
 
 class Device {
  public:
-  // kCuda: error "CUDA backend not built/available" for now. num_streams >= 1
-  // worker threads, each running its queue in order.
+  // num_streams >= 1 worker threads, each running its queue in order.
+  // kCuda: dlopens libcuda.so.1, initializes device 0 (or the ordinal in
+  // $KILN_CUDA_DEVICE) and its primary context, one CUDA stream per worker.
+  // Fails with one line "CUDA backend not built/available: <why>" when kiln
+  // was built without CUDA headers, no driver is installed or no device is
+  // usable.
   static StatusOr<std::unique_ptr<Device>> Create(DeviceKind kind, int num_streams = 1);
   ~Device();
   Device(const Device&) = delete;
@@ -121,10 +133,12 @@ class Device {
   DeviceKind kind() const { return kind_; }
   int num_streams() const { return static_cast<int>(streams_.size()); }
   Stream& stream(int i) { return *streams_[i]; }
+  Backend& backend() { return *backend_; }  // runtime-internal
 
  private:
-  Device(DeviceKind kind, int num_streams);
+  Device(DeviceKind kind, std::unique_ptr<Backend> backend, int num_streams);
   DeviceKind kind_;
+  std::unique_ptr<Backend> backend_;  // outlives the streams' workers
   std::vector<std::unique_ptr<Stream>> streams_;
 };
 

@@ -345,10 +345,10 @@ TEST(HostRuntime, UnsupportedThunkKindIsAClearError) {
 }
 
 TEST(HostRuntime, CudaDeviceIsNotAvailable) {
-  StatusOr<std::unique_ptr<Device>> d = Device::Create(DeviceKind::kCuda);
-  ASSERT_FALSE(d.ok());
-  EXPECT_NE(d.status().message().find("CUDA backend not built/available"), std::string::npos);
   EXPECT_FALSE(Device::Create(DeviceKind::kHost, 0).ok());
+  StatusOr<std::unique_ptr<Device>> d = Device::Create(DeviceKind::kCuda);
+  if (d.ok()) GTEST_SKIP() << "this machine has a usable CUDA device";
+  EXPECT_NE(d.status().message().find("CUDA backend not built/available"), std::string::npos);
 }
 
 }  // namespace

@@ -52,15 +52,19 @@ struct Options {
   bool print_memory = false;
 };
 
-// auto: CUDA when a CUDA device can be created, else the host.
-StatusOr<std::unique_ptr<runtime::Device>> CreateDevice(const std::string& name) {
+// auto: CUDA when the artifact has a CUDA image and a CUDA device can be
+// created, else the host.
+StatusOr<std::unique_ptr<runtime::Device>> CreateDevice(const std::string& name, const bef::Artifact& artifact) {
   if (name == "host") return runtime::Device::Create(runtime::DeviceKind::kHost);
   if (name == "cuda") return runtime::Device::Create(runtime::DeviceKind::kCuda);
   if (name != "auto")
     return Error("unknown --device '" + name + "' (expected auto, host or cuda)");
-  StatusOr<std::unique_ptr<runtime::Device>> cuda =
-      runtime::Device::Create(runtime::DeviceKind::kCuda);
-  if (cuda.ok()) return cuda;
+  bool has_cuda_image = false;
+  for (const bef::KernelImage& image : artifact.kernel_images) has_cuda_image |= image.kind == bef::TargetKind::kCuda;
+  if (has_cuda_image) {
+    StatusOr<std::unique_ptr<runtime::Device>> cuda = runtime::Device::Create(runtime::DeviceKind::kCuda);
+    if (cuda.ok()) return cuda;
+  }
   return runtime::Device::Create(runtime::DeviceKind::kHost);
 }
 
@@ -140,8 +144,8 @@ Status RunProfile(const runtime::LoadedExecutable& exe, const std::vector<runtim
 StatusOr<int> Run(const std::string& path, const Options& options) {
   if (options.iterations < 0 || options.warmup < 0)
     return Error("--iterations and --warmup must not be negative");
-  KILN_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Device> device, CreateDevice(options.device));
   KILN_ASSIGN_OR_RETURN(bef::Artifact artifact, bef::LoadArtifactFile(path));
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Device> device, CreateDevice(options.device, artifact));
   StatusOr<std::unique_ptr<runtime::LoadedExecutable>> loaded =
       runtime::LoadedExecutable::Load(*device, artifact);
   if (!loaded.ok()) return loaded.status().WithContext(path);

@@ -1,0 +1,54 @@
+// CUDA GEMM through cuBLAS; see cuda_gemm.h.
+#include "kernels_lib/cuda_gemm.h"
+
+#include <limits>
+#include <string>
+
+#include "kernels_lib/gemm_plan.h"
+
+namespace kiln::kernels {
+namespace {
+
+bool FitsInt(int64_t v) { return v >= 0 && v <= std::numeric_limits<int>::max(); }
+
+cublasOperation_t Op(bool transpose) { return transpose ? CUBLAS_OP_T : CUBLAS_OP_N; }
+
+template <typename T, typename Fn>
+cublasStatus_t Call(Fn fn, cublasHandle_t h, const ColumnMajorGemm& c, uint64_t a, uint64_t b,
+                    uint64_t out) {
+  T alpha = static_cast<T>(c.alpha), beta = static_cast<T>(c.beta);
+  return fn(h, Op(c.transpose_a), Op(c.transpose_b), static_cast<int>(c.m), static_cast<int>(c.n),
+            static_cast<int>(c.k), &alpha, reinterpret_cast<const T*>(a), static_cast<int>(c.lda),
+            static_cast<long long>(c.stride_a), reinterpret_cast<const T*>(b),
+            static_cast<int>(c.ldb), static_cast<long long>(c.stride_b), &beta,
+            reinterpret_cast<T*>(out), static_cast<int>(c.ldc), static_cast<long long>(c.stride_c),
+            static_cast<int>(c.batch));
+}
+
+}  // namespace
+
+Status CudaGemm(const CublasLibrary& cublas, cublasHandle_t handle, const thunks::GemmThunk& g,
+                uint64_t lhs, uint64_t rhs, uint64_t out) {
+  KILN_ASSIGN_OR_RETURN(ColumnMajorGemm c, PlanColumnMajorGemm(g));
+  if (c.m == 0 || c.n == 0 || c.batch == 0) return Status::Ok();
+  for (int64_t v : {c.m, c.n, c.k, c.lda, c.ldb, c.ldc, c.batch}) {
+    if (!FitsInt(v))
+      return Error("Unimplemented: gemm dimension " + std::to_string(v) +
+                   " exceeds cuBLAS' int range");
+  }
+  bool same = g.lhs_type == g.rhs_type && g.rhs_type == g.out_type;
+  // The thunk's rhs is cuBLAS' A and its lhs cuBLAS' B (see gemm_plan.h).
+  if (same && g.out_type == ElementType::kF32) {
+    return cublas.Check(Call<float>(cublas.cublasSgemmStridedBatched, handle, c, rhs, lhs, out),
+                        "cublasSgemmStridedBatched");
+  }
+  if (same && g.out_type == ElementType::kF64) {
+    return cublas.Check(Call<double>(cublas.cublasDgemmStridedBatched, handle, c, rhs, lhs, out),
+                        "cublasDgemmStridedBatched");
+  }
+  return Error("Unimplemented: cuda gemm of " + std::string(ElementTypeName(g.lhs_type)) + " x " +
+               std::string(ElementTypeName(g.rhs_type)) + " -> " +
+               std::string(ElementTypeName(g.out_type)) + " (only f32 and f64)");
+}
+
+}  // namespace kiln::kernels

@@ -1,0 +1,25 @@
+// CUDA GEMM: executes a GemmThunk on device memory with cuBLAS, stream-
+// ordered on the stream the handle is bound to (cublasSetStream).
+//
+// The row-major thunk is mapped to cuBLAS' column-major call by
+// PlanColumnMajorGemm (gemm_plan.h); f32 and f64 go to
+// cublas{S,D}gemmStridedBatched, as the host does with cblas_{s,d}gemm.
+#pragma once
+
+#include <cublas_api.h>
+
+#include <cstdint>
+
+#include "common/status.h"
+#include "kernels_lib/cublas_library.h"
+#include "thunks/thunk.h"
+
+namespace kiln::kernels {
+
+// lhs, rhs, out: device addresses (CUdeviceptr values). Supports f32 and
+// f64 with all three types equal; other combinations return an
+// Unimplemented error naming the types.
+Status CudaGemm(const CublasLibrary& cublas, cublasHandle_t handle, const thunks::GemmThunk& gemm,
+                uint64_t lhs, uint64_t rhs, uint64_t out);
+
+}  // namespace kiln::kernels

@@ -1,0 +1,60 @@
+// Backend: one kind of device (host, CUDA) behind the public API of
+// runtime.h. Internal to the runtime.
+//
+// The device-independent half of LoadedExecutable (artifact validation, the
+// caller signature, argument checking, queueing work on the Device's
+// streams) lives in loaded_executable.cc; a Backend only turns a validated
+// artifact into a BackendExecutable that runs one execution on one stream.
+// Run is called on the worker thread of the Device stream options.stream,
+// so executions on one stream never overlap and may share per-stream state.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "runtime/runtime.h"
+#include "thunks/program.h"
+
+namespace kiln::runtime {
+
+// What every backend needs about a loaded program besides its thunks.
+struct ProgramBinding {
+  thunks::ThunkProgram program;
+  // The shape of argument i / output i as Execute takes and returns them.
+  std::vector<Shape> argument_shapes, output_shapes;
+  // Argument number of each parameter allocation (-1 for others).
+  std::vector<int64_t> argument_of_allocation;
+
+  // The argument filling allocation `a` whole when the caller donated it
+  // and the program writes it (returned outputs then share its memory), else
+  // -1.
+  int64_t DonatedArgument(size_t a, const ExecuteOptions& options) const;
+};
+
+// Validates nothing beyond the signature: the program must come from an
+// artifact that passed ValidateArtifact.
+StatusOr<std::shared_ptr<const ProgramBinding>> BindProgram(const thunks::ThunkProgram& program);
+
+class BackendExecutable {
+ public:
+  virtual ~BackendExecutable() = default;
+  // One execution; `args` were checked against the signature by Execute.
+  virtual StatusOr<ExecutionResult> Run(const std::vector<Buffer>& args,
+                                        const ExecuteOptions& options) const = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  // `artifact` passed ValidateArtifact; `binding` holds its program.
+  virtual StatusOr<std::unique_ptr<BackendExecutable>> Load(
+      const bef::Artifact& artifact, std::shared_ptr<const ProgramBinding> binding) = 0;
+};
+
+std::unique_ptr<Backend> CreateHostBackend();
+// The CUDA device (KILN_CUDA_DEVICE, default 0) with `num_streams` CUDA
+// streams. One-line errors name what is missing; built without the CUDA
+// headers it always fails with "kiln was built without CUDA headers".
+StatusOr<std::unique_ptr<Backend>> CreateCudaBackend(int num_streams);
+
+}  // namespace kiln::runtime

@@ -1,0 +1,116 @@
+// CudaBackend: device discovery, context, streams and cuBLAS handles; see
+// cuda_backend.h. CudaBackend::Load is in cuda_executable.cc.
+#include "runtime/cuda_backend.h"
+
+#include <cstdlib>
+
+namespace kiln::runtime {
+
+std::string SmName(int sm_arch) { return "sm_" + std::to_string(sm_arch); }
+
+StatusOr<std::unique_ptr<CudaBackend>> CudaBackend::Create(const std::string& library, int ordinal,
+                                                           int num_streams) {
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<CudaDriver> driver, CudaDriver::Load(library));
+  return Create(std::move(driver), ordinal, num_streams);
+}
+
+StatusOr<std::unique_ptr<CudaBackend>> CudaBackend::Create(std::unique_ptr<CudaDriver> driver,
+                                                           int ordinal, int num_streams) {
+  std::unique_ptr<CudaBackend> b(new CudaBackend());
+  b->driver_ = std::move(driver);
+  const CudaDriver& d = *b->driver_;
+  KILN_RETURN_IF_ERROR(d.Check(d.cuInit(0), "cuInit"));
+  int count = 0;
+  KILN_RETURN_IF_ERROR(d.Check(d.cuDeviceGetCount(&count), "cuDeviceGetCount"));
+  if (ordinal < 0 || ordinal >= count) {
+    return Error("no CUDA device " + std::to_string(ordinal) + " (" + std::to_string(count) +
+                 " present; KILN_CUDA_DEVICE selects one)");
+  }
+  KILN_RETURN_IF_ERROR(d.Check(d.cuDeviceGet(&b->device_, ordinal), "cuDeviceGet"));
+  int major = 0, minor = 0;
+  KILN_RETURN_IF_ERROR(d.Check(
+      d.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, b->device_),
+      "cuDeviceGetAttribute"));
+  KILN_RETURN_IF_ERROR(d.Check(
+      d.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, b->device_),
+      "cuDeviceGetAttribute"));
+  b->sm_arch_ = major * 10 + minor;
+  char name[256] = {};
+  if (d.cuDeviceGetName(name, sizeof(name) - 1, b->device_) == CUDA_SUCCESS) b->name_ = name;
+  KILN_RETURN_IF_ERROR(
+      d.Check(d.cuDevicePrimaryCtxRetain(&b->context_, b->device_), "cuDevicePrimaryCtxRetain"));
+  KILN_RETURN_IF_ERROR(b->MakeCurrent());
+  for (int i = 0; i < num_streams; ++i) {
+    CUstream s = nullptr;
+    KILN_RETURN_IF_ERROR(d.Check(d.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate"));
+    b->streams_.push_back(s);
+  }
+  b->cublas_handles_.assign(static_cast<size_t>(num_streams), nullptr);
+  return b;
+}
+
+CudaBackend::~CudaBackend() {
+  if (!driver_ || !context_) return;
+  // Errors here cannot be reported; the context goes away regardless.
+  (void)MakeCurrent();
+  for (cublasHandle_t h : cublas_handles_) {
+    if (h) cublas_->cublasDestroy_v2(h);
+  }
+  for (CUstream s : streams_) driver_->cuStreamDestroy(s);
+  driver_->cuDevicePrimaryCtxRelease(device_);
+}
+
+Status CudaBackend::MakeCurrent() const {
+  return driver_->Check(driver_->cuCtxSetCurrent(context_), "cuCtxSetCurrent");
+}
+
+StatusOr<const kernels::CublasLibrary*> CudaBackend::Cublas() {
+  std::lock_guard<std::mutex> lock(cublas_mu_);
+  if (!cublas_) {
+    KILN_ASSIGN_OR_RETURN(cublas_, kernels::CublasLibrary::Load());
+  }
+  return cublas_.get();
+}
+
+StatusOr<cublasHandle_t> CudaBackend::CublasHandle(int i) {
+  KILN_ASSIGN_OR_RETURN(const kernels::CublasLibrary* lib, Cublas());
+  std::lock_guard<std::mutex> lock(cublas_mu_);
+  cublasHandle_t& h = cublas_handles_[static_cast<size_t>(i)];
+  if (h) return h;
+  // cuBLAS' runtime uses the context current on this thread (ours).
+  KILN_RETURN_IF_ERROR(MakeCurrent());
+  cublasHandle_t created = nullptr;
+  KILN_RETURN_IF_ERROR(lib->Check(lib->cublasCreate_v2(&created), "cublasCreate"));
+  Status bound = lib->Check(lib->cublasSetStream_v2(created, streams_[static_cast<size_t>(i)]),
+                            "cublasSetStream");
+  if (!bound.ok()) {
+    lib->cublasDestroy_v2(created);
+    return bound;
+  }
+  h = created;
+  return h;
+}
+
+namespace {
+
+StatusOr<int> DeviceOrdinalFromEnvironment() {
+  const char* v = std::getenv("KILN_CUDA_DEVICE");
+  if (!v || !*v) return 0;
+  char* end = nullptr;
+  long n = std::strtol(v, &end, 10);
+  if (*end != '\0' || n < 0 || n > 1024) {
+    return Error(std::string("KILN_CUDA_DEVICE must be a device ordinal, got '") + v + "'");
+  }
+  return static_cast<int>(n);
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Backend>> CreateCudaBackend(int num_streams) {
+  KILN_ASSIGN_OR_RETURN(int ordinal, DeviceOrdinalFromEnvironment());
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<CudaBackend> b,
+                        CudaBackend::Create("libcuda.so.1", ordinal, num_streams));
+  return std::unique_ptr<Backend>(std::move(b));
+}
+
+}  // namespace kiln::runtime

@@ -1,0 +1,64 @@
+// CudaBackend: one CUDA device as a runtime Backend: the dlopen'ed driver,
+// the device's primary context, one CUstream per Device stream, and cuBLAS
+// (loaded when the first program with a Gemm thunk is loaded; one handle per
+// stream). Internal to the runtime; needs the CUDA headers.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "kernels_lib/cublas_library.h"
+#include "runtime/backend.h"
+#include "runtime/cuda_driver.h"
+
+namespace kiln::runtime {
+
+class CudaBackend : public Backend {
+ public:
+  // Opens `library` (libcuda.so.1), cuInit, device `ordinal`, primary
+  // context, `num_streams` non-blocking streams.
+  static StatusOr<std::unique_ptr<CudaBackend>> Create(const std::string& library, int ordinal,
+                                                       int num_streams);
+  // The same on an already loaded driver table.
+  static StatusOr<std::unique_ptr<CudaBackend>> Create(std::unique_ptr<CudaDriver> driver,
+                                                       int ordinal, int num_streams);
+  ~CudaBackend() override;
+
+  StatusOr<std::unique_ptr<BackendExecutable>> Load(
+      const bef::Artifact& artifact, std::shared_ptr<const ProgramBinding> binding) override;
+
+  const CudaDriver& driver() const { return *driver_; }
+  // Makes the primary context current on the calling thread (every runtime
+  // thread that issues CUDA work calls this first).
+  Status MakeCurrent() const;
+  CUstream stream(int i) const { return streams_[i]; }
+  int num_streams() const { return static_cast<int>(streams_.size()); }
+  // Compute capability as major*10+minor (90 for an H100).
+  int sm_arch() const { return sm_arch_; }
+  const std::string& name() const { return name_; }
+
+  // Loads cuBLAS once (error "cuBLAS unavailable: ...").
+  StatusOr<const kernels::CublasLibrary*> Cublas();
+  // The cuBLAS handle bound to stream `i`, created on first use.
+  StatusOr<cublasHandle_t> CublasHandle(int i);
+
+ private:
+  CudaBackend() = default;
+  std::unique_ptr<CudaDriver> driver_;
+  CUdevice device_ = 0;
+  CUcontext context_ = nullptr;  // retained primary context
+  std::vector<CUstream> streams_;
+  int sm_arch_ = 0;
+  std::string name_;
+
+  std::mutex cublas_mu_;
+  std::unique_ptr<kernels::CublasLibrary> cublas_;
+  std::vector<cublasHandle_t> cublas_handles_;  // by stream; null until used
+};
+
+// "sm_90".
+std::string SmName(int sm_arch);
+
+}  // namespace kiln::runtime

@@ -1,0 +1,96 @@
+// CudaDriver: the CUDA driver API (libcuda.so.1) opened with dlopen at run
+// time, as a table of function pointers, plus CUresult -> message naming.
+//
+// kiln never links libcuda: every binary must start on a machine without an
+// NVIDIA driver, and only Device::Create(kCuda) finds out whether one is
+// there. The table's members carry the names the CUDA headers map the API
+// to (cuMemAlloc is the macro for cuMemAlloc_v2), so `driver.cuMemAlloc(...)`
+// calls exactly the ABI version the headers declare. Internal to the
+// runtime; needs the CUDA headers (KILN_HAVE_CUDA_HEADERS).
+#pragma once
+
+#include <cuda.h>
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+
+namespace kiln::runtime {
+
+// Every driver entry point the runtime uses.
+// clang-format off
+#define KILN_CUDA_DRIVER_FUNCTIONS(X)  \
+  X(cuGetErrorName) \
+  X(cuGetErrorString) \
+  X(cuInit) \
+  X(cuDriverGetVersion) \
+  X(cuDeviceGetCount) \
+  X(cuDeviceGet) \
+  X(cuDeviceGetAttribute) \
+  X(cuDeviceGetName) \
+  X(cuDevicePrimaryCtxRetain) \
+  X(cuDevicePrimaryCtxRelease) \
+  X(cuCtxSetCurrent) \
+  X(cuStreamCreate) \
+  X(cuStreamDestroy) \
+  X(cuStreamSynchronize) \
+  X(cuEventCreate) \
+  X(cuEventDestroy) \
+  X(cuEventRecord) \
+  X(cuEventElapsedTime) \
+  X(cuMemAlloc) \
+  X(cuMemFree) \
+  X(cuMemHostAlloc) \
+  X(cuMemFreeHost) \
+  X(cuMemcpyHtoD) \
+  X(cuMemcpyHtoDAsync) \
+  X(cuMemcpyDtoHAsync) \
+  X(cuMemcpyDtoDAsync) \
+  X(cuMemsetD8Async) \
+  X(cuMemsetD32Async) \
+  X(cuModuleLoadDataEx) \
+  X(cuModuleUnload) \
+  X(cuModuleGetFunction) \
+  X(cuLaunchKernel)
+// clang-format on
+
+class CudaDriver {
+ public:
+  // dlopen(`library`) and resolve every function. Errors are one line:
+  // "cannot load libcuda.so.1 (no NVIDIA driver installed?): <dlerror>" or
+  // "libcuda.so.1 lacks cuXxx_v2 (driver older than the CUDA 13000 headers
+  // kiln was built with)".
+  static StatusOr<std::unique_ptr<CudaDriver>> Load(const std::string& library = "libcuda.so.1");
+  // A table with every entry null, for the caller to fill (tests run the
+  // CUDA backend on a fake driver this way).
+  static std::unique_ptr<CudaDriver> Empty(std::string name) {
+    return std::unique_ptr<CudaDriver>(new CudaDriver(std::move(name)));
+  }
+  // Keeps the library loaded: the driver starts threads and registers exit
+  // handlers, so unloading it while the process runs is not safe.
+  ~CudaDriver() = default;
+  CudaDriver(const CudaDriver&) = delete;
+  CudaDriver& operator=(const CudaDriver&) = delete;
+
+  // "CUDA_ERROR_NO_DEVICE (no CUDA-capable device is detected)".
+  std::string ErrorText(CUresult result) const;
+  // Ok for CUDA_SUCCESS, else "<what> failed: <ErrorText>".
+  Status Check(CUresult result, std::string_view what) const;
+
+  const std::string& library() const { return library_; }
+
+#define KILN_CUDA_DECLARE_MEMBER(fn) decltype(&::fn) fn = nullptr;
+  KILN_CUDA_DRIVER_FUNCTIONS(KILN_CUDA_DECLARE_MEMBER)
+#undef KILN_CUDA_DECLARE_MEMBER
+
+ private:
+  explicit CudaDriver(std::string library) : library_(std::move(library)) {}
+  std::string library_;
+};
+
+// The text of dlerror() (or `fallback`) on one line.
+std::string DlErrorLine(const char* fallback);
+
+}  // namespace kiln::runtime

@@ -1,0 +1,361 @@
+// CudaExecutable: a program loaded on a CUDA device, and CudaBackend::Load.
+//
+// Memory: every allocation gets its own aligned range of device memory.
+// Constants are uploaded once at Load into a constant region shared by all
+// executions (a constant that is also a result is copied into the
+// execution's memory, so each execution returns its own). Everything else
+// lives in a per-stream workspace (device memory for the allocations plus a
+// pinned host staging buffer), created on the stream's first execution and
+// reused: executions on one stream run one after another on its worker
+// thread and each ends with a stream sync, so a workspace is never shared
+// by two executions in flight.
+//
+// An execution: arguments are copied into pinned staging and uploaded with
+// cuMemcpyHtoDAsync; temporaries and outputs are zeroed (as on the host);
+// the thunks are issued on the stream (cuda_executor.h); results are
+// downloaded into staging with cuMemcpyDtoHAsync; one cuStreamSynchronize;
+// then the bytes go into fresh host Buffers (or back into a donated
+// argument's memory, which the output then shares, as on the host).
+#include <cstring>
+#include <mutex>
+
+#include "runtime/cuda_executor.h"
+
+namespace kiln::runtime {
+namespace {
+
+namespace th = ::kiln::thunks;
+
+int64_t AlignUp(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
+
+// Where each allocation and each staged argument/result lives.
+struct MemoryPlan {
+  // Offset of allocation a in the workspace, or -1 when it is a read-only
+  // constant (then constant_offset[a] is set).
+  std::vector<int64_t> workspace_offset, constant_offset;
+  int64_t workspace_bytes = 0, constant_bytes = 0;
+  int64_t copy_scratch = 0, copy_scratch_bytes = 0;  // in the workspace
+  std::vector<int64_t> argument_staging, result_staging;
+  int64_t scalar_staging = 0, staging_bytes = 0;
+};
+
+MemoryPlan PlanMemory(const ProgramBinding& b) {
+  const th::ThunkProgram& p = b.program;
+  MemoryPlan plan;
+  // cuMemAlloc returns 256-byte aligned memory; keep every range so.
+  auto place = [](int64_t& end, const th::Allocation& a) {
+    int64_t at = AlignUp(end, std::max<int64_t>(256, a.alignment));
+    end = at + std::max<int64_t>(a.size, 1);
+    return at;
+  };
+  for (size_t a = 0; a < p.allocations.size(); ++a) {
+    const th::Allocation& alloc = p.allocations[a];
+    bool parameter = alloc.is_parameter() && b.argument_of_allocation[a] >= 0;
+    bool constant = alloc.is_constant() && !parameter;
+    plan.constant_offset.push_back(constant ? place(plan.constant_bytes, alloc) : -1);
+    bool in_workspace = !constant || alloc.is_output();
+    plan.workspace_offset.push_back(in_workspace ? place(plan.workspace_bytes, alloc) : -1);
+  }
+  th::ForEachThunk(p.root, [&](const th::Thunk& t, int) {
+    const auto* c = t.As<th::CopyThunk>();
+    if (c && CopyOverlaps(*c))
+      plan.copy_scratch_bytes = std::max(plan.copy_scratch_bytes, c->source.size);
+  });
+  if (plan.copy_scratch_bytes > 0) {
+    plan.copy_scratch = AlignUp(plan.workspace_bytes, 256);
+    plan.workspace_bytes = plan.copy_scratch + plan.copy_scratch_bytes;
+  }
+  int64_t end = 0;
+  for (const th::ParameterLeaf& leaf : p.signature.parameter_leaves) {
+    plan.argument_staging.push_back(end);
+    end = AlignUp(end + leaf.slice.size, 64);
+  }
+  for (const th::ResultLeaf& leaf : p.signature.result_leaves) {
+    plan.result_staging.push_back(end);
+    end = AlignUp(end + leaf.slice.size, 64);
+  }
+  plan.scalar_staging = end;
+  plan.staging_bytes = end + 64;
+  return plan;
+}
+
+bool HasGemm(const th::ThunkProgram& p) {
+  bool found = false;
+  th::ForEachThunk(p.root,
+                   [&](const th::Thunk& t, int) { found |= t.kind() == th::ThunkKind::kGemm; });
+  return found;
+}
+
+std::chrono::nanoseconds Milliseconds(float ms) {
+  return std::chrono::nanoseconds(static_cast<int64_t>(static_cast<double>(ms) * 1e6));
+}
+
+// Per-stream execution state; see the file comment.
+struct Workspace {
+  explicit Workspace(const CudaDriver& d) : driver(d), events(d) {}
+  ~Workspace() {  // the context must be current
+    if (device) driver.cuMemFree(device);
+    if (staging) driver.cuMemFreeHost(staging);
+  }
+  const CudaDriver& driver;
+  CUdeviceptr device = 0;
+  uint8_t* staging = nullptr;
+  CudaEventPool events;
+  std::vector<CudaTimedThunk> timed;
+};
+
+class CudaExecutable : public BackendExecutable {
+ public:
+  CudaExecutable(CudaBackend& backend, std::shared_ptr<const ProgramBinding> binding)
+      : backend_(backend),
+        binding_(std::move(binding)),
+        plan_(PlanMemory(*binding_)),
+        workspaces_(static_cast<size_t>(backend.num_streams())) {}
+  ~CudaExecutable() override;
+
+  Status LoadKernels(const bef::Artifact& artifact);
+  Status UploadConstants();
+  StatusOr<ExecutionResult> Run(const std::vector<Buffer>& args,
+                                const ExecuteOptions& options) const override;
+
+ private:
+  StatusOr<Workspace*> AcquireWorkspace(int stream) const;
+  Status Stage(const std::vector<Buffer>& args, Workspace& ws, CudaExecutionContext& ctx) const;
+  StatusOr<ExecutionResult> Issue(const std::vector<Buffer>& args, const ExecuteOptions& options,
+                                  Workspace& ws) const;
+  StatusOr<std::vector<Buffer>> CollectOutputs(const std::vector<Buffer>& args,
+                                               const ExecuteOptions& options, Workspace& ws) const;
+
+  CudaBackend& backend_;
+  std::shared_ptr<const ProgramBinding> binding_;
+  MemoryPlan plan_;
+  std::unique_ptr<CudaModule> module_;  // null when the program has no kernels
+  CUdeviceptr constants_ = 0;
+  mutable std::mutex mu_;  // guards workspaces_ creation
+  mutable std::vector<std::unique_ptr<Workspace>> workspaces_;
+};
+
+CudaExecutable::~CudaExecutable() {
+  (void)backend_.MakeCurrent();  // may run on any thread; nothing to report to
+  workspaces_.clear();
+  module_.reset();
+  if (constants_) backend_.driver().cuMemFree(constants_);
+}
+
+Status CudaExecutable::LoadKernels(const bef::Artifact& artifact) {
+  std::set<std::string> kernels = LaunchedKernels(binding_->program);
+  if (kernels.empty()) return Status::Ok();
+  KILN_ASSIGN_OR_RETURN(const bef::KernelImage* image, FindCudaImage(artifact));
+  KILN_ASSIGN_OR_RETURN(CudaCode code, SelectCudaCode(*image, backend_.sm_arch()));
+  StatusOr<std::unique_ptr<CudaModule>> module = CudaModule::Load(backend_.driver(), code, kernels);
+  if (!module.ok() && code.cubin && !image->ptx.empty()) {
+    // A cubin from a newer toolkit than the driver supports is rejected;
+    // the PTX may still JIT (it targets an older PTX ISA).
+    CudaCode ptx{nullptr, &image->ptx, "PTX (JIT for " + SmName(backend_.sm_arch()) + ")"};
+    StatusOr<std::unique_ptr<CudaModule>> jit = CudaModule::Load(backend_.driver(), ptx, kernels);
+    if (!jit.ok()) return module.status().WithContext(jit.status().message() + "; before that");
+    module = std::move(jit);
+  }
+  if (!module.ok()) return module.status();
+  module_ = std::move(*module);
+  return Status::Ok();
+}
+
+Status CudaExecutable::UploadConstants() {
+  const th::ThunkProgram& p = binding_->program;
+  if (plan_.constant_bytes == 0) return Status::Ok();
+  const CudaDriver& d = backend_.driver();
+  KILN_RETURN_IF_ERROR(d.Check(d.cuMemAlloc(&constants_, static_cast<size_t>(plan_.constant_bytes)),
+                               "cuMemAlloc of the constants"));
+  // Stage the whole region on the host once: one synchronous upload.
+  std::vector<uint8_t> bytes(static_cast<size_t>(plan_.constant_bytes), 0);
+  for (size_t a = 0; a < p.allocations.size(); ++a) {
+    if (plan_.constant_offset[a] < 0) continue;
+    const th::Allocation& alloc = p.allocations[a];
+    const th::Constant& c = p.constants[*alloc.constant];
+    std::memcpy(bytes.data() + plan_.constant_offset[a], c.bytes.data(),
+                std::min<size_t>(c.bytes.size(), static_cast<size_t>(alloc.size)));
+  }
+  return d.Check(d.cuMemcpyHtoD(constants_, bytes.data(), bytes.size()), "uploading the constants");
+}
+
+StatusOr<Workspace*> CudaExecutable::AcquireWorkspace(int stream) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_ptr<Workspace>& ws = workspaces_[static_cast<size_t>(stream)];
+  if (ws) return ws.get();
+  const CudaDriver& d = backend_.driver();
+  auto fresh = std::make_unique<Workspace>(d);
+  if (plan_.workspace_bytes > 0) {
+    KILN_RETURN_IF_ERROR(
+        d.Check(d.cuMemAlloc(&fresh->device, static_cast<size_t>(plan_.workspace_bytes)),
+                "cuMemAlloc of " + std::to_string(plan_.workspace_bytes) + " bytes"));
+  }
+  void* staging = nullptr;
+  KILN_RETURN_IF_ERROR(
+      d.Check(d.cuMemHostAlloc(&staging, static_cast<size_t>(plan_.staging_bytes), 0),
+              "cuMemHostAlloc of " + std::to_string(plan_.staging_bytes) + " bytes"));
+  fresh->staging = static_cast<uint8_t*>(staging);
+  ws = std::move(fresh);
+  return ws.get();
+}
+
+// Binds allocation addresses and issues the uploads / zeroing of this
+// execution's memory.
+Status CudaExecutable::Stage(const std::vector<Buffer>& args, Workspace& ws,
+                             CudaExecutionContext& ctx) const {
+  const th::ThunkProgram& p = binding_->program;
+  const CudaDriver& d = backend_.driver();
+  ctx.allocation_base.resize(p.allocations.size());
+  for (size_t a = 0; a < p.allocations.size(); ++a) {
+    const th::Allocation& alloc = p.allocations[a];
+    if (plan_.workspace_offset[a] < 0) {
+      ctx.allocation_base[a] = constants_ + static_cast<CUdeviceptr>(plan_.constant_offset[a]);
+      continue;
+    }
+    CUdeviceptr base = ws.device + static_cast<CUdeviceptr>(plan_.workspace_offset[a]);
+    ctx.allocation_base[a] = base;
+    size_t size = static_cast<size_t>(alloc.size);
+    int64_t arg = binding_->argument_of_allocation[a];
+    if (arg >= 0) {
+      const th::BufferSlice& slice = p.signature.parameter_leaves[arg].slice;
+      uint8_t* staged = ws.staging + plan_.argument_staging[arg];
+      std::memcpy(staged, args[arg].data(), static_cast<size_t>(slice.size));
+      if (slice.size != alloc.size) {
+        KILN_RETURN_IF_ERROR(
+            d.Check(d.cuMemsetD8Async(base, 0, size, ctx.stream), "cuMemsetD8Async"));
+      }
+      if (slice.size == 0) continue;
+      KILN_RETURN_IF_ERROR(
+          d.Check(d.cuMemcpyHtoDAsync(base + static_cast<CUdeviceptr>(slice.offset), staged,
+                                      static_cast<size_t>(slice.size), ctx.stream),
+                  "cuMemcpyHtoDAsync of argument " + std::to_string(arg)));
+    } else if (plan_.constant_offset[a] >= 0) {
+      CUdeviceptr c = constants_ + static_cast<CUdeviceptr>(plan_.constant_offset[a]);
+      if (size == 0) continue;
+      KILN_RETURN_IF_ERROR(
+          d.Check(d.cuMemcpyDtoDAsync(base, c, size, ctx.stream), "cuMemcpyDtoDAsync"));
+    } else if (size > 0) {
+      // Outputs and temporaries start zeroed, as on the host.
+      KILN_RETURN_IF_ERROR(
+          d.Check(d.cuMemsetD8Async(base, 0, size, ctx.stream), "cuMemsetD8Async"));
+    }
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::vector<Buffer>> CudaExecutable::CollectOutputs(const std::vector<Buffer>& args,
+                                                             const ExecuteOptions& options,
+                                                             Workspace& ws) const {
+  const th::Signature& sig = binding_->program.signature;
+  std::vector<Buffer> outputs;
+  for (size_t i = 0; i < sig.result_leaves.size(); ++i) {
+    const th::BufferSlice& s = sig.result_leaves[i].slice;
+    const Shape& shape = binding_->output_shapes[i];
+    const uint8_t* staged = ws.staging + plan_.result_staging[i];
+    int64_t donated = binding_->DonatedArgument(static_cast<size_t>(s.allocation), options);
+    if (donated >= 0) {
+      // Updated in place: the output shares the donated argument's memory.
+      const Buffer& in = args[donated];
+      std::memcpy(in.data() + s.offset, staged, static_cast<size_t>(s.size));
+      outputs.push_back(Buffer::View(in, s.offset, shape, s.size));
+      continue;
+    }
+    KILN_ASSIGN_OR_RETURN(Buffer b, Buffer::Allocate(shape, s.size));
+    std::memcpy(b.data(), staged, static_cast<size_t>(s.size));
+    outputs.push_back(std::move(b));
+  }
+  return outputs;
+}
+
+StatusOr<ExecutionResult> CudaExecutable::Issue(const std::vector<Buffer>& args,
+                                                const ExecuteOptions& options,
+                                                Workspace& ws) const {
+  const th::ThunkProgram& p = binding_->program;
+  const CudaDriver& d = backend_.driver();
+  CudaExecutionContext ctx;
+  ctx.backend = &backend_;
+  ctx.stream_index = options.stream;
+  ctx.stream = backend_.stream(options.stream);
+  ctx.module = module_.get();
+  ctx.host_scalar = ws.staging + plan_.scalar_staging;
+  ctx.copy_scratch = ws.device + static_cast<CUdeviceptr>(plan_.copy_scratch);
+  ctx.copy_scratch_bytes = plan_.copy_scratch_bytes;
+  KILN_RETURN_IF_ERROR(Stage(args, ws, ctx));
+
+  CUevent run_begin = nullptr, run_end = nullptr;
+  ws.timed.clear();
+  if (options.profile) {
+    ws.events.Reset();
+    ctx.events = &ws.events;
+    ctx.timed = &ws.timed;
+    KILN_ASSIGN_OR_RETURN(run_begin, ws.events.Next());
+    KILN_RETURN_IF_ERROR(d.Check(d.cuEventRecord(run_begin, ctx.stream), "cuEventRecord"));
+  }
+  auto wall_begin = std::chrono::steady_clock::now();
+  KILN_RETURN_IF_ERROR(ExecuteCudaSequence(p.root, ctx));
+  if (options.profile) {
+    KILN_ASSIGN_OR_RETURN(run_end, ws.events.Next());
+    KILN_RETURN_IF_ERROR(d.Check(d.cuEventRecord(run_end, ctx.stream), "cuEventRecord"));
+  }
+  for (size_t i = 0; i < p.signature.result_leaves.size(); ++i) {
+    const th::BufferSlice& s = p.signature.result_leaves[i].slice;
+    if (s.size == 0) continue;
+    KILN_RETURN_IF_ERROR(d.Check(
+        d.cuMemcpyDtoHAsync(ws.staging + plan_.result_staging[i],
+                            ctx.allocation_base[s.allocation] + static_cast<CUdeviceptr>(s.offset),
+                            static_cast<size_t>(s.size), ctx.stream),
+        "cuMemcpyDtoHAsync of output " + std::to_string(i)));
+  }
+  KILN_RETURN_IF_ERROR(d.Check(d.cuStreamSynchronize(ctx.stream), "cuStreamSynchronize"));
+
+  ExecutionResult result;
+  KILN_ASSIGN_OR_RETURN(result.outputs, CollectOutputs(args, options, ws));
+  if (!options.profile) {
+    result.profile.total = std::chrono::steady_clock::now() - wall_begin;
+    return result;
+  }
+  // Device times: offsets from the run's first event, as the host's are
+  // from the start of its run.
+  float ms = 0;
+  KILN_RETURN_IF_ERROR(
+      d.Check(d.cuEventElapsedTime(&ms, run_begin, run_end), "cuEventElapsedTime"));
+  result.profile.total = Milliseconds(ms);
+  for (const CudaTimedThunk& t : ws.timed) {
+    float start = 0, duration = 0;
+    KILN_RETURN_IF_ERROR(
+        d.Check(d.cuEventElapsedTime(&start, run_begin, t.begin), "cuEventElapsedTime"));
+    KILN_RETURN_IF_ERROR(
+        d.Check(d.cuEventElapsedTime(&duration, t.begin, t.end), "cuEventElapsedTime"));
+    result.profile.thunks.push_back({t.thunk->info.profile_name, &t.thunk->info, options.stream,
+                                     t.thunk->kind(), t.depth, Milliseconds(start),
+                                     Milliseconds(duration)});
+  }
+  return result;
+}
+
+StatusOr<ExecutionResult> CudaExecutable::Run(const std::vector<Buffer>& args,
+                                              const ExecuteOptions& options) const {
+  KILN_RETURN_IF_ERROR(backend_.MakeCurrent());
+  KILN_ASSIGN_OR_RETURN(Workspace * ws, AcquireWorkspace(options.stream));
+  StatusOr<ExecutionResult> result = Issue(args, options, *ws);
+  if (!result.ok()) {
+    // Let queued work finish before the workspace is reused; the original
+    // error is the one to report.
+    (void)backend_.driver().cuStreamSynchronize(backend_.stream(options.stream));
+  }
+  return result;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<BackendExecutable>> CudaBackend::Load(
+    const bef::Artifact& artifact, std::shared_ptr<const ProgramBinding> binding) {
+  KILN_RETURN_IF_ERROR(MakeCurrent());
+  auto exe = std::make_unique<CudaExecutable>(*this, binding);
+  KILN_RETURN_IF_ERROR(exe->LoadKernels(artifact));
+  if (HasGemm(binding->program)) KILN_RETURN_IF_ERROR(Cublas().status());
+  KILN_RETURN_IF_ERROR(exe->UploadConstants());
+  return std::unique_ptr<BackendExecutable>(std::move(exe));
+}
+
+}  // namespace kiln::runtime

@@ -1,0 +1,203 @@
+// CUDA thunk interpreter; see cuda_executor.h.
+#include "runtime/cuda_executor.h"
+
+#include <climits>
+#include <cstring>
+
+#include "kernels_lib/cuda_gemm.h"
+
+namespace kiln::runtime {
+namespace {
+
+namespace th = ::kiln::thunks;
+
+CUdeviceptr Address(const CudaExecutionContext& ctx, const th::BufferSlice& s) {
+  return ctx.allocation_base[s.allocation] + static_cast<CUdeviceptr>(s.offset);
+}
+
+const CudaDriver& Driver(const CudaExecutionContext& ctx) { return ctx.backend->driver(); }
+
+Status CheckLaunchDim(const char* what, const th::Dim3& d) {
+  for (int64_t v : {d.x, d.y, d.z}) {
+    if (v < 1 || v > INT_MAX) {
+      return Error(std::string("kernel launch: ") + what + " dimension " + std::to_string(v) +
+                   " out of range");
+    }
+  }
+  return Status::Ok();
+}
+
+Status RunKernel(const th::KernelThunk& k, CudaExecutionContext& ctx) {
+  CUfunction f = ctx.module ? ctx.module->Find(k.kernel_name) : nullptr;
+  if (!f) return Error("kernel '" + k.kernel_name + "' was not resolved");
+  const th::LaunchDims& l = k.launch;
+  // An empty output: the code generator asks for zero blocks.
+  if (l.grid.product() == 0) return Status::Ok();
+  KILN_RETURN_IF_ERROR(CheckLaunchDim("grid", l.grid));
+  KILN_RETURN_IF_ERROR(CheckLaunchDim("block", l.block));
+  if (l.shared_memory_bytes < 0 || l.shared_memory_bytes > INT_MAX) {
+    return Error("kernel launch: shared memory size " + std::to_string(l.shared_memory_bytes) +
+                 " out of range");
+  }
+  // One device pointer per argument; kernelParams[i] points at pointer i.
+  std::vector<CUdeviceptr> pointers;
+  pointers.reserve(k.args.size());
+  for (const th::KernelArgument& a : k.args) pointers.push_back(Address(ctx, a.slice));
+  std::vector<void*> params;
+  params.reserve(pointers.size());
+  for (CUdeviceptr& p : pointers) params.push_back(&p);
+  auto u = [](int64_t v) { return static_cast<unsigned>(v); };
+  return Driver(ctx).Check(
+      Driver(ctx).cuLaunchKernel(f, u(l.grid.x), u(l.grid.y), u(l.grid.z), u(l.block.x),
+                                 u(l.block.y), u(l.block.z), u(l.shared_memory_bytes), ctx.stream,
+                                 params.data(), nullptr),
+      "cuLaunchKernel of '" + k.kernel_name + "'");
+}
+
+Status RunGemm(const th::GemmThunk& g, CudaExecutionContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(const kernels::CublasLibrary* cublas, ctx.backend->Cublas());
+  KILN_ASSIGN_OR_RETURN(cublasHandle_t handle, ctx.backend->CublasHandle(ctx.stream_index));
+  return kernels::CudaGemm(*cublas, handle, g, Address(ctx, g.lhs), Address(ctx, g.rhs),
+                           Address(ctx, g.out));
+}
+
+Status RunCopy(const th::CopyThunk& c, CudaExecutionContext& ctx) {
+  if (c.source.size != c.destination.size) {
+    return Error("copy sizes differ: " + c.source.ToString() + " -> " + c.destination.ToString());
+  }
+  if (c.source.size == 0) return Status::Ok();
+  const CudaDriver& d = Driver(ctx);
+  size_t size = static_cast<size_t>(c.source.size);
+  if (CopyOverlaps(c)) {
+    // cuMemcpy has no memmove semantics: go through the workspace's scratch
+    // range (sized at Load for the largest overlapping copy).
+    if (c.source.size > ctx.copy_scratch_bytes) {
+      return Error("internal error: no scratch for the overlapping copy " + c.source.ToString() +
+                   " -> " + c.destination.ToString());
+    }
+    KILN_RETURN_IF_ERROR(
+        d.Check(d.cuMemcpyDtoDAsync(ctx.copy_scratch, Address(ctx, c.source), size, ctx.stream),
+                "cuMemcpyDtoDAsync"));
+    return d.Check(
+        d.cuMemcpyDtoDAsync(Address(ctx, c.destination), ctx.copy_scratch, size, ctx.stream),
+        "cuMemcpyDtoDAsync");
+  }
+  return d.Check(
+      d.cuMemcpyDtoDAsync(Address(ctx, c.destination), Address(ctx, c.source), size, ctx.stream),
+      "cuMemcpyDtoDAsync");
+}
+
+Status RunMemset(const th::MemsetThunk& m, CudaExecutionContext& ctx) {
+  CUdeviceptr dst = Address(ctx, m.destination);
+  size_t size = static_cast<size_t>(m.destination.size);
+  if (size == 0) return Status::Ok();
+  if (m.pattern == 0) {
+    return Driver(ctx).Check(Driver(ctx).cuMemsetD8Async(dst, 0, size, ctx.stream),
+                             "cuMemsetD8Async");
+  }
+  if (size % 4 != 0 || dst % 4 != 0) {
+    return Error("memset with a nonzero pattern needs a 4-byte aligned size and offset, got " +
+                 m.destination.ToString());
+  }
+  return Driver(ctx).Check(Driver(ctx).cuMemsetD32Async(dst, m.pattern, size / 4, ctx.stream),
+                           "cuMemsetD32Async");
+}
+
+// Copies `size` bytes of device memory to the pinned host scalar and waits
+// for the stream: the only place the host blocks mid-program.
+Status ReadScalar(CudaExecutionContext& ctx, const th::BufferSlice& s, size_t size) {
+  const CudaDriver& d = Driver(ctx);
+  KILN_RETURN_IF_ERROR(
+      d.Check(d.cuMemcpyDtoHAsync(ctx.host_scalar, Address(ctx, s), size, ctx.stream),
+              "cuMemcpyDtoHAsync"));
+  return d.Check(d.cuStreamSynchronize(ctx.stream), "cuStreamSynchronize");
+}
+
+Status RunWhile(const th::WhileThunk& w, CudaExecutionContext& ctx, int depth) {
+  if (w.trip_count) {
+    // Known trip count: no predicate read back, no host sync.
+    for (int64_t i = 0; i < *w.trip_count; ++i) {
+      KILN_RETURN_IF_ERROR(ExecuteCudaSequence(w.body, ctx, depth + 1));
+    }
+    return Status::Ok();
+  }
+  for (;;) {
+    KILN_RETURN_IF_ERROR(ExecuteCudaSequence(w.condition, ctx, depth + 1));
+    KILN_RETURN_IF_ERROR(ReadScalar(ctx, w.predicate, 1));
+    if (ctx.host_scalar[0] == 0) return Status::Ok();
+    KILN_RETURN_IF_ERROR(ExecuteCudaSequence(w.body, ctx, depth + 1));
+  }
+}
+
+Status RunConditional(const th::ConditionalThunk& c, CudaExecutionContext& ctx, int depth) {
+  if (c.branches.empty()) return Error("conditional without branches");
+  KILN_RETURN_IF_ERROR(ReadScalar(ctx, c.branch_index, c.is_pred ? 1 : 4));
+  size_t branch;
+  if (c.is_pred) {
+    branch = ctx.host_scalar[0] != 0 ? 0 : 1;  // true -> branch 0 (HLO's true_computation)
+  } else {
+    int32_t i;
+    std::memcpy(&i, ctx.host_scalar, 4);
+    // XLA: an out-of-range index runs the last branch.
+    branch = (i < 0 || static_cast<size_t>(i) >= c.branches.size()) ? c.branches.size() - 1
+                                                                    : static_cast<size_t>(i);
+  }
+  if (branch >= c.branches.size()) return Error("conditional: predicate branch missing");
+  return ExecuteCudaSequence(c.branches[branch], ctx, depth + 1);
+}
+
+Status RunThunk(const th::Thunk& t, CudaExecutionContext& ctx, int depth) {
+  switch (t.kind()) {
+    case th::ThunkKind::kKernel: return RunKernel(*t.As<th::KernelThunk>(), ctx);
+    case th::ThunkKind::kGemm: return RunGemm(*t.As<th::GemmThunk>(), ctx);
+    case th::ThunkKind::kCopy: return RunCopy(*t.As<th::CopyThunk>(), ctx);
+    case th::ThunkKind::kMemset: return RunMemset(*t.As<th::MemsetThunk>(), ctx);
+    case th::ThunkKind::kSequence:
+      return ExecuteCudaSequence(*t.As<th::SequenceThunk>(), ctx, depth + 1);
+    case th::ThunkKind::kWhile: return RunWhile(*t.As<th::WhileThunk>(), ctx, depth);
+    case th::ThunkKind::kConditional:
+      return RunConditional(*t.As<th::ConditionalThunk>(), ctx, depth);
+    default: return Error("not supported on cuda yet: " + std::string(th::ThunkKindName(t.kind())));
+  }
+}
+
+Status RecordEvent(CudaExecutionContext& ctx, CUevent* event) {
+  KILN_ASSIGN_OR_RETURN(*event, ctx.events->Next());
+  return Driver(ctx).Check(Driver(ctx).cuEventRecord(*event, ctx.stream), "cuEventRecord");
+}
+
+}  // namespace
+
+bool CopyOverlaps(const th::CopyThunk& c) {
+  return c.source.allocation == c.destination.allocation && c.source.size > 0 &&
+         c.source.offset != c.destination.offset && c.source.offset < c.destination.end() &&
+         c.destination.offset < c.source.end();
+}
+
+CudaEventPool::~CudaEventPool() {
+  for (CUevent e : events_) driver_.cuEventDestroy(e);
+}
+
+StatusOr<CUevent> CudaEventPool::Next() {
+  if (used_ == events_.size()) {
+    CUevent e = nullptr;
+    KILN_RETURN_IF_ERROR(
+        driver_.Check(driver_.cuEventCreate(&e, CU_EVENT_DEFAULT), "cuEventCreate"));
+    events_.push_back(e);
+  }
+  return events_[used_++];
+}
+
+Status ExecuteCudaSequence(const th::SequenceThunk& seq, CudaExecutionContext& ctx, int depth) {
+  for (const th::Thunk& t : seq.thunks) {
+    CudaTimedThunk timed{&t, depth, nullptr, nullptr};
+    Status s = ctx.events ? RecordEvent(ctx, &timed.begin) : Status::Ok();
+    if (s.ok()) s = RunThunk(t, ctx, depth);
+    if (s.ok() && ctx.events) s = RecordEvent(ctx, &timed.end);
+    if (!s.ok()) return s.WithContext("thunk '" + t.info.profile_name + "'");
+    if (ctx.events) ctx.timed->push_back(timed);
+  }
+  return Status::Ok();
+}
+
+}  // namespace kiln::runtime

@@ -1,0 +1,72 @@
+// CUDA executor: interprets a ThunkProgram's thunk tree by issuing work on
+// one CUstream against device allocation addresses bound by the CUDA
+// executable. Internal to the runtime.
+//
+// Everything is stream-ordered and asynchronous; the host thread waits on
+// the stream only where control flow needs a device value: a While without
+// a trip count reads its predicate, a Conditional its branch index (both
+// through a pinned host scalar after cuMemcpyDtoHAsync +
+// cuStreamSynchronize). Known-trip-count loops never wait. Kernel launches
+// pass one device pointer per argument slice (the generated PTX's bare-
+// pointer ABI, see compiler/codegen/kernel_codegen.h); Gemm goes to cuBLAS;
+// Copy and Memset to cuMemcpyDtoDAsync / cuMemsetD{8,32}Async. Other kinds
+// fail with "not supported on cuda yet: <kind>".
+#pragma once
+
+#include <vector>
+
+#include "runtime/cuda_backend.h"
+#include "runtime/cuda_module.h"
+#include "thunks/program.h"
+
+namespace kiln::runtime {
+
+// Reusable CUevents for profiling (created on demand, reset per execution).
+class CudaEventPool {
+ public:
+  explicit CudaEventPool(const CudaDriver& driver) : driver_(driver) {}
+  ~CudaEventPool();  // the context must be current
+  CudaEventPool(const CudaEventPool&) = delete;
+  CudaEventPool& operator=(const CudaEventPool&) = delete;
+
+  StatusOr<CUevent> Next();
+  void Reset() { used_ = 0; }
+
+ private:
+  const CudaDriver& driver_;
+  std::vector<CUevent> events_;
+  size_t used_ = 0;
+};
+
+// A thunk bracketed by two recorded events, in completion order.
+struct CudaTimedThunk {
+  const thunks::Thunk* thunk = nullptr;
+  int depth = 1;
+  CUevent begin = nullptr, end = nullptr;
+};
+
+struct CudaExecutionContext {
+  CudaBackend* backend = nullptr;
+  CUstream stream = nullptr;
+  int stream_index = 0;
+  // Device address of every allocation of the program, by number.
+  std::vector<CUdeviceptr> allocation_base;
+  const CudaModule* module = nullptr;  // null when the program has no kernels
+  uint8_t* host_scalar = nullptr;      // pinned, >= 8 bytes: control-flow reads
+  // Device scratch for copies between overlapping slices of one allocation.
+  CUdeviceptr copy_scratch = 0;
+  int64_t copy_scratch_bytes = 0;
+  CudaEventPool* events = nullptr;  // null: no profiling, no events
+  std::vector<CudaTimedThunk>* timed = nullptr;
+};
+
+// True when a copy's source and destination overlap (it then needs a
+// scratch range: cuMemcpy has no memmove semantics).
+bool CopyOverlaps(const thunks::CopyThunk& copy);
+
+// Issues the thunks of `seq` in order; stops at the first error, which names
+// the thunk's profile name.
+Status ExecuteCudaSequence(const thunks::SequenceThunk& seq, CudaExecutionContext& ctx,
+                           int depth = 1);
+
+}  // namespace kiln::runtime

@@ -1,0 +1,160 @@
+// HostBackend: runs thunk programs on host memory with the host executor
+// (executor.h), kernels from the artifact's host shared object.
+#include <cstring>
+#include <set>
+#include <unordered_map>
+
+#include "runtime/backend.h"
+#include "runtime/executor.h"
+#include "runtime/host_library.h"
+
+namespace kiln::runtime {
+namespace {
+
+namespace th = ::kiln::thunks;
+
+class HostExecutable : public BackendExecutable {
+ public:
+  explicit HostExecutable(std::shared_ptr<const ProgramBinding> binding)
+      : binding_(std::move(binding)) {}
+  Status ResolveKernels(const bef::Artifact& artifact);
+  Status PrepareConstants();
+  StatusOr<ExecutionResult> Run(const std::vector<Buffer>& args,
+                                const ExecuteOptions& options) const override;
+
+ private:
+  std::shared_ptr<const ProgramBinding> binding_;
+  std::unique_ptr<HostLibrary> library_;  // null when the program has no kernels
+  std::unordered_map<std::string, HostKernelFn> kernels_;
+  std::vector<Buffer> constants_;  // by allocation number; null for non-constants
+};
+
+Status HostExecutable::ResolveKernels(const bef::Artifact& artifact) {
+  std::set<std::string> needed;
+  th::ForEachThunk(artifact.program.root, [&](const th::Thunk& t, int) {
+    if (const auto* k = t.As<th::KernelThunk>()) needed.insert(k->kernel_name);
+  });
+  const bef::KernelImage* image = nullptr;
+  for (const bef::KernelImage& i : artifact.kernel_images) {
+    if (i.kind == bef::TargetKind::kHost) image = &i;
+  }
+  if (!image) {
+    if (needed.empty()) return Status::Ok();
+    return Error("the artifact has no host kernel image but launches kernel '" + *needed.begin() +
+                 "'");
+  }
+  for (const bef::KernelEntry& e : image->kernels) needed.insert(e.name);
+  if (needed.empty()) return Status::Ok();
+  KILN_ASSIGN_OR_RETURN(library_, HostLibrary::Load(image->shared_object));
+  for (const std::string& name : needed) {
+    void* fn = library_->Find(name);
+    if (!fn) {
+      return Error("kernel '" + name + "' is not exported by the host shared object of target '" +
+                   image->target + "'");
+    }
+    kernels_[name] = reinterpret_cast<HostKernelFn>(fn);
+  }
+  return Status::Ok();
+}
+
+Status HostExecutable::PrepareConstants() {
+  const th::ThunkProgram& p = binding_->program;
+  constants_.resize(p.allocations.size());
+  for (size_t a = 0; a < p.allocations.size(); ++a) {
+    const th::Allocation& alloc = p.allocations[a];
+    if (!alloc.is_constant() || alloc.is_parameter()) continue;
+    const th::Constant& c = p.constants[*alloc.constant];
+    KILN_ASSIGN_OR_RETURN(constants_[a], Buffer::AllocateBytes(alloc.size));
+    std::memcpy(constants_[a].data(), c.bytes.data(),
+                std::min<size_t>(c.bytes.size(), static_cast<size_t>(alloc.size)));
+  }
+  return Status::Ok();
+}
+
+// Copies `size` bytes at `src` into a fresh buffer of `alloc_size` bytes.
+StatusOr<Buffer> FreshCopy(int64_t alloc_size, int64_t offset, const uint8_t* src, int64_t size) {
+  KILN_ASSIGN_OR_RETURN(Buffer b, Buffer::AllocateBytes(alloc_size));
+  std::memcpy(b.data() + offset, src, static_cast<size_t>(size));
+  return b;
+}
+
+StatusOr<ExecutionResult> HostExecutable::Run(const std::vector<Buffer>& args,
+                                              const ExecuteOptions& options) const {
+  const th::ThunkProgram& p = binding_->program;
+  // owned[a]: the buffer backing allocation a for this execution, when the
+  // execution owns (or was donated) it; outputs are views of these.
+  std::vector<Buffer> owned(p.allocations.size());
+  ExecutionContext ctx;
+  ctx.allocation_base.resize(p.allocations.size());
+  for (size_t a = 0; a < p.allocations.size(); ++a) {
+    const th::Allocation& alloc = p.allocations[a];
+    int64_t arg = binding_->argument_of_allocation[a];
+    if (alloc.is_parameter() && arg >= 0) {
+      const Buffer& in = args[arg];
+      const th::BufferSlice& slice = p.signature.parameter_leaves[arg].slice;
+      bool whole = slice.offset == 0 && slice.size == alloc.size;
+      if (whole && (!alloc.is_output() || binding_->DonatedArgument(a, options) >= 0)) {
+        // Read-only parameter, or a donated one the program updates in place.
+        ctx.allocation_base[a] = in.data();
+        if (alloc.is_output()) owned[a] = in;
+        continue;
+      }
+      // Written but not donated (or not the whole allocation): the caller's
+      // buffer must stay untouched, so run on a private copy.
+      KILN_ASSIGN_OR_RETURN(owned[a], FreshCopy(alloc.size, slice.offset, in.data(), slice.size));
+    } else if (alloc.is_constant()) {
+      const Buffer& c = constants_[a];
+      if (!alloc.is_output()) {
+        ctx.allocation_base[a] = c.data();
+        continue;
+      }
+      // A constant that is also a result: each execution returns its own copy.
+      KILN_ASSIGN_OR_RETURN(owned[a], FreshCopy(alloc.size, 0, c.data(), alloc.size));
+    } else {
+      // Outputs and temporaries: fresh zeroed memory per execution.
+      KILN_ASSIGN_OR_RETURN(owned[a], Buffer::AllocateBytes(alloc.size));
+    }
+    ctx.allocation_base[a] = owned[a].data();
+  }
+
+  ExecutionResult result;
+  ctx.kernels = &kernels_;
+  ctx.profile = options.profile ? &result.profile : nullptr;
+  ctx.stream = options.stream;
+  ctx.start = std::chrono::steady_clock::now();
+  KILN_RETURN_IF_ERROR(ExecuteSequence(p.root, ctx));
+  result.profile.total = std::chrono::steady_clock::now() - ctx.start;
+
+  for (size_t i = 0; i < p.signature.result_leaves.size(); ++i) {
+    const th::BufferSlice& s = p.signature.result_leaves[i].slice;
+    const Shape& shape = binding_->output_shapes[i];
+    if (!owned[s.allocation].is_null()) {
+      result.outputs.push_back(Buffer::View(owned[s.allocation], s.offset, shape, s.size));
+      continue;
+    }
+    // A result living in memory the execution does not own (a read-only
+    // parameter or constant): hand out a copy.
+    KILN_ASSIGN_OR_RETURN(Buffer b, Buffer::Allocate(shape, s.size));
+    std::memcpy(b.data(), ctx.allocation_base[s.allocation] + s.offset,
+                static_cast<size_t>(s.size));
+    result.outputs.push_back(std::move(b));
+  }
+  return result;
+}
+
+class HostBackend : public Backend {
+ public:
+  StatusOr<std::unique_ptr<BackendExecutable>> Load(
+      const bef::Artifact& artifact, std::shared_ptr<const ProgramBinding> binding) override {
+    auto exe = std::make_unique<HostExecutable>(std::move(binding));
+    KILN_RETURN_IF_ERROR(exe->ResolveKernels(artifact));
+    KILN_RETURN_IF_ERROR(exe->PrepareConstants());
+    return std::unique_ptr<BackendExecutable>(std::move(exe));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> CreateHostBackend() { return std::make_unique<HostBackend>(); }
+
+}  // namespace kiln::runtime
