@@ -9,7 +9,7 @@
 #include "compiler/codegen/kernel_codegen.h"
 #include "compiler/emitter/thunk_emitter.h"
 #include "compiler/hlo/printer.h"
-#include "compiler/passes/passes.h"
+#include "compiler/passes/optimization_pipeline.h"
 #include "thunks/program_text.h"
 
 namespace kiln::compiler {
@@ -119,16 +119,7 @@ Status AddKernelImages(const emitter::EmittedProgram& emitted, const CompileOpti
 
 }  // namespace
 
-Status OptimizeModule(hlo::HloModule& module) {
-  passes::HloPassPipeline pipeline("kiln-optimizations");
-  pipeline.AddPass<passes::CallInliner>();
-  pipeline.AddPass<passes::BitcastToReshape>();
-  pipeline.AddPass<passes::DotCanonicalization>();
-  pipeline.AddPass<passes::DeadCodeElimination>();
-  pipeline.AddPass<passes::KernelFusion>();
-  pipeline.AddPass<passes::DeadCodeElimination>();
-  return pipeline.Run(module).status();
-}
+Status OptimizeModule(hlo::HloModule& module) { return passes::RunOptimizationPipeline(module); }
 
 Status ParseTargets(const std::string& list, CompileOptions& options) {
   options.host = options.cuda = false;

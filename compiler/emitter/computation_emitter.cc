@@ -3,6 +3,7 @@
 
 #include "compiler/emitter/cost_model.h"
 #include "compiler/emitter/program_builder.h"
+#include "compiler/passes/passes.h"
 
 namespace kiln::emitter {
 
@@ -11,6 +12,8 @@ using hlo::HloInstruction;
 using hlo::HloOpcode;
 
 namespace {
+
+bool IsGemmType(ElementType t) { return t == ElementType::kF32 || t == ElementType::kF64; }
 
 th::Thunk MakeThunk(th::ThunkInfo info, th::ThunkBody body) { return th::Thunk{std::move(info), std::move(body)}; }
 
@@ -64,9 +67,14 @@ Status ComputationEmitter::EmitInstruction(const HloInstruction& inst, th::Seque
     case HloOpcode::kConstant:
     case HloOpcode::kTuple:
     case HloOpcode::kGetTupleElement:
-    case HloOpcode::kBitcast:
     case HloOpcode::kOptimizationBarrier:
     case HloOpcode::kAfterAll:
+      return Status::Ok();
+    case HloOpcode::kBitcast:
+      if (!passes::IsRowMajorReshape(inst.operand(0)->shape(), inst.shape()))
+        return Error(inst.DebugName() + ": bef-compile does not support a bitcast from " +
+                     inst.operand(0)->shape().ToString() + " to " + inst.shape().ToString() +
+                     " (it changes the element type or depends on a non-row-major layout)");
       return Status::Ok();
     case HloOpcode::kFusion: return EmitFusion(inst, seq);
     case HloOpcode::kDot: return EmitGemm(inst, seq);
@@ -105,8 +113,11 @@ Status ComputationEmitter::EmitGemm(const HloInstruction& dot, th::SequenceThunk
   const Shape& rs = dot.operand(1)->shape();
   const Shape& os = dot.shape();
   if (ls.rank() != 3 || rs.rank() != 3 || os.rank() != 3 || dn.lhs_contracting.size() != 1 ||
-      dn.rhs_contracting.size() != 1)
-    return Error(dot.DebugName() + ": internal error: dot was not canonicalized into a GEMM");
+      dn.rhs_contracting.size() != 1 || !IsGemmType(ls.element_type()) ||
+      ls.element_type() != rs.element_type() || ls.element_type() != os.element_type())
+    return Error(dot.DebugName() + ": bef-compile does not support dot of " + ls.ToString(false) + " x " +
+                 rs.ToString(false) + " -> " + os.ToString(false) +
+                 " (the GEMM libraries take f32 and f64; bf16 and f16 are widened to f32)");
   th::GemmThunk g;
   KILN_ASSIGN_OR_RETURN(g.lhs, Slice(dot.operand(0), {}));
   KILN_ASSIGN_OR_RETURN(g.rhs, Slice(dot.operand(1), {}));

@@ -1,18 +1,91 @@
-// BitcastToReshape: logical reshapes for bitcasts between row-major shapes.
+// BitcastToReshape: logical ops for bitcasts, so that layouts can be dropped.
+//
+// A bitcast reinterprets its operand's bytes: element i of the physical
+// (major-to-minor) order of the operand becomes element i of the physical
+// order of the result. In logical terms that is
+//   transpose(operand into its physical order) -> reshape -> transpose(from
+//   the result's physical order back to its logical order),
+// which is what this pass writes (each step only when needed; between
+// row-major shapes it is one reshape).
 #include "compiler/passes/hlo_builder.h"
 #include "compiler/passes/passes.h"
 
 namespace kiln::passes {
+namespace {
+
+bool IsIdentityPermutation(const std::vector<int64_t>& perm) {
+  for (size_t i = 0; i < perm.size(); ++i)
+    if (perm[i] != static_cast<int64_t>(i)) return false;
+  return true;
+}
+
+// Dimensions from major to minor.
+std::vector<int64_t> MajorToMinor(const Shape& shape) {
+  std::vector<int64_t> m2m = shape.MinorToMajor();
+  return std::vector<int64_t>(m2m.rbegin(), m2m.rend());
+}
+
+bool HasPlainLayout(const Shape& shape) {
+  return shape.IsArray() && (!shape.has_layout() || shape.layout()->tiles.empty()) &&
+         static_cast<int64_t>(shape.MinorToMajor().size()) == shape.rank();
+}
+
+class BitcastRewriter {
+ public:
+  BitcastRewriter(hlo::HloInstruction* bitcast, NameUniquer& names) : bitcast_(bitcast), names_(names) {}
+
+  hlo::HloInstruction* Rewrite() {
+    const Shape& in = bitcast_->operand(0)->shape();
+    const Shape& out = bitcast_->shape();
+    hlo::HloInstruction* v = bitcast_->operand(0);
+    // Operand into its physical order.
+    std::vector<int64_t> in_order = MajorToMinor(in);
+    if (!IsIdentityPermutation(in_order)) v = Transpose(v, in_order, ".physical");
+    // Same bytes, the result's physical dimensions.
+    std::vector<int64_t> out_order = MajorToMinor(out);
+    std::vector<int64_t> physical_dims;
+    for (int64_t d : out_order) physical_dims.push_back(out.dim(d));
+    v = Add(hlo::HloOpcode::kReshape, Shape(out.element_type(), physical_dims), {v}, ".reshape");
+    // Back to the result's logical order: logical dim out_order[i] is
+    // physical dim i.
+    if (!IsIdentityPermutation(out_order)) {
+      std::vector<int64_t> inverse(out_order.size());
+      for (size_t i = 0; i < out_order.size(); ++i) inverse[out_order[i]] = static_cast<int64_t>(i);
+      v = Transpose(v, inverse, ".logical");
+    }
+    return v;
+  }
+
+ private:
+  hlo::HloInstruction* Add(hlo::HloOpcode opcode, const Shape& shape, std::vector<hlo::HloInstruction*> operands,
+                           const std::string& suffix) {
+    hlo::HloInstruction* inst =
+        AddInstruction(*bitcast_->parent(), opcode, shape, operands, names_.Get(bitcast_->name() + suffix));
+    inst->set_location(bitcast_->location());
+    return inst;
+  }
+
+  hlo::HloInstruction* Transpose(hlo::HloInstruction* v, const std::vector<int64_t>& perm, const std::string& suffix) {
+    std::vector<int64_t> dims;
+    for (int64_t d : perm) dims.push_back(v->shape().dim(d));
+    hlo::HloInstruction* t = Add(hlo::HloOpcode::kTranspose, Shape(v->shape().element_type(), dims), {v}, suffix);
+    t->SetAttribute("dimensions", perm);
+    return t;
+  }
+
+  hlo::HloInstruction* bitcast_;
+  NameUniquer& names_;
+};
+
+}  // namespace
 
 bool HasRowMajorLayout(const Shape& shape) {
-  if (!shape.IsArray()) return false;
-  if (!shape.has_layout()) return true;
-  const Layout& layout = *shape.layout();
-  if (!layout.tiles.empty()) return false;
-  std::vector<int64_t> m2m = shape.MinorToMajor();
-  for (size_t i = 0; i < m2m.size(); ++i)
-    if (m2m[i] != static_cast<int64_t>(m2m.size() - 1 - i)) return false;
-  return true;
+  return HasPlainLayout(shape) && IsIdentityPermutation(MajorToMinor(shape));
+}
+
+bool IsRowMajorReshape(const Shape& from, const Shape& to) {
+  return from.IsArray() && to.IsArray() && from.element_type() == to.element_type() &&
+         from.ElementCount() == to.ElementCount() && HasRowMajorLayout(from) && HasRowMajorLayout(to);
 }
 
 StatusOr<bool> BitcastToReshape::Run(hlo::HloModule& module) {
@@ -23,18 +96,28 @@ StatusOr<bool> BitcastToReshape::Run(hlo::HloModule& module) {
       if (inst->opcode() != hlo::HloOpcode::kBitcast) continue;
       const Shape& in = inst->operand(0)->shape();
       const Shape& out = inst->shape();
-      if (!in.IsArray() || !out.IsArray() || in.element_type() != out.element_type())
-        return Error(inst->DebugName() + ": bitcast from " + in.ToString() + " to " + out.ToString() +
-                     " is not a reshape; kiln supports only bitcasts that keep the element type");
-      if (!HasRowMajorLayout(in) || !HasRowMajorLayout(out))
-        return Error(inst->DebugName() + ": bitcast from " + in.ToString() + " to " + out.ToString() +
-                     " depends on a non-row-major layout, which kiln does not support yet");
-      hlo::HloInstruction* reshape = AddInstruction(*comp, hlo::HloOpcode::kReshape, out, {inst->operand(0)},
-                                                    names.Get(inst->name() + ".reshape"));
-      reshape->set_location(inst->location());
-      inst->ReplaceAllUsesWith(reshape);
+      // Element-type changes and tiled layouts stay bitcasts (and are
+      // rejected by thunk emission).
+      if (!HasPlainLayout(in) || !HasPlainLayout(out) || in.element_type() != out.element_type() ||
+          in.ElementCount() != out.ElementCount())
+        continue;
+      hlo::HloInstruction* replacement = BitcastRewriter(inst, names).Rewrite();
+      inst->ReplaceAllUsesWith(replacement);
       KILN_RETURN_IF_ERROR(comp->RemoveInstruction(inst));
       changed = true;
+    }
+  }
+  return changed;
+}
+
+StatusOr<bool> LayoutNormalization::Run(hlo::HloModule& module) {
+  bool changed = false;
+  for (hlo::HloComputation* comp : module.computations()) {
+    for (hlo::HloInstruction* inst : comp->instructions()) {
+      if (!inst->shape().has_layout() && !inst->shape().IsTuple()) continue;
+      Shape before = inst->shape();
+      inst->mutable_shape().clear_layout();
+      changed |= !(before == inst->shape());
     }
   }
   return changed;

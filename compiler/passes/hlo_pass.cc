@@ -10,7 +10,8 @@ namespace kiln::passes {
 StatusOr<bool> HloPassPipeline::Run(hlo::HloModule& module) {
   records_.clear();
   bool changed = false;
-  for (const auto& pass : passes_) {
+  for (size_t i = 0; i < passes_.size(); ++i) {
+    const auto& pass = passes_[i];
     auto start = std::chrono::steady_clock::now();
     StatusOr<bool> pass_changed = pass->Run(module);
     if (!pass_changed.ok()) return pass_changed.status().WithContext("pass " + std::string(pass->name()));
@@ -19,6 +20,8 @@ StatusOr<bool> HloPassPipeline::Run(hlo::HloModule& module) {
     if (*pass_changed) {
       KILN_RETURN_IF_ERROR(hlo::VerifyModule(module).WithContext("after pass " + std::string(pass->name())));
       changed = true;
+      if (after_changed_pass_)
+        KILN_RETURN_IF_ERROR(after_changed_pass_(static_cast<int>(i), pass->name(), module));
     }
   }
   return changed;

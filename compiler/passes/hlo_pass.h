@@ -6,6 +6,7 @@
 // rewrite is caught at the pass that made it rather than downstream.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -47,6 +48,11 @@ class HloPassPipeline : public HloPass {
   // Runs every pass in order; errors name the failing pass.
   StatusOr<bool> Run(hlo::HloModule& module) override;
 
+  // Called after every pass that changed the module (and verified), with
+  // the pass's index in this pipeline: the hook behind per-pass dumps.
+  using AfterPassHook = std::function<Status(int, std::string_view, const hlo::HloModule&)>;
+  void set_after_changed_pass(AfterPassHook hook) { after_changed_pass_ = std::move(hook); }
+
   // One record per pass of the last Run.
   const std::vector<PassRecord>& records() const { return records_; }
 
@@ -54,6 +60,7 @@ class HloPassPipeline : public HloPass {
   std::string name_;
   std::vector<std::unique_ptr<HloPass>> passes_;
   std::vector<PassRecord> records_;
+  AfterPassHook after_changed_pass_;
 };
 
 }  // namespace kiln::passes

@@ -10,12 +10,21 @@
 
 namespace kiln::passes {
 
-// bitcast between two row-major shapes is a reshape; rewriting it lets the
-// rest of the pipeline treat it logically. A bitcast that changes the element
-// type or relies on a non-row-major layout is an error naming it.
+// Rewrites every bitcast into logical ops: a reshape between row-major
+// shapes, transpose -> reshape -> transpose when the layouts permute
+// dimensions. A bitcast that changes the element type or uses a tiled
+// layout is left alone (thunk emission names it as unsupported).
 class BitcastToReshape : public HloPass {
  public:
   std::string_view name() const override { return "bitcast-to-reshape"; }
+  StatusOr<bool> Run(hlo::HloModule& module) override;
+};
+
+// Drops every layout annotation: after BitcastToReshape nothing depends on
+// them, and kiln's buffers are dense row-major arrays of logical shapes.
+class LayoutNormalization : public HloPass {
+ public:
+  std::string_view name() const override { return "layout-normalization"; }
   StatusOr<bool> Run(hlo::HloModule& module) override;
 };
 
@@ -33,7 +42,8 @@ class CallInliner : public HloPass {
 // in f32 or f64, with batch dimension 0. Operands are transposed (when their
 // dimensions are not already batch-major with the contraction innermost or
 // outermost) and reshaped; bf16/f16 dots compute in f32 and round the result,
-// as XLA's CPU and GPU backends do. Integer and complex dots are errors.
+// as XLA's CPU and GPU backends do. Integer and complex dots are left as
+// they are (thunk emission names them as unsupported).
 class DotCanonicalization : public HloPass {
  public:
   std::string_view name() const override { return "dot-canonicalization"; }
@@ -71,5 +81,8 @@ class DeadCodeElimination : public HloPass {
 // True when `shape` is an array whose layout (if any) is row-major with no
 // tiling, i.e. its buffer is the dense row-major array kiln assumes.
 bool HasRowMajorLayout(const Shape& shape);
+// A bitcast from `from` to `to` only renames dimensions of one dense
+// row-major buffer (same element type and count, row-major layouts).
+bool IsRowMajorReshape(const Shape& from, const Shape& to);
 
 }  // namespace kiln::passes

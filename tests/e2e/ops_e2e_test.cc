@@ -78,6 +78,13 @@ TEST_F(OpsE2ETest, BroadcastReshapeTransposeSliceConcatIotaReverse) {
       "  c = f32[2,6] concatenate(sl, i), dimensions={1}\n  ROOT rv = f32[2,6] reverse(c), dimensions={0,1}\n");
 }
 
+TEST_F(OpsE2ETest, BitcastsUnderLayouts) {
+  // Same bytes, permuted layout: a logical transpose; and a plain reshape.
+  Check("  p = f32[2,3]{1,0} parameter(0)\n  b = f32[3,2]{0,1} bitcast(p)\n  ROOT r = f32[3,2]{1,0} add(b, b)\n");
+  Check("  p = f32[4,6]{0,1} parameter(0)\n  b = f32[2,2,6]{0,2,1} bitcast(p)\n  ROOT n = f32[2,2,6] negate(b)\n");
+  Check("  p = f32[4,6]{1,0} parameter(0)\n  b = f32[24]{0} bitcast(p)\n  ROOT n = f32[24] negate(b)\n");
+}
+
 TEST_F(OpsE2ETest, ReduceOverEveryDimensionSet) {
   Check("  x = f32[4,5,6] parameter(0)\n  z = f32[] constant(0)\n"
         "  ROOT r = f32[5] reduce(x, z), dimensions={0,2}, to_apply=add_f32\n");

@@ -1,0 +1,25 @@
+// The optimization pipeline bef-compile runs between parsing and thunk
+// emission, and its observability hooks (--dump-dir per pass,
+// --dump-passes=REGEX, --time-passes).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "compiler/passes/hlo_pass.h"
+
+namespace kiln::passes {
+
+struct PipelineOptions {
+  // Called with (pass index, pass name, module) after every pass that
+  // changed the module; the driver writes dumps from it.
+  std::function<Status(int, std::string_view, const hlo::HloModule&)> after_changed_pass;
+};
+
+// Runs kiln's HLO passes on `module` in place. `records` (optional)
+// receives one entry per pass run (name, changed, seconds).
+Status RunOptimizationPipeline(hlo::HloModule& module, const PipelineOptions& options = {},
+                               std::vector<PassRecord>* records = nullptr);
+
+}  // namespace kiln::passes
