@@ -117,8 +117,8 @@ void PrintTable(const std::vector<Row>& rows) {
   for (const Row& r : rows) {
     std::string name = r.name.size() > 48 ? r.name.substr(0, 45) + "..." : r.name;
     std::printf("%-48s %7lld %7lld %7lld %10.2f %10.2f %10.2f %10.2f\n", name.c_str(),
-                static_cast<long long>(r.instructions), static_cast<long long>(r.stats.num_kernels),
-                static_cast<long long>(r.stats.num_thunks), r.stats.passes_seconds * 1e3,
+                static_cast<long long>(r.instructions), static_cast<long long>(r.stats.kernels),
+                static_cast<long long>(r.stats.thunks), r.stats.passes_seconds * 1e3,
                 r.stats.emit_seconds * 1e3, r.stats.codegen_seconds * 1e3, r.total_seconds * 1e3);
     sum += r.total_seconds;
   }

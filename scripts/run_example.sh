@@ -14,7 +14,7 @@ mkdir -p "$OUT"
 # --device=auto: CUDA when a GPU is usable (then compile for it too).
 TARGETS=host
 if command -v ptxas >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/ptxas ]; then TARGETS=host,cuda; fi
-"$BUILD/tools/bef-compile/bef-compile" examples/mlp.hlo -o "$OUT/mlp.bef" --targets=$TARGETS --stats
+"$BUILD/tools/bef-compile/bef-compile" examples/mlp.hlo -o "$OUT/mlp.bef" --targets=$TARGETS
 row="[0.1015363 0.1674051 0.2760043 0.4550542]"
 "$BUILD/tools/bef-run/bef-run" "$OUT/mlp.bef" --device=auto \
   --input=4x8xf32=1 --input=8x16xf32=0.1 \

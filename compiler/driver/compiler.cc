@@ -5,11 +5,16 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
+#include <regex>
+#include <set>
 
 #include "compiler/codegen/kernel_codegen.h"
 #include "compiler/emitter/thunk_emitter.h"
 #include "compiler/hlo/printer.h"
 #include "compiler/passes/optimization_pipeline.h"
+#include "compiler/passes/sequential_computations.h"
+#include "compiler/pipeline/buffer_assignment.h"
 #include "thunks/program_text.h"
 
 namespace kiln::compiler {
@@ -119,8 +124,6 @@ Status AddKernelImages(const emitter::EmittedProgram& emitted, const CompileOpti
 
 }  // namespace
 
-Status OptimizeModule(hlo::HloModule& module) { return passes::RunOptimizationPipeline(module); }
-
 Status ParseTargets(const std::string& list, CompileOptions& options) {
   options.host = options.cuda = false;
   size_t start = 0;
@@ -136,24 +139,143 @@ Status ParseTargets(const std::string& list, CompileOptions& options) {
   return Status::Ok();
 }
 
+Status OptimizeModule(hlo::HloModule& module) { return passes::RunOptimizationPipeline(module); }
+
+namespace {
+
+int64_t ArrayBytes(const Shape& shape) {
+  if (shape.IsArray()) return shape.ByteSize();
+  int64_t total = 0;
+  if (shape.IsTuple())
+    for (int64_t i = 0; i < shape.tuple_size(); ++i) total += ArrayBytes(shape.tuple_shape(i));
+  return total;
+}
+
+// Bytes read and written by the instructions of `c`, each counted as its
+// own kernel. A fusion reads its operands and writes its result once, or,
+// with `expand_fusions`, is counted as its fused instructions would be
+// unfused.
+int64_t BytesAccessed(const hlo::HloComputation& c, bool expand_fusions) {
+  int64_t total = 0;
+  for (const hlo::HloInstruction* inst : c.instructions()) {
+    switch (inst->opcode()) {
+      case hlo::HloOpcode::kParameter: case hlo::HloOpcode::kConstant: case hlo::HloOpcode::kTuple:
+      case hlo::HloOpcode::kGetTupleElement: case hlo::HloOpcode::kBitcast: case hlo::HloOpcode::kWhile:
+      case hlo::HloOpcode::kConditional: case hlo::HloOpcode::kCall: case hlo::HloOpcode::kAfterAll:
+      case hlo::HloOpcode::kOptimizationBarrier:
+        continue;  // no data moved (control flow: its computations count)
+      default:
+        break;
+    }
+    const hlo::HloComputation* fused = inst->opcode() == hlo::HloOpcode::kFusion ? inst->called_computation("calls") : nullptr;
+    if (expand_fusions && fused) {
+      total += BytesAccessed(*fused, true);
+      continue;
+    }
+    for (const hlo::HloInstruction* op : inst->operands()) total += ArrayBytes(op->shape());
+    total += ArrayBytes(inst->shape());
+  }
+  return total;
+}
+
+int64_t BytesAccessed(const hlo::HloModule& module, bool expand_fusions) {
+  int64_t total = 0;
+  for (const hlo::HloComputation* c : passes::SequentialComputations(module)) total += BytesAccessed(*c, expand_fusions);
+  return total;
+}
+
+int64_t CountInstructions(const hlo::HloModule& module, bool skip_fused) {
+  std::set<const hlo::HloComputation*> fused;
+  if (skip_fused)
+    for (const hlo::HloComputation* c : module.computations())
+      for (const hlo::HloInstruction* inst : c->instructions())
+        if (inst->opcode() == hlo::HloOpcode::kFusion)
+          for (const hlo::HloComputation* callee : inst->called_computations()) fused.insert(callee);
+  int64_t n = 0;
+  for (const hlo::HloComputation* c : module.computations())
+    if (!fused.count(c)) n += c->instruction_count();
+  return n;
+}
+
+// Runs the pass pipeline on `module` (a private copy), with per-pass dumps
+// and timings.
+Status RunPasses(hlo::HloModule& module, const CompileOptions& options, CompileStats& s) {
+  KILN_RETURN_IF_ERROR(WriteDump(options, "module.before_optimizations.hlo", hlo::PrintModule(module)));
+  std::optional<std::regex> selected;
+  if (!options.dump_passes.empty()) {
+    try {
+      selected.emplace(options.dump_passes, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      return Error("invalid --dump-passes regex '" + options.dump_passes + "': " + e.what());
+    }
+  }
+  passes::PipelineOptions pipeline;
+  if (!options.dump_dir.empty()) {
+    pipeline.after_changed_pass = [&](int index, std::string_view pass, const hlo::HloModule& m) -> Status {
+      if (selected && !std::regex_search(std::string(pass), *selected)) return Status::Ok();
+      char prefix[32];
+      std::snprintf(prefix, sizeof prefix, "module.%02d.", index);
+      return WriteDump(options, prefix + std::string(pass) + ".hlo", hlo::PrintModule(m));
+    };
+  }
+  std::vector<passes::PassRecord> records;
+  s.instructions = CountInstructions(module, false);
+  Clock::time_point start = Clock::now();
+  KILN_RETURN_IF_ERROR(passes::RunOptimizationPipeline(module, pipeline, &records));
+  s.passes_seconds = Since(start);
+  std::map<std::string, int> seen;
+  for (const passes::PassRecord& r : records) {
+    int n = ++seen[r.name];
+    s.pass_seconds.push_back({n == 1 ? r.name : r.name + "#" + std::to_string(n), r.seconds});
+  }
+  s.instructions_after_passes = CountInstructions(module, true);
+  // Both after the passes, so they differ by fusion alone.
+  s.bytes_accessed_unfused = BytesAccessed(module, /*expand_fusions=*/true);
+  s.bytes_accessed_fused = BytesAccessed(module, /*expand_fusions=*/false);
+  for (const hlo::HloComputation* c : passes::SequentialComputations(module))
+    for (const hlo::HloInstruction* inst : c->instructions()) s.fusions += inst->opcode() == hlo::HloOpcode::kFusion;
+  return WriteDump(options, "module.after_optimizations.hlo", hlo::PrintModule(module));
+}
+
+}  // namespace
+
+Status RunMiddleEnd(const hlo::HloModule& input, const CompileOptions& options, CompileStats* stats) {
+  CompileStats local;
+  CompileStats& s = stats ? *stats : local;
+  Clock::time_point start = Clock::now();
+  std::unique_ptr<hlo::HloModule> module = input.Clone();
+  KILN_RETURN_IF_ERROR(RunPasses(*module, options, s));
+  Clock::time_point ba_start = Clock::now();
+  std::string report;
+  for (const hlo::HloComputation* c : passes::SequentialComputations(*module)) {
+    KILN_ASSIGN_OR_RETURN(pipeline::BufferAssignment ba,
+                          pipeline::AssignBuffers(*c, pipeline::ScheduleForBufferAssignment(*c)));
+    s.temp_peak_bytes += ba.peak_temp_bytes();
+    s.temp_lower_bound_bytes += ba.temp_lower_bound();
+    report += "computation " + c->name() + ":\n" + ba.ToString() + "\n";
+  }
+  s.buffer_assignment_seconds = Since(ba_start);
+  KILN_RETURN_IF_ERROR(WriteDump(options, "buffer_assignment.txt", report));
+  s.compile_seconds = Since(start);
+  return Status::Ok();
+}
+
 StatusOr<bef::Artifact> CompileModule(const hlo::HloModule& input, const CompileOptions& options,
                                       CompileStats* stats) {
   if (!options.host && !options.cuda) return Error("no target selected (--targets=host,cuda)");
   if (options.cuda) KILN_RETURN_IF_ERROR(SmArch(options.cuda_arch).status());
   CompileStats local;
   CompileStats& s = stats ? *stats : local;
+  Clock::time_point compile_start = Clock::now();
   std::unique_ptr<hlo::HloModule> module = input.Clone();
-  KILN_RETURN_IF_ERROR(WriteDump(options, "module.before_optimizations.hlo", hlo::PrintModule(*module)));
+  KILN_RETURN_IF_ERROR(RunPasses(*module, options, s));
+  std::string optimized = hlo::PrintModule(*module);
 
   Clock::time_point start = Clock::now();
-  KILN_RETURN_IF_ERROR(OptimizeModule(*module));
-  s.passes_seconds = Since(start);
-  std::string optimized = hlo::PrintModule(*module);
-  KILN_RETURN_IF_ERROR(WriteDump(options, "module.after_optimizations.hlo", optimized));
-
-  start = Clock::now();
   KILN_ASSIGN_OR_RETURN(emitter::EmittedProgram emitted, emitter::EmitThunkProgram(*module));
   s.emit_seconds = Since(start);
+  s.temp_peak_bytes = emitted.temp_peak_bytes;
+  s.temp_lower_bound_bytes = emitted.temp_lower_bound_bytes;
   KILN_RETURN_IF_ERROR(WriteDump(options, "buffer_assignment.txt", emitted.buffer_assignment_text));
 
   bef::Artifact artifact;
@@ -163,10 +285,11 @@ StatusOr<bef::Artifact> CompileModule(const hlo::HloModule& input, const Compile
   start = Clock::now();
   KILN_RETURN_IF_ERROR(AddKernelImages(emitted, options, artifact));
   s.codegen_seconds = Since(start);
-  s.num_kernels = static_cast<int64_t>(emitted.kernels.size());
-  s.num_thunks = CountThunks(artifact.program.root);
+  s.kernels = static_cast<int64_t>(emitted.kernels.size());
+  s.thunks = CountThunks(artifact.program.root);
   KILN_RETURN_IF_ERROR(WriteDump(options, "thunk_program.txt", th::ProgramToText(artifact.program)));
   KILN_RETURN_IF_ERROR(bef::ValidateArtifact(artifact).WithContext("internal error: invalid artifact"));
+  s.compile_seconds = Since(compile_start);
   return artifact;
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "compiler/driver/compile_stats.h"
 #include "compiler/hlo/module.h"
 #include "serialization/artifact.h"
 
@@ -23,24 +24,26 @@ struct CompileOptions {
   bool host = true;
   bool cuda = false;
   std::string cuda_arch = "sm_90";
-  // When set: module.before_optimizations.hlo, module.after_optimizations.hlo,
-  // buffer_assignment.txt, kernels.mlir, kernels.ptx, thunk_program.txt.
+  // When set: module.before_optimizations.hlo, module.NN.<pass>.hlo after
+  // every pass that changed the module (those matching dump_passes),
+  // module.after_optimizations.hlo, buffer_assignment.txt, kernels.mlir,
+  // kernels.ptx, thunk_program.txt.
   std::string dump_dir;
+  // ECMAScript regex over pass names selecting the per-pass dumps; empty:
+  // every pass.
+  std::string dump_passes;
   std::string producer = "kiln 0.1 (bef-compile)";
-};
-
-// Wall time of each stage, for `bef-compile --stats` and bench/.
-struct CompileStats {
-  double passes_seconds = 0;
-  double emit_seconds = 0;
-  double codegen_seconds = 0;
-  int64_t num_kernels = 0;
-  int64_t num_thunks = 0;
 };
 
 // Compiles a copy of `module` (the caller's module is not modified).
 StatusOr<bef::Artifact> CompileModule(const hlo::HloModule& module, const CompileOptions& options,
                                       CompileStats* stats = nullptr);
+
+// The middle-end alone on a copy of `module`: the passes, then a schedule
+// and buffer assignment for every computation that runs as a thunk
+// sequence. Fills `stats` and writes the dumps, but needs no codegen, so it
+// works for modules whose ops have no kernels yet (--stop-after).
+Status RunMiddleEnd(const hlo::HloModule& module, const CompileOptions& options, CompileStats* stats);
 
 // Runs only the HLO pass pipeline on `module`, in place.
 Status OptimizeModule(hlo::HloModule& module);

@@ -189,7 +189,9 @@ Status ComputationEmitter::EmitWhile(const HloInstruction& loop, th::SequenceThu
   if (!cond->root()->shape().IsArray() || cond->root()->shape().element_type() != ElementType::kPred)
     return Error(loop.DebugName() + ": the condition must return pred[]");
   KILN_ASSIGN_OR_RETURN(w.predicate, cond_emitter.Slice(cond->root(), {}));
-  ComputationEmitter body_emitter(builder_, *body, state);
+  // The body computes each new state value in place when the old one is
+  // dead by then, so most iterations need no copy back.
+  ComputationEmitter body_emitter(builder_, *body, state, state);
   KILN_RETURN_IF_ERROR(body_emitter.Init());
   KILN_ASSIGN_OR_RETURN(w.body, body_emitter.Emit());
   KILN_RETURN_IF_ERROR(CopyLeaves(body_emitter, body->root(), state, loop, w.body));
@@ -217,7 +219,7 @@ Status ComputationEmitter::EmitConditional(const HloInstruction& cond, th::Seque
     for (const ShapeIndex& index : ArrayLeaves(operand->shape())) {
       KILN_ASSIGN_OR_RETURN(args[std::make_pair(int64_t{0}, index)], Slice(operand, index));
     }
-    ComputationEmitter branch(builder_, *branches[i], args);
+    ComputationEmitter branch(builder_, *branches[i], args, result);
     KILN_RETURN_IF_ERROR(branch.Init());
     KILN_ASSIGN_OR_RETURN(th::SequenceThunk s, branch.Emit());
     KILN_RETURN_IF_ERROR(CopyLeaves(branch, branches[i]->root(), result, cond, s));

@@ -101,13 +101,18 @@ std::vector<ShapeIndex> ComputationEmitter::ArrayLeaves(const Shape& shape) {
 
 Status ComputationEmitter::Init() {
   KILN_ASSIGN_OR_RETURN(pipeline::BufferAssignment ba,
-                        pipeline::AssignBuffers(comp_, pipeline::PostOrderSchedule(comp_)));
+                        pipeline::AssignBuffers(comp_, pipeline::ScheduleForBufferAssignment(comp_)));
   assignment_.emplace(std::move(ba));
   const auto& local = assignment_->allocations();
   for (size_t a = 0; a < local.size(); ++a) {
     th::Allocation alloc = local[a];
     if (alloc.is_parameter() && bindings_) {
       global_.push_back(-1);  // resolved through the bindings
+      continue;
+    }
+    if (std::optional<th::BufferSlice> slot = ResultSlotFor(alloc, static_cast<int32_t>(a))) {
+      global_.push_back(-1);
+      bound_[static_cast<int32_t>(a)] = *slot;
       continue;
     }
     if (alloc.constant) {
@@ -119,9 +124,82 @@ Status ComputationEmitter::Init() {
     if (bindings_) alloc.output.reset();
     global_.push_back(builder_.AddAllocation(std::move(alloc)));
   }
+  builder_.result().temp_peak_bytes += assignment_->peak_temp_bytes();
+  builder_.result().temp_lower_bound_bytes += assignment_->temp_lower_bound();
   builder_.result().buffer_assignment_text +=
       "computation " + comp_.name() + ":\n" + assignment_->ToString() + "\n";
   return Status::Ok();
+}
+
+namespace {
+
+// A fusion whose every element reads only the same element of each operand:
+// elementwise ops over operands of the result's dimensions, plus scalar
+// constants and their broadcasts.
+bool IsElementwiseKernel(const hlo::HloInstruction& inst) {
+  const hlo::HloComputation* fused =
+      inst.opcode() == HloOpcode::kFusion ? inst.called_computation("calls") : nullptr;
+  if (!fused || !fused->root()) return false;
+  const std::vector<int64_t>& dims = fused->root()->shape().dims();
+  for (const hlo::HloInstruction* m : fused->instructions()) {
+    switch (m->opcode()) {
+      case HloOpcode::kParameter:
+        if (m->shape().dims() != dims) return false;
+        break;
+      case HloOpcode::kConstant:
+        if (m->shape().rank() != 0) return false;
+        break;
+      case HloOpcode::kBroadcast:
+        if (m->operand(0)->opcode() != HloOpcode::kConstant) return false;
+        break;
+      default:
+        if (!hlo::IsElementwise(m->opcode()) || m->shape().dims() != dims) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<th::BufferSlice> ComputationEmitter::ResultSlotFor(const th::Allocation& alloc, int32_t local) const {
+  // Only a root leaf's own output allocation (not a parameter or constant
+  // that the root forwards) can be computed in place.
+  if (results_.empty() || !alloc.output || alloc.is_parameter() || alloc.is_constant()) return std::nullopt;
+  auto slot = results_.find({0, *alloc.output});
+  if (slot == results_.end()) return std::nullopt;
+  const pipeline::PointsToAnalysis& pt = assignment_->points_to();
+  const hlo::HloInstruction* root = comp_.root();
+  // The buffer must fill exactly this allocation and be the root's value at
+  // that leaf only.
+  std::optional<int64_t> buffer;
+  int leaves = 0;
+  for (const auto& [index, id] : pt.LeavesOf(root)) {
+    if (assignment_->placement(id).slice.allocation != local) continue;
+    ++leaves;
+    buffer = id;
+  }
+  if (leaves != 1 || !buffer || pt.buffer(*buffer).size != slot->second.size) return std::nullopt;
+  // Writing the caller's slice must not clobber a value still to be read:
+  // the caller's value there is this computation's parameter leaf (a while
+  // loop's state), so it must be dead before the buffer is defined.
+  int64_t defined_at = assignment_->placement(*buffer).live_start;
+  for (const hlo::HloInstruction* param : comp_.parameters()) {
+    if (!param) continue;
+    for (const auto& [index, id] : pt.LeavesOf(param)) {
+      auto bound = bindings_ ? bindings_->find({param->parameter_number(), index}) : bindings_->end();
+      if (!bindings_ || bound == bindings_->end()) continue;
+      const th::BufferSlice& s = bound->second;
+      bool overlaps = s.allocation == slot->second.allocation && s.offset < slot->second.end() &&
+                      slot->second.offset < s.end();
+      int64_t last_read = assignment_->placement(id).live_end;
+      // A kernel reading the old value at the very point it writes the new
+      // one is fine only if it reads each element before writing that same
+      // element and no other (an elementwise kernel).
+      bool in_place_ok = last_read == defined_at && IsElementwiseKernel(*pt.buffer(*buffer).defining);
+      if (overlaps && last_read >= defined_at && !in_place_ok) return std::nullopt;
+    }
+  }
+  return slot->second;
 }
 
 StatusOr<th::BufferSlice> ComputationEmitter::Slice(const hlo::HloInstruction* inst,
@@ -129,6 +207,8 @@ StatusOr<th::BufferSlice> ComputationEmitter::Slice(const hlo::HloInstruction* i
   KILN_ASSIGN_OR_RETURN(th::BufferSlice local, assignment_->SliceFor(inst, index));
   int32_t global = global_.at(local.allocation);
   if (global >= 0) return th::BufferSlice{global, local.offset, local.size};
+  if (auto b = bound_.find(local.allocation); b != bound_.end())
+    return th::BufferSlice{b->second.allocation, b->second.offset + local.offset, local.size};
   const th::Allocation& alloc = assignment_->allocations()[local.allocation];
   auto it = bindings_->find({alloc.parameter->number, alloc.parameter->index});
   if (it == bindings_->end())

@@ -31,6 +31,9 @@ struct EmittedProgram {
   std::vector<KernelRequest> kernels;
   // Every computation's buffer assignment, for --dump-dir.
   std::string buffer_assignment_text;
+  // Sums over the computations of the temp arena size and its lower bound.
+  int64_t temp_peak_bytes = 0;
+  int64_t temp_lower_bound_bytes = 0;
 };
 
 // `module` must outlive the result (KernelRequest points into it).

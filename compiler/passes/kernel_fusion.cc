@@ -12,6 +12,7 @@
 
 #include "compiler/passes/hlo_builder.h"
 #include "compiler/passes/passes.h"
+#include "compiler/passes/sequential_computations.h"
 
 namespace kiln::passes {
 namespace {
@@ -200,25 +201,6 @@ class ComputationFuser {
   std::vector<const HloInstruction*> roots_;
   std::vector<std::vector<const HloInstruction*>> members_;
 };
-
-// The entry computation and the while / conditional computations reachable
-// from it: the computations that run as thunk sequences.
-std::vector<HloComputation*> SequentialComputations(const hlo::HloModule& module) {
-  std::vector<HloComputation*> result;
-  std::set<HloComputation*> seen;
-  std::vector<HloComputation*> stack{module.entry()};
-  while (!stack.empty()) {
-    HloComputation* c = stack.back();
-    stack.pop_back();
-    if (!c || !seen.insert(c).second) continue;
-    result.push_back(c);
-    for (const HloInstruction* inst : c->instructions()) {
-      if (inst->opcode() == HloOpcode::kWhile || inst->opcode() == HloOpcode::kConditional)
-        for (HloComputation* callee : inst->called_computations()) stack.push_back(callee);
-    }
-  }
-  return result;
-}
 
 }  // namespace
 

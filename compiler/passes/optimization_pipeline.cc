@@ -2,6 +2,7 @@
 #include "compiler/passes/optimization_pipeline.h"
 
 #include "compiler/passes/passes.h"
+#include "compiler/passes/while_loop_trip_count.h"
 
 namespace kiln::passes {
 
@@ -14,6 +15,7 @@ Status RunOptimizationPipeline(hlo::HloModule& module, const PipelineOptions& op
   pipeline.AddPass<BitcastToReshape>();
   pipeline.AddPass<LayoutNormalization>();
   pipeline.AddPass<DeadCodeElimination>();
+  pipeline.AddPass<WhileLoopTripCount>();
   // Library-call forms, then kernels around them.
   pipeline.AddPass<DotCanonicalization>();
   pipeline.AddPass<DeadCodeElimination>();

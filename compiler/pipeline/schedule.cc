@@ -41,4 +41,8 @@ Status VerifySchedule(const SequentialSchedule& schedule) {
   return Status::Ok();
 }
 
+SequentialSchedule ScheduleForBufferAssignment(const hlo::HloComputation& computation) {
+  return PostOrderSchedule(computation);
+}
+
 }  // namespace kiln::pipeline

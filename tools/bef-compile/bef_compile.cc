@@ -1,7 +1,11 @@
 // bef-compile: compiles an HLO module into a .bef artifact.
 //
 //   bef-compile MODULE.hlo -o MODULE.bef [--targets=host,cuda]
-//               [--cuda-arch=sm_90] [--dump-dir=DIR] [--stats]
+//               [--cuda-arch=sm_90] [--dump-dir=DIR] [--dump-passes=REGEX]
+//               [--time-passes] [--stats=FILE.json]
+//   bef-compile MODULE.hlo --stop-after=buffer-assignment [--stats=...]
+//       runs the middle-end only (passes, schedules, buffer assignment):
+//       dumps and stats, no artifact.
 //
 // The module is parsed and verified, optimized (fusion into loop kernels,
 // dots into GEMM library calls), scheduled and buffer-assigned, its kernels
@@ -11,6 +15,7 @@
 // unsupported op is named with its source location.
 #include <cstdio>
 #include <exception>
+#include <fstream>
 #include <iostream>
 
 #include "compiler/driver/compiler.h"
@@ -28,26 +33,44 @@ struct Options {
   std::string targets = "host";
   std::string cuda_arch = "sm_90";
   std::string dump_dir;
-  bool stats = false;
+  std::string dump_passes;
+  std::string stats;  // file for the JSON summary; "-" prints it
+  std::string stop_after;
+  bool time_passes = false;
 };
+
+Status WriteStats(const Options& options, const compiler::CompileStats& stats) {
+  if (options.time_passes) std::cout << compiler::PassTimingTable(stats);
+  if (options.stats.empty()) return Status::Ok();
+  std::string json = compiler::CompileStatsToJson(stats);
+  if (options.stats == "-") {
+    std::cout << json;
+    return Status::Ok();
+  }
+  std::ofstream out(options.stats, std::ios::binary);
+  out << json;
+  if (!out) return Error("cannot write --stats file " + options.stats);
+  return Status::Ok();
+}
 
 Status Compile(const std::string& input, const Options& options) {
   compiler::CompileOptions copts;
   KILN_RETURN_IF_ERROR(compiler::ParseTargets(options.targets, copts));
   copts.cuda_arch = options.cuda_arch;
   copts.dump_dir = options.dump_dir;
+  copts.dump_passes = options.dump_passes;
+  if (!options.stop_after.empty() && options.stop_after != "buffer-assignment")
+    return Error("unknown --stop-after '" + options.stop_after + "' (expected buffer-assignment)");
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> module, hlo::ParseHloModuleFile(input));
   KILN_RETURN_IF_ERROR(hlo::VerifyModule(*module).WithContext(input));
   compiler::CompileStats stats;
+  if (!options.stop_after.empty()) {
+    KILN_RETURN_IF_ERROR(compiler::RunMiddleEnd(*module, copts, &stats));
+    return WriteStats(options, stats);
+  }
   KILN_ASSIGN_OR_RETURN(bef::Artifact artifact, compiler::CompileModule(*module, copts, &stats));
   KILN_RETURN_IF_ERROR(bef::WriteArtifactFile(artifact, options.output));
-  if (options.stats) {
-    std::printf("%s: %lld kernels, %lld thunks; passes %.3f s, emit %.3f s, codegen %.3f s\n",
-                options.output.c_str(), static_cast<long long>(stats.num_kernels),
-                static_cast<long long>(stats.num_thunks), stats.passes_seconds, stats.emit_seconds,
-                stats.codegen_seconds);
-  }
-  return Status::Ok();
+  return WriteStats(options, stats);
 }
 
 int Main(int argc, char** argv) {
@@ -58,7 +81,12 @@ int Main(int argc, char** argv) {
   flags.AddString("cuda-arch", &options.cuda_arch, "CUDA SM architecture of the cubin (default sm_90)");
   flags.AddString("dump-dir", &options.dump_dir,
                   "write the optimized HLO, buffer assignment, MLIR, PTX and thunk program here");
-  flags.AddBool("stats", &options.stats, "print kernel/thunk counts and the time of each stage");
+  flags.AddString("dump-passes", &options.dump_passes,
+                  "regex: dump the module only after the passes whose name matches (default all)");
+  flags.AddBool("time-passes", &options.time_passes, "print the time spent in each pass");
+  flags.AddString("stats", &options.stats, "write the compile summary as JSON to this file ('-' prints it)");
+  flags.AddString("stop-after", &options.stop_after,
+                  "buffer-assignment: run the middle-end only (dumps and stats, no artifact)");
   // The conventional compiler spelling "-o FILE" / "-oFILE" is --o.
   std::vector<std::string> args(argv, argv + argc);
   for (size_t i = 1; i < args.size(); ++i)
@@ -73,7 +101,8 @@ int Main(int argc, char** argv) {
     return 0;
   }
   if (positional.size() != 1) return ReportError(kProgram, Error("expected one MODULE.hlo argument"));
-  if (options.output.empty()) return ReportError(kProgram, Error("missing -o MODULE.bef"));
+  if (options.output.empty() && options.stop_after.empty())
+    return ReportError(kProgram, Error("missing -o MODULE.bef"));
   Status s = Compile(positional[0], options);
   if (!s.ok()) return ReportError(kProgram, s);
   return 0;

@@ -1,0 +1,70 @@
+// JSON and text forms of CompileStats.
+#include "compiler/driver/compile_stats.h"
+
+#include <cstdio>
+
+namespace kiln::compiler {
+namespace {
+
+std::string Quote(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string Seconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6f", s);
+  return buf;
+}
+
+}  // namespace
+
+std::string CompileStatsToJson(const CompileStats& s) {
+  std::string out = "{\n";
+  auto field = [&](const char* name, const std::string& value) {
+    out += std::string("  ") + Quote(name) + ": " + value + ",\n";
+  };
+  field("instructions", std::to_string(s.instructions));
+  field("instructions_after_passes", std::to_string(s.instructions_after_passes));
+  field("fusions", std::to_string(s.fusions));
+  field("kernels", std::to_string(s.kernels));
+  field("thunks", std::to_string(s.thunks));
+  field("bytes_accessed_unfused", std::to_string(s.bytes_accessed_unfused));
+  field("bytes_accessed_fused", std::to_string(s.bytes_accessed_fused));
+  field("temp_peak_bytes", std::to_string(s.temp_peak_bytes));
+  field("temp_lower_bound_bytes", std::to_string(s.temp_lower_bound_bytes));
+  field("compile_seconds", Seconds(s.compile_seconds));
+  field("passes_seconds", Seconds(s.passes_seconds));
+  field("buffer_assignment_seconds", Seconds(s.buffer_assignment_seconds));
+  field("emit_seconds", Seconds(s.emit_seconds));
+  field("codegen_seconds", Seconds(s.codegen_seconds));
+  out += "  \"pass_seconds\": {";
+  for (size_t i = 0; i < s.pass_seconds.size(); ++i)
+    out += (i ? ", " : "") + Quote(s.pass_seconds[i].first) + ": " + Seconds(s.pass_seconds[i].second);
+  out += "}\n}\n";
+  return out;
+}
+
+std::string PassTimingTable(const CompileStats& s) {
+  std::string out = "pass                               seconds\n";
+  for (const auto& [name, seconds] : s.pass_seconds) {
+    char line[96];
+    std::snprintf(line, sizeof line, "%-32s %9.6f\n", name.c_str(), seconds);
+    out += line;
+  }
+  char total[96];
+  std::snprintf(total, sizeof total, "%-32s %9.6f\n", "total", s.passes_seconds);
+  return out + total;
+}
+
+}  // namespace kiln::compiler

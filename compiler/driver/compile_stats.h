@@ -1,0 +1,43 @@
+// CompileStats: the machine-readable summary of one compilation
+// (`bef-compile --stats=FILE.json`), filled by the driver stage by stage.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kiln::compiler {
+
+struct CompileStats {
+  int64_t instructions = 0;               // in the input module (all computations)
+  int64_t instructions_after_passes = 0;  // after the middle-end, fused computations excluded
+  int64_t fusions = 0;
+  int64_t kernels = 0;
+  int64_t thunks = 0;
+  // Bytes every instruction would read and write if each were its own
+  // kernel (input module), and what the thunk program actually moves.
+  int64_t bytes_accessed_unfused = 0;
+  int64_t bytes_accessed_fused = 0;
+  // Sum over the sequential computations of their temp arena, and of the
+  // lower bound (max live bytes at any schedule point) of each.
+  int64_t temp_peak_bytes = 0;
+  int64_t temp_lower_bound_bytes = 0;
+  double compile_seconds = 0;
+  double passes_seconds = 0;
+  double buffer_assignment_seconds = 0;
+  double emit_seconds = 0;
+  double codegen_seconds = 0;
+  // Pass name -> seconds, in pipeline order (a pass that runs twice
+  // appears twice, with its occurrence number: "dce#2").
+  std::vector<std::pair<std::string, double>> pass_seconds;
+};
+
+// The stats as one JSON object (keys as in the struct; pass_seconds an
+// object from pass name to seconds).
+std::string CompileStatsToJson(const CompileStats& stats);
+
+// Human-readable per-pass timing table (--time-passes).
+std::string PassTimingTable(const CompileStats& stats);
+
+}  // namespace kiln::compiler
