@@ -14,7 +14,7 @@
 #include "compiler/hlo/printer.h"
 #include "compiler/passes/optimization_pipeline.h"
 #include "compiler/passes/sequential_computations.h"
-#include "compiler/pipeline/buffer_assignment.h"
+#include "compiler/pipeline/list_scheduler.h"
 #include "thunks/program_text.h"
 
 namespace kiln::compiler {
@@ -248,8 +248,7 @@ Status RunMiddleEnd(const hlo::HloModule& input, const CompileOptions& options, 
   Clock::time_point ba_start = Clock::now();
   std::string report;
   for (const hlo::HloComputation* c : passes::SequentialComputations(*module)) {
-    KILN_ASSIGN_OR_RETURN(pipeline::BufferAssignment ba,
-                          pipeline::AssignBuffers(*c, pipeline::ScheduleForBufferAssignment(*c)));
+    KILN_ASSIGN_OR_RETURN(pipeline::BufferAssignment ba, pipeline::AssignBuffersMinimizingMemory(*c));
     s.temp_peak_bytes += ba.peak_temp_bytes();
     s.temp_lower_bound_bytes += ba.temp_lower_bound();
     report += "computation " + c->name() + ":\n" + ba.ToString() + "\n";

@@ -1,23 +1,27 @@
 // Cost estimates of thunks, recorded in ThunkInfo so the runtime's profile
-// can report achieved FLOP/s and bytes/s against each thunk's own work.
+// can report achieved FLOP/s and bytes/s, and the roofline bound
+// (thunks/roofline.h), against each thunk's own work.
 //
-// Deliberately simple (operation and byte counts, no cache or occupancy
-// model): a roofline denominator, not a performance predictor.
+// The counting itself is the compiler's HLO cost analysis
+// (compiler/analysis/hlo_cost_analysis.h); this file only turns it into the
+// runtime's CostEstimate for the three kinds of thunks that do work.
 #pragma once
 
 #include <cstdint>
 
+#include "compiler/analysis/hlo_cost_analysis.h"
 #include "compiler/hlo/computation.h"
 #include "thunks/thunk_info.h"
 
 namespace kiln::emitter {
 
-// A fused loop kernel: one flop per element of every arithmetic instruction
-// (transcendentals counted separately), one reducer application per reduced
-// input element; reads every operand once and writes the result once.
+thunks::CostEstimate ToCostEstimate(const analysis::HloCost& cost);
+
+// A fused loop kernel: the flops of its fused computation; reads its
+// operands once and writes its result once (fused values stay on chip).
 thunks::CostEstimate FusionCost(const hlo::HloInstruction& fusion);
 
-// A [b,m,k] x [b,k,n] GEMM: 2*b*m*n*k flops.
+// A canonical [b,m,k] x [b,k,n] GEMM: 2*b*m*n*k flops, operands and result.
 thunks::CostEstimate GemmCost(const hlo::HloInstruction& dot);
 
 // A copy of `bytes` bytes.

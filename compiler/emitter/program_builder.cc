@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "compiler/emitter/program_builder.h"
+#include "compiler/pipeline/list_scheduler.h"
 #include "compiler/passes/hlo_builder.h"
 
 namespace kiln::emitter {
@@ -101,7 +102,7 @@ std::vector<ShapeIndex> ComputationEmitter::ArrayLeaves(const Shape& shape) {
 
 Status ComputationEmitter::Init() {
   KILN_ASSIGN_OR_RETURN(pipeline::BufferAssignment ba,
-                        pipeline::AssignBuffers(comp_, pipeline::ScheduleForBufferAssignment(comp_)));
+                        pipeline::AssignBuffersMinimizingMemory(comp_));
   assignment_.emplace(std::move(ba));
   const auto& local = assignment_->allocations();
   for (size_t a = 0; a < local.size(); ++a) {

@@ -43,9 +43,12 @@ class ProgramBuilder {
 // the given caller slices.
 class ComputationEmitter {
  public:
+  // `results` (optional, keyed {0, leaf index}): caller slices the root's
+  // leaves should be computed into directly, saving the copy afterwards;
+  // used where that is safe (see Init).
   ComputationEmitter(ProgramBuilder& builder, const hlo::HloComputation& computation,
-                     std::optional<ParameterBindings> bindings)
-      : builder_(builder), comp_(computation), bindings_(std::move(bindings)) {}
+                     std::optional<ParameterBindings> bindings, ParameterBindings results = {})
+      : builder_(builder), comp_(computation), bindings_(std::move(bindings)), results_(std::move(results)) {}
 
   Status Init();
   StatusOr<thunks::SequenceThunk> Emit();
@@ -70,10 +73,17 @@ class ComputationEmitter {
 
   ProgramBuilder& builder_;
   const hlo::HloComputation& comp_;
+  // A root leaf's allocation may live in the caller's slice for that leaf
+  // when no instruction reads the caller's value there afterwards.
+  std::optional<thunks::BufferSlice> ResultSlotFor(const thunks::Allocation& alloc, int32_t local) const;
+
   std::optional<ParameterBindings> bindings_;
+  ParameterBindings results_;
   std::optional<pipeline::BufferAssignment> assignment_;
-  // Program allocation of each local allocation (-1: a bound parameter).
+  // Program allocation of each local allocation (-1: bound to a caller slice,
+  // see bound_).
   std::vector<int32_t> global_;
+  std::map<int32_t, thunks::BufferSlice> bound_;  // local allocation -> caller slice
 };
 
 // The ThunkInfo of a thunk emitted for `inst` (a fusion lists its fused

@@ -14,6 +14,7 @@ HloInstruction* HloComputation::AddInstruction(std::unique_ptr<HloInstruction> i
     if (parameters_.size() <= n) parameters_.resize(n + 1, nullptr);
     parameters_[n] = inst;
   }
+  position_[inst] = instructions_.size();
   instructions_.push_back(std::move(instruction));
   return inst;
 }
@@ -26,23 +27,36 @@ Status HloComputation::RemoveInstruction(HloInstruction* instruction) {
     return Error("cannot remove parameter " + instruction->DebugName());
   instruction->RemoveAllOperands();
   instruction->DropAllControlDependencies();
-  auto it = std::find_if(instructions_.begin(), instructions_.end(),
-                         [&](const auto& p) { return p.get() == instruction; });
-  if (it == instructions_.end()) return Error("instruction not in computation " + name_);
-  instructions_.erase(it);
+  auto it = position_.find(instruction);
+  if (it == position_.end()) return Error("instruction not in computation " + name_);
+  instructions_[it->second].reset();
+  position_.erase(it);
+  if (++removed_ > 64 && removed_ * 2 > static_cast<int64_t>(instructions_.size())) Compact();
   return Status::Ok();
+}
+
+void HloComputation::Compact() {
+  std::vector<std::unique_ptr<HloInstruction>> kept;
+  kept.reserve(instructions_.size() - removed_);
+  for (auto& inst : instructions_)
+    if (inst) kept.push_back(std::move(inst));
+  instructions_ = std::move(kept);
+  removed_ = 0;
+  position_.clear();
+  for (size_t i = 0; i < instructions_.size(); ++i) position_[instructions_[i].get()] = i;
 }
 
 std::vector<HloInstruction*> HloComputation::instructions() const {
   std::vector<HloInstruction*> result;
   result.reserve(instructions_.size());
-  for (const auto& inst : instructions_) result.push_back(inst.get());
+  for (const auto& inst : instructions_)
+    if (inst) result.push_back(inst.get());
   return result;
 }
 
 HloInstruction* HloComputation::FindInstruction(std::string_view name) const {
   for (const auto& inst : instructions_)
-    if (inst->name() == name) return inst.get();
+    if (inst && inst->name() == name) return inst.get();
   return nullptr;
 }
 
@@ -71,7 +85,8 @@ std::vector<HloInstruction*> HloComputation::PostOrder() const {
       stack.pop_back();
     }
   };
-  for (const auto& inst : instructions_) visit(inst.get());
+  for (const auto& inst : instructions_)
+    if (inst) visit(inst.get());
   return order;
 }
 
@@ -95,11 +110,14 @@ std::unique_ptr<HloComputation> HloComputation::Clone(
   }
   // Keep the original instruction order rather than post-order.
   std::unordered_map<const HloInstruction*, size_t> position;
-  for (size_t i = 0; i < instructions_.size(); ++i) position[mapping.at(instructions_[i].get())] = i;
+  for (size_t i = 0; i < instructions_.size(); ++i)
+    if (instructions_[i]) position[mapping.at(instructions_[i].get())] = i;
   std::stable_sort(clone->instructions_.begin(), clone->instructions_.end(),
                    [&](const auto& a, const auto& b) { return position[a.get()] < position[b.get()]; });
+  clone->Compact();
   for (const auto& inst : instructions_)
-    for (HloInstruction* pred : inst->control_predecessors())
+    if (inst)
+      for (HloInstruction* pred : inst->control_predecessors())
       mapping.at(pred)->AddControlDependencyTo(mapping.at(inst.get()));
   if (root_) clone->root_ = mapping.at(root_);
   return clone;

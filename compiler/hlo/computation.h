@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "common/status.h"
@@ -31,7 +32,7 @@ class HloComputation {
 
   // Instructions in insertion order.
   std::vector<HloInstruction*> instructions() const;
-  int64_t instruction_count() const { return static_cast<int64_t>(instructions_.size()); }
+  int64_t instruction_count() const { return static_cast<int64_t>(instructions_.size()) - removed_; }
   HloInstruction* FindInstruction(std::string_view name) const;
 
   HloInstruction* root() const { return root_; }
@@ -59,7 +60,14 @@ class HloComputation {
   friend class HloModule;
   std::string name_;
   HloModule* parent_ = nullptr;
+  // Drops the holes RemoveInstruction leaves and renumbers position_.
+  void Compact();
+
+  // In insertion order; removal leaves a null hole (so removing is O(1) and
+  // a pass removing many instructions stays linear) until Compact.
   std::vector<std::unique_ptr<HloInstruction>> instructions_;
+  std::unordered_map<const HloInstruction*, size_t> position_;
+  int64_t removed_ = 0;
   std::vector<HloInstruction*> parameters_;
   HloInstruction* root_ = nullptr;
 };

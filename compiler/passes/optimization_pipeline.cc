@@ -1,24 +1,47 @@
 // The pass order of kiln's middle-end.
 #include "compiler/passes/optimization_pipeline.h"
 
+#include "compiler/passes/algebraic_simplifier.h"
+#include "compiler/passes/annotation_remover.h"
+#include "compiler/passes/constant_folding.h"
+#include "compiler/passes/cse.h"
 #include "compiler/passes/passes.h"
+#include "compiler/passes/tuple_simplifier.h"
+#include "compiler/passes/while_loop_invariant_code_motion.h"
 #include "compiler/passes/while_loop_trip_count.h"
 
 namespace kiln::passes {
+namespace {
+
+// Simplification to a fixed point of what the passes expose to each other.
+void AddSimplification(HloPassPipeline& pipeline) {
+  pipeline.AddPass<AlgebraicSimplifier>();
+  pipeline.AddPass<TupleSimplifier>();
+  pipeline.AddPass<ConstantFolding>();
+  pipeline.AddPass<Cse>();
+  pipeline.AddPass<DeadCodeElimination>();
+}
+
+}  // namespace
 
 Status RunOptimizationPipeline(hlo::HloModule& module, const PipelineOptions& options,
                                std::vector<PassRecord>* records) {
   HloPassPipeline pipeline("kiln-optimizations");
   pipeline.set_after_changed_pass(options.after_changed_pass);
-  // Simplification: expose the whole dataflow of the entry computation.
+  // The whole dataflow in one computation per loop body, in logical shapes.
   pipeline.AddPass<CallInliner>();
+  pipeline.AddPass<AnnotationRemover>();
   pipeline.AddPass<BitcastToReshape>();
   pipeline.AddPass<LayoutNormalization>();
-  pipeline.AddPass<DeadCodeElimination>();
+  AddSimplification(pipeline);
+  // Loops: trip counts first (they match the loop before hoisting widens
+  // its state), then invariant work out of the bodies.
   pipeline.AddPass<WhileLoopTripCount>();
-  // Library-call forms, then kernels around them.
+  pipeline.AddPass<WhileLoopInvariantCodeMotion>();
+  // Library-call forms; their reshapes and transposes simplify again.
   pipeline.AddPass<DotCanonicalization>();
-  pipeline.AddPass<DeadCodeElimination>();
+  AddSimplification(pipeline);
+  // Kernels around the library calls.
   pipeline.AddPass<KernelFusion>();
   pipeline.AddPass<DeadCodeElimination>();
   StatusOr<bool> changed = pipeline.Run(module);

@@ -3,7 +3,10 @@
 // Buffers are placed in decreasing size order (XLA's "global decreasing
 // size" heuristic); each goes into the smallest gap, among the buffers
 // already placed whose live intervals overlap its own, that fits it, or
-// past the end of them. Two buffers may share bytes only when their closed
+// past the end of them. When that arena exceeds the live-bytes lower bound,
+// the same best-fit placement is retried in decreasing size x lifetime,
+// decreasing lifetime and increasing start order, and the smallest arena
+// wins (XLA likewise keeps the best of several heap algorithms). Two buffers may share bytes only when their closed
 // intervals [start, end] are disjoint, so memory is reused after last use
 // but never within the instruction that last reads a buffer.
 #pragma once

@@ -41,8 +41,4 @@ Status VerifySchedule(const SequentialSchedule& schedule) {
   return Status::Ok();
 }
 
-SequentialSchedule ScheduleForBufferAssignment(const hlo::HloComputation& computation) {
-  return PostOrderSchedule(computation);
-}
-
 }  // namespace kiln::pipeline

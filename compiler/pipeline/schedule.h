@@ -32,10 +32,6 @@ struct SequentialSchedule {
 // The computation's post-order (operands and control predecessors first).
 SequentialSchedule PostOrderSchedule(const hlo::HloComputation& computation);
 
-// The schedule kiln's buffer assignment uses (the emitter and the
-// middle-end statistics agree through this one function).
-SequentialSchedule ScheduleForBufferAssignment(const hlo::HloComputation& computation);
-
 // Checks that every instruction of the computation appears exactly once and
 // after its operands and control predecessors.
 Status VerifySchedule(const SequentialSchedule& schedule);

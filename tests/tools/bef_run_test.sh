@@ -141,7 +141,7 @@ run "$BEF_RUN" "${K[@]}" --input=s32=1 --output= --output= --output= --profile -
 expect_code 0 "profile"
 profile=$(printf '%s\n' "$out" | grep -v '^latency')
 checks=$((checks + 1))
-[[ $(printf '%s\n' "$profile" | head -1) == *"% time"*"count"*"total µs"*"median µs"*"GFLOP/s"*"GB/s"*"HLO ops"* ]] ||
+[[ $(printf '%s\n' "$profile" | head -1) == *"% time"*"count"*"total µs"*"median µs"*"GFLOP/s"*"GB/s"*"optimal µs"*"% roofline"*"HLO ops"* ]] ||
   fail "profile header: [$profile]"
 # 2 runs: add.1 twice, the loop body 3 x 2 = 6 times, the while 2 times.
 row() { printf '%s\n' "$profile" | grep -E " $1( |$)"; }

@@ -2,6 +2,8 @@
 // expected figures worked out by hand.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "tools/common/latency_stats.h"
 #include "tools/common/memory_report.h"
 #include "tools/common/profile_report.h"
@@ -51,20 +53,48 @@ TEST(ProfileReportTest, AggregatesByThunkAndExcludesControlFlow) {
   EXPECT_TRUE(report.rows[3].control_flow);
   EXPECT_EQ(report.rows[3].name, "while.3");
 
-  std::string text = FormatProfileReport(report);
+  // 1 GB/s and 1 GFLOP/s: 1 byte or 1 flop per ns.
+  th::RooflineTarget target{"test", 1e9, 1e9, 1e10, 1e8};
+  std::string text = FormatProfileReport(report, target);
   // dot: 6 / 10.5 = 57.14%; 2000 flops / 3 µs mean = 0.667 GFLOP/s;
-  // 1000 bytes / 3 µs = 0.333 GB/s.
-  EXPECT_NE(text.find("  57.14%   57.14%        2         6.00       3.00       3.00      0.667      0.333  gemm"),
+  // 1000 bytes / 3 µs = 0.333 GB/s; optimal max(2000 flops / 1e9, 1000 B / 1e9)
+  // = 2 µs, 2 / 3 = 66.67% of the roofline.
+  EXPECT_NE(text.find("  57.14%   57.14%        2         6.00       3.00       3.00      0.667      0.333"
+                      "       2.000     66.67%  gemm"),
             std::string::npos)
       << text;
+  // No estimate, no optimal time.
+  EXPECT_NE(text.find("   4.76%  100.00%        1         0.50       0.50       0.50          -          -"
+                      "           -          -  kernel       fusion.2\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("optimal µs % roofline  kind"), std::string::npos) << text;
   EXPECT_NE(text.find("       -        -        1         4.50"), std::string::npos) << text;
   // Total: 5 leaf executions (dot 2, body 2, twin 1), 10.5 µs, 5.25 µs per run; 4000 flops over
-  // 10.5 µs = 0.381 GFLOP/s; 2000 bytes = 0.190 GB/s.
+  // 10.5 µs = 0.381 GFLOP/s; 2000 bytes = 0.190 GB/s; optimal 2 x 2 µs = 4 µs,
+  // 2 µs per run, 4 / 10.5 = 38.10% of the roofline.
   std::string last = text.substr(text.rfind('\n', text.size() - 2) + 1);
   EXPECT_EQ(last,
             " 100.00%                 5        10.50       5.25          -      0.381      0.190"
-            "               total                    2 runs (mean per run), wall 12.50 µs, leaf "
-            "thunks 84.00% of it\n");
+            "       2.000     38.10%               total                    2 runs (mean per run), "
+            "wall 12.50 µs, leaf thunks 84.00% of it, roofline test\n");
+}
+
+TEST(ProfileReportTest, RooflineTargetForDevice) {
+  unsetenv("KILN_ROOFLINE");
+  StatusOr<th::RooflineTarget> cuda = RooflineTargetForDevice(runtime::DeviceKind::kCuda);
+  ASSERT_TRUE(cuda.ok());
+  EXPECT_EQ(cuda->name, "cuda-h100");
+  EXPECT_DOUBLE_EQ(cuda->bytes_per_second, 3.0e12);
+  setenv("KILN_ROOFLINE", "bw=1e10,name=laptop", 1);
+  StatusOr<th::RooflineTarget> host = RooflineTargetForDevice(runtime::DeviceKind::kHost);
+  ASSERT_TRUE(host.ok());
+  EXPECT_EQ(host->name, "laptop");
+  EXPECT_DOUBLE_EQ(host->bytes_per_second, 1e10);
+  EXPECT_DOUBLE_EQ(host->flops_per_second, 5.0e10);  // the host default
+  setenv("KILN_ROOFLINE", "bw", 1);
+  EXPECT_FALSE(RooflineTargetForDevice(runtime::DeviceKind::kHost).ok());
+  unsetenv("KILN_ROOFLINE");
 }
 
 TEST(ProfileReportTest, DescribeHloOpsAbbreviates) {

@@ -133,7 +133,10 @@ Status RunProfile(const runtime::LoadedExecutable& exe, const std::vector<runtim
     KILN_ASSIGN_OR_RETURN(runtime::ExecutionResult result, exe.ExecuteSync(args, run));
     profiles.push_back(std::move(result.profile));
   }
-  if (options.profile) std::cout << FormatProfileReport(BuildProfileReport(profiles));
+  if (options.profile) {
+    KILN_ASSIGN_OR_RETURN(thunks::RooflineTarget target, RooflineTargetForDevice(device.kind()));
+    std::cout << FormatProfileReport(BuildProfileReport(profiles), target);
+  }
   if (!options.trace.empty())
     KILN_RETURN_IF_ERROR(WriteChromeTrace(profiles, runtime::DeviceKindName(device.kind()),
                                           options.trace)

@@ -100,15 +100,35 @@ std::string Percent(double part, double whole) {
   return text;
 }
 
-constexpr char kRowFormat[] = "%8s %8s %8lld %12.2f %10.2f %10.2f %10s %10s  %-12s %-24s %s\n";
+// The roofline bound of one execution in µs; "-" without an estimate.
+std::string Optimal(double optimal_us) {
+  if (optimal_us <= 0) return "-";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3f", optimal_us);
+  return text;
+}
+
+// The rates of one row (or of the total line).
+struct Rates {
+  std::string gflops, gbs, optimal, roofline;
+};
+
+Rates RatesOf(int64_t flops, int64_t bytes, double optimal_us, double mean_us) {
+  return {Rate(flops, mean_us), Rate(bytes, mean_us), Optimal(optimal_us),
+          optimal_us > 0 && mean_us > 0 ? Percent(optimal_us, mean_us) : "-"};
+}
+
+constexpr char kRowFormat[] =
+    "%8s %8s %8lld %12.2f %10.2f %10.2f %10s %10s %11s %10s  %-12s %-24s %s\n";
 
 std::string Row(const std::string& pct, const std::string& cum, int64_t count, double total,
-                double mean, double median, const std::string& gflops, const std::string& gbs,
-                const std::string& kind, const std::string& name, const std::string& hlo) {
+                double mean, double median, const Rates& rates, const std::string& kind,
+                const std::string& name, const std::string& hlo) {
   char line[1024];
   std::snprintf(line, sizeof line, kRowFormat, pct.c_str(), cum.c_str(),
-                static_cast<long long>(count), total, mean, median, gflops.c_str(), gbs.c_str(),
-                kind.c_str(), name.c_str(), hlo.c_str());
+                static_cast<long long>(count), total, mean, median, rates.gflops.c_str(),
+                rates.gbs.c_str(), rates.optimal.c_str(), rates.roofline.c_str(), kind.c_str(),
+                name.c_str(), hlo.c_str());
   std::string row = line;
   row.erase(row.find_last_not_of(" \n") + 1);  // rows without HLO ops
   return row + "\n";
@@ -116,20 +136,28 @@ std::string Row(const std::string& pct, const std::string& cum, int64_t count, d
 
 }  // namespace
 
-std::string FormatProfileReport(const ProfileReport& report) {
+StatusOr<th::RooflineTarget> RooflineTargetForDevice(runtime::DeviceKind kind) {
+  return th::ApplyRooflineEnvironment(kind == runtime::DeviceKind::kCuda ? th::CudaRooflineTarget()
+                                                                         : th::HostRooflineTarget());
+}
+
+std::string FormatProfileReport(const ProfileReport& report, const th::RooflineTarget& target) {
   std::string out;
   char line[1024];
-  std::snprintf(line, sizeof line, "%8s %8s %8s %12s %10s %10s %10s %10s  %-12s %-24s %s\n",
-                "% time", "cum %", "count", "total µs", "mean µs", "median µs", "GFLOP/s", "GB/s",
-                "kind", "thunk", "HLO ops");
+  std::snprintf(line, sizeof line,
+                "%8s %8s %8s %12s %10s %10s %10s %10s %11s %10s  %-12s %-24s %s\n", "% time", "cum %",
+                "count", "total µs", "mean µs", "median µs", "GFLOP/s", "GB/s", "optimal µs",
+                "% roofline", "kind", "thunk", "HLO ops");
   out += line;
   double cumulative = 0;
   bool control_flow_header = false;
   int64_t leaf_count = 0;
   int64_t flops = 0, bytes = 0;  // over every leaf execution
+  double optimal_us = 0;         // likewise
   for (const ProfileRow& row : report.rows) {
     const th::CostEstimate cost = row.info ? row.info->cost : th::CostEstimate{};
     int64_t row_bytes = cost.bytes_read + cost.bytes_written;
+    double row_optimal_us = 1e6 * th::OptimalSeconds(cost, target, /*tensor_core=*/false);
     std::string pct = "-", cum = "-";
     if (row.control_flow) {
       if (!control_flow_header) {
@@ -143,26 +171,32 @@ std::string FormatProfileReport(const ProfileReport& report) {
       leaf_count += row.count();
       flops += cost.flops * row.count();
       bytes += row_bytes * row.count();
+      optimal_us += row_optimal_us * row.count();
     }
     std::string name = std::string(2 * (row.depth - 1), ' ') + row.name;
     out += Row(pct, cum, row.count(), row.total_us, row.mean_us(), row.median_us(),
-               Rate(cost.flops, row.mean_us()), Rate(row_bytes, row.mean_us()),
+               RatesOf(cost.flops, row_bytes, row_optimal_us, row.mean_us()),
                std::string(th::ThunkKindName(row.kind)), name, DescribeHloOps(row.info));
   }
   // The total line: leaf thunks only (see the double counting rule). Its
-  // mean is per run; the rates are over all leaf executions; the note says
-  // how much of the profiled executions' wall time the thunks account for.
+  // mean and optimal time are per run; the rates are over all leaf
+  // executions; the note says how much of the profiled executions' wall
+  // time the thunks account for, and which roofline target was used.
   double per_run = report.runs > 0 ? report.leaf_total_us / report.runs : 0;
   char wall[64];
   std::snprintf(wall, sizeof wall, "%.2f", report.wall_total_us);
   std::string note = std::to_string(report.runs) + " run" + (report.runs == 1 ? "" : "s") +
                      " (mean per run), wall " + wall + " µs, leaf thunks " +
-                     Percent(report.leaf_total_us, report.wall_total_us) + " of it";
-  std::snprintf(line, sizeof line, "%8s %8s %8lld %12.2f %10.2f %10s %10s %10s  %-12s %-24s %s\n",
+                     Percent(report.leaf_total_us, report.wall_total_us) + " of it, roofline " +
+                     target.name;
+  Rates total = RatesOf(flops, bytes, optimal_us, report.leaf_total_us);
+  double optimal_per_run = report.runs > 0 ? optimal_us / report.runs : 0;
+  std::snprintf(line, sizeof line,
+                "%8s %8s %8lld %12.2f %10.2f %10s %10s %10s %11s %10s  %-12s %-24s %s\n",
                 Percent(report.leaf_total_us, report.leaf_total_us).c_str(), "",
                 static_cast<long long>(leaf_count), report.leaf_total_us, per_run, "-",
-                Rate(flops, report.leaf_total_us).c_str(), Rate(bytes, report.leaf_total_us).c_str(),
-                "", "total", note.c_str());
+                total.gflops.c_str(), total.gbs.c_str(), Optimal(optimal_per_run).c_str(),
+                total.roofline.c_str(), "", "total", note.c_str());
   out += line;
   return out;
 }

@@ -8,8 +8,13 @@
 // a name stay separate). Columns: % of the total and cumulative %, count,
 // total / mean / median µs, achieved GFLOP/s and GB/s from the cost
 // estimate (flops; bytes_read + bytes_written) over the mean time, the
-// thunk's kind and name, and the HLO instructions it covers (abbreviated
-// when long). A total line closes the report.
+// roofline bound of one execution on the device's target ("optimal µs",
+// thunks/roofline.h) and how close the mean comes to it ("% roofline" =
+// optimal / mean), the thunk's kind and name, and the HLO instructions it
+// covers (abbreviated when long). A total line closes the report.
+//
+// GEMM thunks are bounded with the fp32 (non-tensor-core) rate: kiln's
+// GEMMs run in f32/f64 (bf16 and f16 are widened) without TF32.
 //
 // Double counting rule: control-flow thunks (sequence, while, conditional)
 // are timed around their children, so their time already contains the
@@ -23,6 +28,7 @@
 #include <vector>
 
 #include "runtime/runtime.h"
+#include "thunks/roofline.h"
 
 namespace kiln::tools {
 
@@ -60,7 +66,13 @@ ProfileReport BuildProfileReport(const std::vector<runtime::ExecutionProfile>& r
 // ", ... (+N more)".
 std::string DescribeHloOps(const thunks::ThunkInfo* info, size_t max_chars = 60);
 
-// The printed table, ending with the total line.
-std::string FormatProfileReport(const ProfileReport& report);
+// The roofline target of a device kind (CudaRooflineTarget or
+// HostRooflineTarget), overridden by KILN_ROOFLINE when set.
+StatusOr<thunks::RooflineTarget> RooflineTargetForDevice(runtime::DeviceKind kind);
+
+// The printed table, ending with the total line; the optimal times are for
+// `target`.
+std::string FormatProfileReport(const ProfileReport& report,
+                                const thunks::RooflineTarget& target = thunks::HostRooflineTarget());
 
 }  // namespace kiln::tools

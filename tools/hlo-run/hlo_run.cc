@@ -192,7 +192,10 @@ StatusOr<int> RunOnDevice(const std::string& file, const Options& options) {
     KILN_ASSIGN_OR_RETURN(int expected_mismatches, CompareOutputs(leaves, output_flags, std::cout));
     mismatches += expected_mismatches;
   }
-  if (options.profile) std::cout << FormatProfileReport(BuildProfileReport({run.profile}));
+  if (options.profile) {
+    KILN_ASSIGN_OR_RETURN(thunks::RooflineTarget target, RooflineTargetForDevice(device->kind()));
+    std::cout << FormatProfileReport(BuildProfileReport({run.profile}), target);
+  }
   return mismatches ? 1 : 0;
 }
 #endif

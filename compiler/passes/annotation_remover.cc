@@ -1,0 +1,41 @@
+// AnnotationRemover: identity annotation custom-calls are bypassed.
+#include "compiler/passes/annotation_remover.h"
+
+#include <vector>
+
+namespace kiln::passes {
+
+bool IsAnnotationTarget(std::string_view target) {
+  return target == "Sharding" || target == "SPMDFullToShardShape" ||
+         target == "SPMDShardToFullShape" || target.substr(0, 8) == "xla.sdy." ||
+         target == "annotate_device_placement" || target == "MoveToHost" || target == "MoveToDevice";
+}
+
+namespace {
+
+bool IsRemovableAnnotation(const hlo::HloInstruction& inst) {
+  return inst.opcode() == hlo::HloOpcode::kCustomCall && inst.operand_count() == 1 &&
+         IsAnnotationTarget(inst.GetString("custom_call_target")) &&
+         inst.shape().Compatible(inst.operand(0)->shape()) && inst.control_predecessors().empty() &&
+         inst.control_successors().empty();
+}
+
+}  // namespace
+
+StatusOr<bool> AnnotationRemover::Run(hlo::HloModule& module) {
+  bool changed = false;
+  for (hlo::HloComputation* comp : module.computations()) {
+    std::vector<hlo::HloInstruction*> annotations;
+    for (hlo::HloInstruction* inst : comp->instructions())
+      if (IsRemovableAnnotation(*inst)) annotations.push_back(inst);
+    // Chained annotations: each is bypassed to its own operand, which (if an
+    // annotation too) is bypassed in turn, so the end result reads the
+    // original value whatever the order.
+    for (hlo::HloInstruction* inst : annotations) inst->ReplaceAllUsesWith(inst->operand(0));
+    for (hlo::HloInstruction* inst : annotations) KILN_RETURN_IF_ERROR(comp->RemoveInstruction(inst));
+    changed |= !annotations.empty();
+  }
+  return changed;
+}
+
+}  // namespace kiln::passes
