@@ -32,6 +32,9 @@ struct CompileOptions {
   // ECMAScript regex over pass names selecting the per-pass dumps; empty:
   // every pass.
   std::string dump_passes;
+  // Run the verifier after every pass that changes the module (always in
+  // debug builds; release builds otherwise verify once after the passes).
+  bool verify_each_pass = false;
   std::string producer = "kiln 0.1 (bef-compile)";
 };
 

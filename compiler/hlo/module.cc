@@ -28,6 +28,19 @@ Status HloModule::RemoveComputation(HloComputation* computation) {
   return Status::Ok();
 }
 
+Status HloModule::RemoveComputations(const std::unordered_set<const HloComputation*>& dead) {
+  if (dead.count(entry_)) return Error("cannot remove the entry computation");
+  for (const auto& c : computations_) {
+    if (dead.count(c.get())) continue;
+    for (HloInstruction* inst : c->instructions())
+      for (HloComputation* callee : inst->called_computations())
+        if (dead.count(callee))
+          return Error("computation " + callee->name() + " is still called by " + inst->DebugName());
+  }
+  std::erase_if(computations_, [&](const auto& p) { return dead.count(p.get()) > 0; });
+  return Status::Ok();
+}
+
 std::vector<HloComputation*> HloModule::computations() const {
   std::vector<HloComputation*> result;
   for (const auto& c : computations_) result.push_back(c.get());

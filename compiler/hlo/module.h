@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "compiler/hlo/computation.h"
@@ -59,6 +60,9 @@ class HloModule {
 
   HloComputation* AddComputation(std::unique_ptr<HloComputation> computation);
   Status RemoveComputation(HloComputation* computation);
+  // Removes every computation of `dead` at once (one scan for callers
+  // outside the set, so dropping many computations stays linear).
+  Status RemoveComputations(const std::unordered_set<const HloComputation*>& dead);
   // Computations in text order (callees before callers for parsed modules).
   std::vector<HloComputation*> computations() const;
   HloComputation* FindComputation(std::string_view name) const;

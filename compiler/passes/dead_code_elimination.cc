@@ -1,6 +1,7 @@
 // DeadCodeElimination: drops unused instructions and uncalled computations.
 #include <algorithm>
 #include <set>
+#include <unordered_set>
 
 #include "compiler/passes/passes.h"
 
@@ -60,15 +61,12 @@ StatusOr<bool> RemoveUncalledComputations(hlo::HloModule& module) {
     for (const hlo::HloInstruction* inst : c->instructions())
       for (const hlo::HloComputation* callee : inst->called_computations()) stack.push_back(callee);
   }
-  bool changed = false;
-  // Callers before callees, so a computation is unreferenced when removed.
-  std::vector<hlo::HloComputation*> order = module.ComputationPostOrder();
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    if (called.count(*it)) continue;
-    KILN_RETURN_IF_ERROR(module.RemoveComputation(*it));
-    changed = true;
-  }
-  return changed;
+  std::unordered_set<const hlo::HloComputation*> dead;
+  for (const hlo::HloComputation* c : module.computations())
+    if (!called.count(c)) dead.insert(c);
+  if (dead.empty()) return false;
+  KILN_RETURN_IF_ERROR(module.RemoveComputations(dead));
+  return true;
 }
 
 }  // namespace

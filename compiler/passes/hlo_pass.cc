@@ -18,12 +18,15 @@ StatusOr<bool> HloPassPipeline::Run(hlo::HloModule& module) {
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     records_.push_back({std::string(pass->name()), *pass_changed, seconds});
     if (*pass_changed) {
-      KILN_RETURN_IF_ERROR(hlo::VerifyModule(module).WithContext("after pass " + std::string(pass->name())));
+      if (verify_each_pass_)
+        KILN_RETURN_IF_ERROR(hlo::VerifyModule(module).WithContext("after pass " + std::string(pass->name())));
       changed = true;
       if (after_changed_pass_)
         KILN_RETURN_IF_ERROR(after_changed_pass_(static_cast<int>(i), pass->name(), module));
     }
   }
+  if (changed && !verify_each_pass_)
+    KILN_RETURN_IF_ERROR(hlo::VerifyModule(module).WithContext("after pipeline " + name_));
   return changed;
 }
 

@@ -1,9 +1,12 @@
 // HloPass and HloPassPipeline: the unit of HLO-to-HLO rewriting.
 //
 // Like XLA's HloPassInterface, a pass is a named transformation that reports
-// whether it changed the module; a pipeline runs passes in order and, after
-// every pass that changed something, re-runs the verifier so a broken
-// rewrite is caught at the pass that made it rather than downstream.
+// whether it changed the module; a pipeline runs passes in order and (in
+// debug builds and tests, or when asked) re-runs the verifier after every
+// pass that changed something, so a broken rewrite is caught at the pass
+// that made it rather than downstream. Release builds verify once, at the
+// end of the pipeline: on a 100k-instruction module the verifier costs as
+// much as all the passes together.
 #pragma once
 
 #include <functional>
@@ -52,6 +55,7 @@ class HloPassPipeline : public HloPass {
   // the pass's index in this pipeline: the hook behind per-pass dumps.
   using AfterPassHook = std::function<Status(int, std::string_view, const hlo::HloModule&)>;
   void set_after_changed_pass(AfterPassHook hook) { after_changed_pass_ = std::move(hook); }
+  void set_verify_each_pass(bool verify) { verify_each_pass_ = verify; }
 
   // One record per pass of the last Run.
   const std::vector<PassRecord>& records() const { return records_; }
@@ -61,6 +65,11 @@ class HloPassPipeline : public HloPass {
   std::vector<std::unique_ptr<HloPass>> passes_;
   std::vector<PassRecord> records_;
   AfterPassHook after_changed_pass_;
+#ifdef NDEBUG
+  bool verify_each_pass_ = false;
+#else
+  bool verify_each_pass_ = true;
+#endif
 };
 
 }  // namespace kiln::passes

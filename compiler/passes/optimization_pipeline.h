@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,9 @@ struct PipelineOptions {
   // Called with (pass index, pass name, module) after every pass that
   // changed the module; the driver writes dumps from it.
   std::function<Status(int, std::string_view, const hlo::HloModule&)> after_changed_pass;
+  // Verify after every pass that changed the module (else once at the end);
+  // unset: the build's default (on in debug builds).
+  std::optional<bool> verify_each_pass;
 };
 
 // Runs kiln's HLO passes on `module` in place. `records` (optional)

@@ -55,7 +55,9 @@ TEST_P(MiddleEndCorpusTest, PipelineVerifiesAndPreservesSemantics) {
   ASSERT_TRUE(module.ok()) << module.status().message();
   ++summary.modules;
   compiler::CompileStats stats;
-  Status middle = compiler::RunMiddleEnd(**module, {}, &stats);
+  compiler::CompileOptions options;
+  options.verify_each_pass = true;  // catch a broken rewrite at its pass
+  Status middle = compiler::RunMiddleEnd(**module, options, &stats);
   ASSERT_TRUE(middle.ok()) << middle.message();
   EXPECT_GE(stats.temp_peak_bytes, stats.temp_lower_bound_bytes);
   EXPECT_LE(stats.bytes_accessed_fused, stats.bytes_accessed_unfused);
@@ -69,16 +71,16 @@ TEST_P(MiddleEndCorpusTest, PipelineVerifiesAndPreservesSemantics) {
     return;
   }
   std::vector<Literal> args = RandomArgs(**module, 42);
-  hlo::EvaluatorOptions options;
-  options.time_limit_seconds = 10;
-  StatusOr<Literal> before = hlo::Evaluator(options).Evaluate(**module, args);
+  hlo::EvaluatorOptions eval_options;
+  eval_options.time_limit_seconds = 10;
+  StatusOr<Literal> before = hlo::Evaluator(eval_options).Evaluate(**module, args);
   if (!before.ok()) {
     summary.not_compared[stem] = before.status().message().substr(0, 100);
     return;
   }
   std::unique_ptr<hlo::HloModule> optimized = (*module)->Clone();
   ASSERT_TRUE(passes::RunOptimizationPipeline(*optimized).ok());
-  StatusOr<Literal> after = hlo::Evaluator(options).Evaluate(*optimized, args);
+  StatusOr<Literal> after = hlo::Evaluator(eval_options).Evaluate(*optimized, args);
   ASSERT_TRUE(after.ok()) << after.status().message();
   // The passes reorder no floating-point arithmetic except the f32 GEMM
   // widening of bf16/f16 dots, which matches XLA's own rounding.

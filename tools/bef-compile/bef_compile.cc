@@ -37,6 +37,7 @@ struct Options {
   std::string stats;  // file for the JSON summary; "-" prints it
   std::string stop_after;
   bool time_passes = false;
+  bool verify_each_pass = false;
 };
 
 Status WriteStats(const Options& options, const compiler::CompileStats& stats) {
@@ -59,6 +60,7 @@ Status Compile(const std::string& input, const Options& options) {
   copts.cuda_arch = options.cuda_arch;
   copts.dump_dir = options.dump_dir;
   copts.dump_passes = options.dump_passes;
+  copts.verify_each_pass = options.verify_each_pass;
   if (!options.stop_after.empty() && options.stop_after != "buffer-assignment")
     return Error("unknown --stop-after '" + options.stop_after + "' (expected buffer-assignment)");
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> module, hlo::ParseHloModuleFile(input));
@@ -84,6 +86,8 @@ int Main(int argc, char** argv) {
   flags.AddString("dump-passes", &options.dump_passes,
                   "regex: dump the module only after the passes whose name matches (default all)");
   flags.AddBool("time-passes", &options.time_passes, "print the time spent in each pass");
+  flags.AddBool("verify-each-pass", &options.verify_each_pass,
+                "run the HLO verifier after every pass that changes the module (default: once at the end)");
   flags.AddString("stats", &options.stats, "write the compile summary as JSON to this file ('-' prints it)");
   flags.AddString("stop-after", &options.stop_after,
                   "buffer-assignment: run the middle-end only (dumps and stats, no artifact)");
