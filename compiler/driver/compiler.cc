@@ -10,6 +10,7 @@
 #include <set>
 
 #include "compiler/codegen/kernel_codegen.h"
+#include "compiler/driver/fusion_report.h"
 #include "compiler/emitter/thunk_emitter.h"
 #include "compiler/hlo/printer.h"
 #include "compiler/passes/optimization_pipeline.h"
@@ -235,6 +236,7 @@ Status RunPasses(hlo::HloModule& module, const CompileOptions& options, CompileS
   s.bytes_accessed_fused = BytesAccessed(module, /*expand_fusions=*/false);
   for (const hlo::HloComputation* c : passes::SequentialComputations(module))
     for (const hlo::HloInstruction* inst : c->instructions()) s.fusions += inst->opcode() == hlo::HloOpcode::kFusion;
+  KILN_RETURN_IF_ERROR(WriteDump(options, "fusion_report.txt", FusionReport(module)));
   return WriteDump(options, "module.after_optimizations.hlo", hlo::PrintModule(module));
 }
 

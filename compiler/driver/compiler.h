@@ -26,7 +26,9 @@ struct CompileOptions {
   std::string cuda_arch = "sm_90";
   // When set: module.before_optimizations.hlo, module.NN.<pass>.hlo after
   // every pass that changed the module (those matching dump_passes),
-  // module.after_optimizations.hlo, buffer_assignment.txt, kernels.mlir,
+  // module.after_optimizations.hlo, fusion_report.txt (each fusion's
+  // instructions and the bytes and roofline time it saves),
+  // buffer_assignment.txt, kernels.mlir,
   // kernels.ptx, thunk_program.txt.
   std::string dump_dir;
   // ECMAScript regex over pass names selecting the per-pass dumps; empty:

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# bef-compile from the command line: artifacts, dumps, stats, the
+# middle-end-only mode, deterministic output and one-line errors.
+#
+#   tests/tools/bef_compile_test.sh path/to/bef-compile path/to/bef-run [repo root]
+set -u
+BEF_COMPILE=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+BEF_RUN=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
+ROOT=${3:-$(cd "$(dirname "$0")/../.." && pwd)}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+cd "$TMP" || exit 1
+
+failures=0
+checks=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+check() { checks=$((checks + 1)); eval "$1" || fail "$2"; }
+run() {
+  "$@" >"$TMP/out" 2>"$TMP/err"
+  code=$?
+  out=$(cat "$TMP/out")
+  err=$(cat "$TMP/err")
+}
+expect_error() {  # exit 1 and exactly one line "bef-compile: error: ...<text>..."
+  checks=$((checks + 1))
+  local lines
+  lines=$(printf '%s' "$err" | grep -c '')
+  [[ $code == 1 && $lines == 1 && $err == "bef-compile: error: "* && $err == *"$1"* ]] ||
+    fail "$2: exit $code, stderr [$err], expected one error line containing [$1]"
+}
+
+MLP="$ROOT/examples/mlp.hlo"
+
+# --- compile, dumps, stats -----------------------------------------------------
+run "$BEF_COMPILE" "$MLP" -o mlp.bef --dump-dir=dump --stats=stats.json --time-passes
+check '[[ $code == 0 && -s mlp.bef ]]' "compile: exit $code, $err"
+for f in module.before_optimizations.hlo module.after_optimizations.hlo fusion_report.txt \
+         buffer_assignment.txt kernels.mlir thunk_program.txt; do
+  check "[[ -s dump/$f ]]" "dump file $f missing"
+done
+check 'ls dump | grep -q "^module\.[0-9][0-9]\.kernel-fusion\.hlo$"' "no per-pass dump of kernel-fusion"
+check '[[ $out == *"kernel-fusion"* && $out == *"total"* ]]' "--time-passes table: [$out]"
+check 'grep -q "^total: [0-9]* fusions" dump/fusion_report.txt' "fusion report total line"
+check 'python3 - <<PY
+import json
+s = json.load(open("stats.json"))
+need = ["instructions", "instructions_after_passes", "fusions", "kernels", "thunks", "bytes_accessed_unfused",
+        "bytes_accessed_fused", "temp_peak_bytes", "temp_lower_bound_bytes", "compile_seconds", "pass_seconds"]
+assert all(k in s for k in need), s
+assert s["instructions"] == 33 and s["kernels"] >= 1 and s["thunks"] >= s["kernels"], s
+assert s["bytes_accessed_fused"] <= s["bytes_accessed_unfused"], s
+assert s["temp_peak_bytes"] >= s["temp_lower_bound_bytes"], s
+assert "kernel-fusion" in s["pass_seconds"], s
+PY' "stats.json fields"
+
+# --dump-passes selects the per-pass dumps.
+run "$BEF_COMPILE" "$MLP" -o mlp2.bef --dump-dir=dump2 --dump-passes='^dot-'
+check '[[ $code == 0 ]]' "dump-passes: $err"
+check '[[ $(ls dump2 | grep -c "^module\.[0-9]") == 1 ]] && ls dump2 | grep -q "dot-canonicalization"' \
+  "--dump-passes=^dot- dumped: $(ls dump2 | tr '\n' ' ')"
+
+# The same input gives the same bytes, and the artifact runs.
+check 'cmp -s mlp.bef mlp2.bef' "two compilations differ"
+run "$BEF_RUN" mlp.bef --device=host --output= --output=
+check '[[ $code == 0 ]]' "bef-run on the compiled artifact: $err"
+
+# --- middle-end only -----------------------------------------------------------------
+cat >gather.hlo <<'HLO'
+HloModule g
+ENTRY main {
+  x = f32[4,4] parameter(0)
+  i = s32[2] parameter(1)
+  ROOT g = f32[2,4] gather(x, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,4}
+}
+HLO
+run "$BEF_COMPILE" gather.hlo --stop-after=buffer-assignment --stats=- --dump-dir=mid
+check '[[ $code == 0 && $out == *"\"temp_peak_bytes\""* && -s mid/buffer_assignment.txt && ! -e mid/thunk_program.txt ]]' \
+  "--stop-after on an op without kernels: exit $code, $err"
+
+# --- one-line errors -------------------------------------------------------------------
+run "$BEF_COMPILE" gather.hlo -o g.bef
+expect_error "bef-compile does not support opcode 'gather'" "unsupported op"
+check '[[ ! -e g.bef ]]' "a failed compilation left an output file"
+run "$BEF_COMPILE" missing.hlo -o x.bef
+expect_error "missing.hlo" "missing input"
+run "$BEF_COMPILE" "$MLP"
+expect_error "missing -o" "no output"
+run "$BEF_COMPILE" "$MLP" -o x.bef --targets=tpu
+expect_error "unknown target 'tpu'" "unknown target"
+run "$BEF_COMPILE" "$MLP" -o x.bef --cuda-arch=ampere --targets=cuda
+expect_error "invalid CUDA arch 'ampere'" "bad arch"
+run "$BEF_COMPILE" "$MLP" -o x.bef --dump-dir=d3 --dump-passes='('
+expect_error "invalid --dump-passes regex" "bad regex"
+run "$BEF_COMPILE" "$MLP" --stop-after=codegen
+expect_error "unknown --stop-after 'codegen'" "bad stop-after"
+printf 'HloModule m\nENTRY e {\n  ROOT x = f32[2] add(\n}\n' >bad.hlo
+run "$BEF_COMPILE" bad.hlo -o x.bef
+expect_error "bad.hlo:" "malformed HLO"
+
+echo "bef_compile_test: $((checks - failures)) of $checks checks passed"
+[[ $failures == 0 ]]
