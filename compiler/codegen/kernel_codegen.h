@@ -30,7 +30,10 @@ namespace kiln::codegen {
 // A loop kernel: computes `computation` for every element of its root shape.
 // The computation may contain elementwise ops, broadcast, reshape, transpose,
 // slice, reverse, concatenate, iota, convert, select, clamp, compare,
-// constant, parameter and reduce (single-output). `name` must be a C
+// constant, parameter and reduce (single-output). A root that is a tuple
+// makes a multi-output kernel: its elements (same dimensions) are computed
+// at each index and written to one output buffer each, after the
+// parameters' buffers. `name` must be a C
 // identifier, unique within one CompileKernels call; it is the exported
 // symbol (host) and the PTX .entry name (CUDA).
 struct KernelSpec {

@@ -369,6 +369,8 @@ Status CheckComputation(const hlo::HloComputation& comp) {
   if (!comp.root()) return Error("computation " + comp.name() + " has no root");
   for (const HloInstruction* inst : comp.instructions()) {
     const Shape& s = inst->shape();
+    // A multi-output kernel's root is a tuple of its outputs.
+    if (inst == comp.root() && inst->opcode() == HloOpcode::kTuple) continue;
     if (!s.IsArray())
       return Error(inst->DebugName() + ": codegen needs array shapes, got " + s.ToString(false));
     if (s.is_dynamic())
@@ -402,15 +404,28 @@ StatusOr<KernelInfo> EmitKernel(mlir::ModuleOp module, const KernelSpec& spec) {
   std::vector<mlir::Type> arg_types;
   for (int64_t i = 0; i < comp.parameter_count(); ++i)
     arg_types.push_back(BufferType(ctx, comp.parameter(i)->shape()));
-  const Shape& out_shape = comp.root()->shape();
-  arg_types.push_back(BufferType(ctx, out_shape));
+  // One output per root tuple element (a multi-output kernel: every output
+  // has the same dimensions and is computed at the same index), else one.
+  std::vector<const HloInstruction*> outputs;
+  if (comp.root()->opcode() == HloOpcode::kTuple) {
+    for (const HloInstruction* op : comp.root()->operands()) outputs.push_back(op);
+  } else {
+    outputs.push_back(comp.root());
+  }
+  if (outputs.empty()) return Error("kernel " + spec.name + " has no outputs");
+  const Shape& out_shape = outputs[0]->shape();
+  for (const HloInstruction* o : outputs) {
+    if (o->shape().dims() != out_shape.dims())
+      return Error(o->DebugName() + ": the outputs of a multi-output kernel must have the same dimensions");
+    arg_types.push_back(BufferType(ctx, o->shape()));
+  }
   auto func = mlir::func::FuncOp::create(b, loc, spec.name, b.getFunctionType(arg_types, {}));
   mlir::Block* entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
 
   std::vector<Value> args(entry->args_begin(), entry->args_end());
-  Value out = args.back();
-  args.pop_back();
+  std::vector<Value> outs(args.end() - static_cast<std::ptrdiff_t>(outputs.size()), args.end());
+  args.resize(args.size() - outputs.size());
   ConstantPool pool(module, spec.name);
   ElementalEmitter emitter(b, loc, pool, args, /*scalar_params=*/false);
   ScalarOps ops(b, loc);
@@ -434,13 +449,15 @@ StatusOr<KernelInfo> EmitKernel(mlir::ModuleOp module, const KernelSpec& spec) {
             index[d] = mlir::arith::RemUIOp::create(b, loc, linear, size);
             linear = mlir::arith::DivUIOp::create(b, loc, linear, size);
           }
-          StatusOr<Value> v = emitter.Emit(comp.root(), index);
-          if (!v.ok()) {
-            status = v.status();
-            return;
+          for (size_t k = 0; k < outputs.size(); ++k) {
+            StatusOr<Value> v = emitter.Emit(outputs[k], index);
+            if (!v.ok()) {
+              status = v.status();
+              return;
+            }
+            Value stored = ops.ToStorage(*v, outputs[k]->shape().element_type());
+            mlir::memref::StoreOp::create(b, loc, stored, outs[k], index);
           }
-          Value stored = ops.ToStorage(*v, out_shape.element_type());
-          mlir::memref::StoreOp::create(b, loc, stored, out, index);
           nested.setInsertionPoint(b.getInsertionBlock(), b.getInsertionPoint());
         });
   }

@@ -96,8 +96,11 @@ Status ComputationEmitter::EmitFusion(const HloInstruction& fusion, th::Sequence
     KILN_ASSIGN_OR_RETURN(th::BufferSlice s, Slice(op, {}));
     kernel.args.push_back({s, false});
   }
-  KILN_ASSIGN_OR_RETURN(th::BufferSlice out, Slice(&fusion, {}));
-  kernel.args.push_back({out, true});
+  // One output per array leaf (a multi-output fusion has a tuple shape).
+  for (const ShapeIndex& index : ArrayLeaves(fusion.shape())) {
+    KILN_ASSIGN_OR_RETURN(th::BufferSlice out, Slice(&fusion, index));
+    kernel.args.push_back({out, true});
+  }
   builder_.result().kernels.push_back({kernel.kernel_name, body});
   th::ThunkInfo info = InfoFor(fusion);
   info.cost = FusionCost(fusion);

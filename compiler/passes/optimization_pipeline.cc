@@ -44,6 +44,7 @@ Status RunOptimizationPipeline(hlo::HloModule& module, const PipelineOptions& op
   AddSimplification(pipeline);
   // Kernels around the library calls.
   pipeline.AddPass<KernelFusion>();
+  pipeline.AddPass<SiblingFusion>();
   pipeline.AddPass<DeadCodeElimination>();
   StatusOr<bool> changed = pipeline.Run(module);
   if (records) *records = pipeline.records();

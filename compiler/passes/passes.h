@@ -70,6 +70,16 @@ class KernelFusion : public HloPass {
   StatusOr<bool> Run(hlo::HloModule& module) override;
 };
 
+// Multi-output fusion of siblings: loop / input kernels with the same
+// output dimensions that read the same buffer of at least 1 KiB, and do not
+// depend on each other, become one kernel with a tuple of outputs, so the
+// shared buffer is read once (sibling_fusion.cc).
+class SiblingFusion : public HloPass {
+ public:
+  std::string_view name() const override { return "sibling-fusion"; }
+  StatusOr<bool> Run(hlo::HloModule& module) override;
+};
+
 // Removes instructions whose results are never used (roots and parameters
 // stay), and computations no instruction calls any more.
 class DeadCodeElimination : public HloPass {

@@ -135,5 +135,33 @@ ENTRY e {
   EXPECT_EQ(thunks[1].info.cost.transcendentals, 8 * 4);  // the tanh
 }
 
+TEST(ArtifactE2ETest, SiblingsReadingOneBufferBecomeOneKernel) {
+  const std::string text = R"(HloModule m
+ENTRY e {
+  x = f32[64,64] parameter(0)
+  y = f32[64,64] parameter(1)
+  a = f32[64,64] exponential(x)
+  b = f32[64,64] add(x, y)
+  c = f32[64,64] multiply(b, b)
+  ROOT t = (f32[64,64], f32[64,64]) tuple(a, c)
+}
+)";
+  auto module = hlo::ParseHloModule(text);
+  ASSERT_TRUE(module.ok());
+  auto artifact = compiler::CompileModule(**module, {});
+  ASSERT_TRUE(artifact.ok()) << artifact.status().message();
+  // exp(x) and (x+y)^2 both read x: one kernel writes both outputs.
+  const auto& thunks = artifact->program.root.thunks;
+  ASSERT_EQ(thunks.size(), 1u);
+  const auto* kernel = thunks[0].As<thunks::KernelThunk>();
+  ASSERT_NE(kernel, nullptr);
+  EXPECT_EQ(kernel->args.size(), 4u);  // x, y, then two outputs
+  EXPECT_TRUE(kernel->args[2].written && kernel->args[3].written);
+  // And it computes what the evaluator computes.
+  auto device = runtime::Device::Create(runtime::DeviceKind::kHost);
+  ASSERT_TRUE(device.ok());
+  EXPECT_EQ(CompareWithEvaluator(**module, **device, RandomArgs(**module, 5)), "");
+}
+
 }  // namespace
 }  // namespace kiln::testing

@@ -40,14 +40,7 @@ ENTRY e {
 TEST(ConstantFolding, FoldsReduceWithItsReducerAndConvert) {
   ConstantFolding pass;
   // sum({1,2,3,4,5,6} as 2x3 over dim 1) = {6, 15}; convert to s32.
-  CheckPass(pass, R"(HloModule m
-
-sum {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-
+  CheckPass(pass, std::string(test_support::kModuleWithSum) + R"(
 ENTRY e {
   p = s32[2] parameter(0)
   c = f32[2,3] constant({{1, 2, 3}, {4, 5, 6}})
@@ -57,14 +50,7 @@ ENTRY e {
   ROOT o = s32[2] subtract(p, i)
 }
 )",
-            true, R"(HloModule m
-
-sum {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-
+            true, std::string(test_support::kModuleWithSum) + R"(
 ENTRY e {
   p = s32[2] parameter(0)
   ROOT o = s32[2] subtract(p, i)

@@ -119,21 +119,16 @@ ENTRY e {
 
 TEST(Cse, MergesReducesAndWorksInsideCalledComputations) {
   Cse cse;
-  CheckPass(cse, R"(HloModule m
-
-sum {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-
+  // The reducer and the while condition, which stay unchanged.
+  const std::string sum_and_cond = std::string(test_support::kModuleWithSum) + R"(
 cond {
   c = (s32[], f32[4]) parameter(0)
   i = s32[] get-tuple-element(c), index=0
   n = s32[] constant(3)
   ROOT lt = pred[] compare(i, n), direction=LT
 }
-
+)";
+  CheckPass(cse, sum_and_cond + R"(
 body {
   q = (s32[], f32[4]) parameter(0)
   i = s32[] get-tuple-element(q), index=0
@@ -161,21 +156,7 @@ ENTRY e {
   ROOT out = (f32[], f32[4]) tuple(m, wx)
 }
 )",
-            true, R"(HloModule m
-
-sum {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-
-cond {
-  c = (s32[], f32[4]) parameter(0)
-  i = s32[] get-tuple-element(c), index=0
-  n = s32[] constant(3)
-  ROOT lt = pred[] compare(i, n), direction=LT
-}
-
+            true, sum_and_cond + R"(
 body {
   q = (s32[], f32[4]) parameter(0)
   i = s32[] get-tuple-element(q), index=0

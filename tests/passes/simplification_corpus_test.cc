@@ -39,8 +39,7 @@ TEST(SimplificationCorpus, PassesAfterCallInlining) {
     auto parsed = hlo::ParseHloModuleFile(path);
     ASSERT_TRUE(parsed.ok()) << parsed.status().message();
     std::unique_ptr<hlo::HloModule> module = std::move(*parsed);
-    bool evaluate = evaluated < 20 && !test_support::HasCollectiveOrIo(*module) &&
-                    test_support::PeakLiveBytes(*module) < (int64_t{4} << 20);
+    bool evaluate = evaluated < 20 && test_support::EvaluableCorpusModule(*module);
     std::unique_ptr<hlo::HloModule> before = evaluate ? module->Clone() : nullptr;
     int64_t count = test_support::InstructionCount(*module);
     auto pipeline = MakePipeline();
@@ -61,19 +60,8 @@ TEST(SimplificationCorpus, PassesAfterCallInlining) {
       largest = count, largest_name = path, largest_times = times;
       largest_times += " (" + std::to_string(test_support::InstructionCount(*module)) + " instructions after)";
     }
-    if (!evaluate || !*result) continue;
-    hlo::EvaluatorOptions options;
-    options.time_limit_seconds = 5;
-    std::mt19937_64 rng(3);
-    std::vector<Literal> args;
-    for (const hlo::HloInstruction* p : before->entry()->parameters()) args.push_back(RandomLiteral(p->shape(), rng));
-    StatusOr<Literal> want = hlo::Evaluator(options).Evaluate(*before, args);
-    if (!want.ok()) continue;
-    StatusOr<Literal> got = hlo::Evaluator(options).Evaluate(*module, args);
-    ASSERT_TRUE(got.ok()) << path << ": " << got.status().message();
-    EXPECT_TRUE(*want == *got) << path << ": before " << want->ToStringTruncated(16) << ", after "
-                               << got->ToStringTruncated(16);
-    ++evaluated;
+    if (evaluate && *result && test_support::ExpectSameResultsOnCorpusModule(*before, *module, 3, path))
+      ++evaluated;
   }
   std::printf("modules %zu, evaluated before/after %d\n", files.size(), evaluated);
   for (const auto& [name, n] : changed)

@@ -23,15 +23,21 @@
 #include "compiler/hlo/verifier.h"
 #include "compiler/passes/hlo_pass.h"
 #include "tests/support/corpus_files.h"
+#include "tests/support/must_parse.h"
 #include "tests/support/peak_live_bytes.h"
 
 namespace kiln::test_support {
 
-inline std::unique_ptr<hlo::HloModule> MustParse(const std::string& text) {
-  auto module = hlo::ParseHloModule(text);
-  EXPECT_TRUE(module.ok()) << module.status().message() << "\nin:\n" << text;
-  return module.ok() ? std::move(*module) : nullptr;
+// The start of a test module: header and an f32 sum computation for
+// reduce's to_apply, which the passes leave unchanged.
+inline constexpr char kModuleWithSum[] = R"(HloModule m
+
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
 }
+)";
 
 // Runs `pass` on `module`, expects the verifier to accept the result, and
 // returns the pass's changed flag.
@@ -54,6 +60,13 @@ inline void ExpectModuleEquals(const hlo::HloModule& actual, const std::string& 
                          << expected_text;
 }
 
+// Random arguments for the entry computation of `module`, drawn from `rng`.
+inline std::vector<Literal> RandomArguments(const hlo::HloModule& module, std::mt19937_64& rng) {
+  std::vector<Literal> args;
+  for (const hlo::HloInstruction* p : module.entry()->parameters()) args.push_back(RandomLiteral(p->shape(), rng));
+  return args;
+}
+
 // The entry computations of `before` and `after` give bit-identical results
 // on `trials` sets of seeded random arguments.
 inline void ExpectSameResults(const hlo::HloModule& before, const hlo::HloModule& after, int trials = 3,
@@ -62,8 +75,7 @@ inline void ExpectSameResults(const hlo::HloModule& before, const hlo::HloModule
   options.time_limit_seconds = time_limit_seconds;
   for (int seed = 0; seed < trials; ++seed) {
     std::mt19937_64 rng(seed);
-    std::vector<Literal> args;
-    for (const hlo::HloInstruction* p : before.entry()->parameters()) args.push_back(RandomLiteral(p->shape(), rng));
+    std::vector<Literal> args = RandomArguments(before, rng);
     StatusOr<Literal> want = hlo::Evaluator(options).Evaluate(before, args);
     StatusOr<Literal> got = hlo::Evaluator(options).Evaluate(after, args);
     ASSERT_TRUE(want.ok()) << want.status().message();
@@ -104,6 +116,34 @@ inline int64_t InstructionCount(const hlo::HloModule& module) {
   return n;
 }
 
+// Whether a corpus module is worth evaluating before and after a pass: no
+// collectives, I/O or random numbers, and under 4 MiB of live data.
+inline bool EvaluableCorpusModule(const hlo::HloModule& module) {
+  return !HasCollectiveOrIo(module) && PeakLiveBytes(module) < (int64_t{4} << 20);
+}
+
+// Evaluates the corpus module `path` before and after the passes (5 s
+// limit) on arguments drawn with `seed` and expects bit-identical results.
+// Returns false, checking nothing, when the evaluator cannot run `before`
+// (in time or at all): such modules do not count as evaluated.
+inline bool ExpectSameResultsOnCorpusModule(const hlo::HloModule& before, const hlo::HloModule& after,
+                                            uint64_t seed, const std::string& path) {
+  hlo::EvaluatorOptions options;
+  options.time_limit_seconds = 5;
+  std::mt19937_64 rng(seed);
+  std::vector<Literal> args = RandomArguments(before, rng);
+  StatusOr<Literal> want = hlo::Evaluator(options).Evaluate(before, args);
+  if (!want.ok()) return false;
+  StatusOr<Literal> got = hlo::Evaluator(options).Evaluate(after, args);
+  if (!got.ok()) {
+    ADD_FAILURE() << path << ": " << got.status().message();
+    return true;
+  }
+  EXPECT_TRUE(*want == *got) << path << ": before " << want->ToStringTruncated(16) << ", after "
+                             << got->ToStringTruncated(16);
+  return true;
+}
+
 // Runs `make_pass()` on every corpus module and verifies the result;
 // evaluates before and after on up to `max_evaluated` small modules without
 // collectives, I/O or random numbers. Prints how many modules changed and
@@ -120,8 +160,7 @@ void CheckPassOnCorpus(MakePass make_pass, int max_evaluated = 20) {
     auto parsed = hlo::ParseHloModuleFile(path);
     ASSERT_TRUE(parsed.ok()) << parsed.status().message();
     std::unique_ptr<hlo::HloModule> module = std::move(*parsed);
-    bool evaluate = evaluated < max_evaluated && !HasCollectiveOrIo(*module) &&
-                    PeakLiveBytes(*module) < (int64_t{4} << 20);
+    bool evaluate = evaluated < max_evaluated && EvaluableCorpusModule(*module);
     std::unique_ptr<hlo::HloModule> before = evaluate ? module->Clone() : nullptr;
     int64_t count = InstructionCount(*module);
     auto pass = make_pass();
@@ -136,20 +175,7 @@ void CheckPassOnCorpus(MakePass make_pass, int max_evaluated = 20) {
     if (count > largest) largest = count, largest_seconds = seconds, largest_name = path;
     if (!*changed) continue;
     ++changed_count;
-    if (!evaluate) continue;
-    // Modules the evaluator cannot run in time (or at all) are not counted.
-    hlo::EvaluatorOptions options;
-    options.time_limit_seconds = 5;
-    std::mt19937_64 rng(1);
-    std::vector<Literal> args;
-    for (const hlo::HloInstruction* p : before->entry()->parameters()) args.push_back(RandomLiteral(p->shape(), rng));
-    StatusOr<Literal> want = hlo::Evaluator(options).Evaluate(*before, args);
-    if (!want.ok()) continue;
-    StatusOr<Literal> got = hlo::Evaluator(options).Evaluate(*module, args);
-    ASSERT_TRUE(got.ok()) << path << ": " << got.status().message();
-    EXPECT_TRUE(*want == *got) << path << ": before " << want->ToStringTruncated(16) << ", after "
-                               << got->ToStringTruncated(16);
-    ++evaluated;
+    if (evaluate && ExpectSameResultsOnCorpusModule(*before, *module, 1, path)) ++evaluated;
   }
   std::printf("%s: changed %d of %zu corpus modules, %lld instructions fewer, evaluated %d before/after; "
               "%.3f s in all; largest module %s (%lld instructions): %.4f s\n",

@@ -15,6 +15,7 @@
 #include "compiler/pipeline/list_scheduler.h"
 #include "compiler/passes/sequential_computations.h"
 #include "tests/support/corpus_files.h"
+#include "tests/support/must_parse.h"
 
 namespace kiln::pipeline {
 namespace {
@@ -22,6 +23,7 @@ namespace {
 using checker::AssignmentView;
 using passes::SequentialComputations;
 using checker::CheckAssignment;
+using test_support::MustParse;
 using thunks::Allocation;
 using thunks::BufferSlice;
 
@@ -35,12 +37,6 @@ ENTRY main {
   b = f32[256] negate(a)
   ROOT c = f32[256] exponential(b)
 })";
-
-std::unique_ptr<hlo::HloModule> Parse(const char* text) {
-  auto module = hlo::ParseHloModule(text);
-  EXPECT_TRUE(module.ok()) << module.status().message();
-  return module.ok() ? std::move(module).value() : nullptr;
-}
 
 // A hand-built assignment of kChain: allocation 0 parameter, 1 output,
 // 2 a 2048-byte arena with a at `a_offset` and b at `b_offset`.
@@ -60,24 +56,30 @@ struct HandAssignment {
   }
 };
 
+// Allocation 0 parameter 0 and 1 the output, `buffer_size` bytes each;
+// 2 an `arena_size`-byte arena.
+std::vector<Allocation> ParamOutputArena(int64_t buffer_size, int64_t arena_size) {
+  Allocation param;
+  param.size = buffer_size;
+  param.parameter = thunks::ParameterRef{0, {}};
+  Allocation output;
+  output.size = buffer_size;
+  output.output = ShapeIndex{};
+  Allocation arena;
+  arena.size = arena_size;
+  return {param, output, arena};
+}
+
 HandAssignment Chain(const hlo::HloModule& m, int64_t a_offset, int64_t b_offset) {
   HandAssignment h;
   h.schedule = PostOrderSchedule(*m.entry());
-  Allocation param;
-  param.size = 1024;
-  param.parameter = thunks::ParameterRef{0, {}};
-  Allocation output;
-  output.size = 1024;
-  output.output = ShapeIndex{};
-  Allocation arena;
-  arena.size = 2048;
-  h.allocations = {param, output, arena};
+  h.allocations = ParamOutputArena(1024, 2048);
   h.slices = {{"p", {0, 0, 1024}}, {"a", {2, a_offset, 1024}}, {"b", {2, b_offset, 1024}}, {"c", {1, 0, 1024}}};
   return h;
 }
 
 TEST(BufferAssignmentChecker, AcceptsHandBuiltValidAssignment) {
-  auto m = Parse(kChain);
+  auto m = MustParse(kChain);
   ASSERT_NE(m, nullptr);
   HandAssignment h = Chain(*m, 0, 1024);
   auto result = CheckAssignment(h.View());
@@ -89,7 +91,7 @@ TEST(BufferAssignmentChecker, AcceptsHandBuiltValidAssignment) {
 // a [1, 2] and b [2, 3] overlap at position 2 (b reads a while writing
 // itself), so they may not share bytes.
 TEST(BufferAssignmentChecker, RejectsOverlappingLiveBuffersAtTheSameOffset) {
-  auto m = Parse(kChain);
+  auto m = MustParse(kChain);
   ASSERT_NE(m, nullptr);
   HandAssignment h = Chain(*m, 0, 0);
   auto result = CheckAssignment(h.View());
@@ -103,7 +105,7 @@ TEST(BufferAssignmentChecker, RejectsOverlappingLiveBuffersAtTheSameOffset) {
 }
 
 TEST(BufferAssignmentChecker, RejectsOutOfBoundsAndWrongRoles) {
-  auto m = Parse(kChain);
+  auto m = MustParse(kChain);
   ASSERT_NE(m, nullptr);
   HandAssignment h = Chain(*m, 0, 1088);  // b ends at 2112 > 2048
   auto result = CheckAssignment(h.View());
@@ -126,7 +128,7 @@ TEST(BufferAssignmentChecker, RejectsOutOfBoundsAndWrongRoles) {
 // at position 5 keeps x live until then, so y (defined at 3) may not reuse
 // x's bytes.
 TEST(BufferAssignmentChecker, ForwardedReadsExtendLiveness) {
-  auto m = Parse(R"(
+  auto m = MustParse(R"(
 HloModule fwd
 ENTRY main {
   p = f32[16] parameter(0)
@@ -141,15 +143,7 @@ ENTRY main {
   h.schedule.computation = m->entry();
   for (const char* name : {"p", "x", "t", "y", "g", "z"}) h.schedule.sequence.push_back(m->entry()->FindInstruction(name));
   h.schedule.Reindex();
-  Allocation param;
-  param.size = 64;
-  param.parameter = thunks::ParameterRef{0, {}};
-  Allocation output;
-  output.size = 64;
-  output.output = ShapeIndex{};
-  Allocation arena;
-  arena.size = 128;
-  h.allocations = {param, output, arena};
+  h.allocations = ParamOutputArena(64, 128);
   h.slices = {{"p", {0, 0, 64}}, {"x", {2, 0, 64}}, {"t", {2, 0, 64}},
               {"y", {2, 64, 64}}, {"g", {2, 0, 64}}, {"z", {1, 0, 64}}};
   auto ok = CheckAssignment(h.View());
@@ -168,7 +162,7 @@ ENTRY main {
 // A real assignment, corrupted: move one temporary onto another that is
 // live at the same time.
 TEST(BufferAssignmentChecker, CatchesCorruptedRealAssignment) {
-  auto m = Parse(R"(
+  auto m = MustParse(R"(
 HloModule diamond
 ENTRY main {
   p = f32[256] parameter(0)

@@ -5,17 +5,13 @@
 #include <gtest/gtest.h>
 
 #include "compiler/hlo/parser.h"
+#include "tests/support/must_parse.h"
 
 namespace kiln::pipeline {
 namespace {
 
 using hlo::HloModule;
-
-std::unique_ptr<HloModule> Parse(const char* text) {
-  auto module = hlo::ParseHloModule(text);
-  EXPECT_TRUE(module.ok()) << module.status().message();
-  return module.ok() ? std::move(module).value() : nullptr;
-}
+using test_support::MustParse;
 
 thunks::BufferSlice Slice(const BufferAssignment& a, const HloModule& m, const char* name, ShapeIndex index = {}) {
   const hlo::HloInstruction* inst = m.entry()->FindInstruction(name);
@@ -30,7 +26,7 @@ thunks::BufferSlice Slice(const BufferAssignment& a, const HloModule& m, const c
 // never coexist, so c reuses a's bytes: arena = 2 * 1024 = 2048, which is
 // also the lower bound (two temps live at positions 2 and 3).
 TEST(BufferAssignment, ChainReusesMemoryAfterLastUse) {
-  auto m = Parse(R"(
+  auto m = MustParse(R"(
 HloModule chain
 ENTRY main {
   p = f32[256] parameter(0)
@@ -67,7 +63,7 @@ ENTRY main {
 // lower bound 3072. d [4,5] only overlaps c, so it reuses a's or b's bytes
 // and the arena stays 3072.
 TEST(BufferAssignment, DiamondArenaMatchesLowerBound) {
-  auto m = Parse(R"(
+  auto m = MustParse(R"(
 HloModule diamond
 ENTRY main {
   p = f32[256] parameter(0)
@@ -92,7 +88,7 @@ ENTRY main {
 // f32[3] is 12 bytes, but every buffer starts on a 64-byte boundary: two
 // overlapping temps need 64 + 64 = 128 arena bytes; slices keep size 12.
 TEST(BufferAssignment, OffsetsAreAlignedTo64) {
-  auto m = Parse(R"(
+  auto m = MustParse(R"(
 HloModule small
 ENTRY main {
   p = f32[3] parameter(0)
@@ -116,7 +112,7 @@ ENTRY main {
 // the only temporary; b reaches the root through t and g1, so it is an
 // output; c is output {0}.
 TEST(BufferAssignment, TupleAndGetTupleElementAlias) {
-  auto m = Parse(R"(
+  auto m = MustParse(R"(
 HloModule tuples
 ENTRY main {
   p0 = f32[16] parameter(0)
@@ -156,7 +152,7 @@ ENTRY main {
 // Parameters and constants that are returned keep their own allocation,
 // which also takes the output role; nothing goes into a temp arena.
 TEST(BufferAssignment, ParametersAndConstantsStayOutOfArena) {
-  auto m = Parse(R"(
+  auto m = MustParse(R"(
 HloModule passthrough
 ENTRY main {
   p = f32[4] parameter(0)
@@ -184,7 +180,7 @@ ENTRY main {
 
 // Tuple parameters get one allocation per leaf.
 TEST(BufferAssignment, TupleParameterLeaves) {
-  auto m = Parse(R"(
+  auto m = MustParse(R"(
 HloModule tparam
 ENTRY main {
   p = (f32[2], s32[4]) parameter(0)
@@ -203,7 +199,7 @@ ENTRY main {
 }
 
 TEST(BufferAssignment, ReportListsAllocationsAndBounds) {
-  auto m = Parse(R"(
+  auto m = MustParse(R"(
 HloModule chain
 ENTRY main {
   p = f32[256] parameter(0)
@@ -219,7 +215,7 @@ ENTRY main {
 }
 
 TEST(Schedule, VerifyRejectsOperandAfterUser) {
-  auto m = Parse(R"(
+  auto m = MustParse(R"(
 HloModule chain
 ENTRY main {
   p = f32[4] parameter(0)

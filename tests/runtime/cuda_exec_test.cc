@@ -9,12 +9,14 @@
 #include <optional>
 
 #include "compiler/codegen/kernel_codegen.h"
-#include "compiler/hlo/parser.h"
+#include "tests/runtime/runtime_test_programs.h"
 #include "tests/runtime/runtime_test_util.h"
+#include "tests/support/must_parse.h"
 
 namespace kiln::runtime::testing {
 namespace {
 
+using ::kiln::test_support::MustParse;
 using ::kiln::thunks::ThunkKind;
 
 std::unique_ptr<Device> CudaDeviceOrNull(std::string* why, int streams) {
@@ -31,26 +33,19 @@ std::unique_ptr<Device> CudaDeviceOrNull(std::string* why, int streams) {
   std::unique_ptr<Device> device = CudaDeviceOrNull(&device##_why, streams); \
   if (!device) GTEST_SKIP() << "no usable CUDA device: " << device##_why
 
-// An artifact for the CUDA target: `program` and the compiled image
-// (cubin for its arch unless `with_cubin` is false, then PTX only).
-bef::Artifact CudaArtifact(th::ThunkProgram program, const codegen::CudaImage* image = nullptr,
-                           bool with_cubin = true) {
-  bef::Artifact a;
-  a.producer = "kiln-test";
-  a.targets = {"cuda"};
-  bef::KernelImage k;
-  k.target = "cuda";
-  k.kind = bef::TargetKind::kCuda;
-  if (image) {
-    k.ptx = image->ptx;
-    if (with_cubin && !image->cubin.empty()) {
-      k.cubins.push_back({std::stoi(image->arch.substr(3)), image->cubin});
-    }
-    for (const codegen::CompiledKernel& c : image->kernels) k.kernels.push_back({c.name, {}});
-  }
-  a.kernel_images = {k};
-  a.program = std::move(program);
-  return RoundTrip(a);
+// An artifact for the CUDA target, round-tripped through .bef bytes:
+// `program` and the compiled image (cubin for its arch unless `with_cubin`
+// is false, then PTX only).
+bef::Artifact CompiledArtifact(th::ThunkProgram program, const codegen::CudaImage* image = nullptr,
+                               bool with_cubin = true) {
+  if (!image) return RoundTrip(::kiln::testing::CudaArtifact(std::move(program)));
+  std::vector<std::string> kernels;
+  for (const codegen::CompiledKernel& c : image->kernels) kernels.push_back(c.name);
+  std::vector<bef::CubinImage> cubins;
+  if (with_cubin && !image->cubin.empty())
+    cubins.push_back({std::stoi(image->arch.substr(3)), image->cubin});
+  return RoundTrip(
+      ::kiln::testing::CudaArtifact(std::move(program), kernels, image->ptx, std::move(cubins)));
 }
 
 std::optional<codegen::CudaImage> CompileCuda(const std::vector<codegen::KernelSpec>& specs) {
@@ -75,45 +70,15 @@ th::LaunchDims Launch(const codegen::CudaImage& image, const std::string& name) 
   return {};
 }
 
-std::unique_ptr<hlo::HloModule> Parse(const std::string& text) {
-  auto m = hlo::ParseHloModule(text);
-  EXPECT_TRUE(m.ok()) << m.status().message();
-  return m.ok() ? std::move(*m) : nullptr;
-}
-
-constexpr char kFusionModule[] = R"(
-HloModule fusion_test
-fused {
-  p0 = f32[2,3] parameter(0)
-  p1 = f32[2,3] parameter(1)
-  a = f32[2,3] add(p0, p1)
-  ROOT m = f32[2,3] multiply(a, p0)
-}
-ENTRY main {
-  x = f32[2,3] parameter(0)
-  y = f32[2,3] parameter(1)
-  ROOT f = f32[2,3] fusion(x, y), kind=kLoop, calls=fused
-}
-)";
-
-// a0, a1: parameters f32[2,3] (24 B); a2: output. One kernel thunk.
-th::ThunkProgram FusionProgram(const std::string& kernel, th::LaunchDims launch) {
-  th::ThunkProgram p;
-  p.allocations = {ParamAlloc(24, 0), ParamAlloc(24, 1), OutputAlloc(24, {})};
-  Shape s(ElementType::kF32, {2, 3});
-  p.signature.parameters = {s, s};
-  p.signature.result = s;
-  p.signature.parameter_leaves = {{0, {}, S(0, 0, 24)}, {1, {}, S(1, 0, 24)}};
-  p.signature.result_leaves = {{{}, S(2, 0, 24)}};
-  th::KernelThunk k{
-      kernel, {{S(0, 0, 24), false}, {S(1, 0, 24), false}, {S(2, 0, 24), true}}, launch};
-  p.root.thunks = {T("fusion.1", k)};
-  return p;
+// WhileProgram launching the kernels of `image` (compiled from kWhileModule).
+th::ThunkProgram WhileProgramFor(const codegen::CudaImage& image,
+                                 std::optional<int64_t> trip_count) {
+  return WhileProgram(trip_count, Launch(image, "cond_lt"), Launch(image, "body_add"));
 }
 
 TEST(CudaExec, ElementwiseKernelFromCubinAndFromPtx) {
   KILN_CUDA_DEVICE_OR_SKIP(device, 1);
-  auto module = Parse(kFusionModule);
+  auto module = MustParse(kFusionModule);
   ASSERT_NE(module, nullptr);
   std::optional<codegen::CudaImage> image =
       CompileCuda({{"fused_kernel", module->FindComputation("fused")}});
@@ -121,7 +86,7 @@ TEST(CudaExec, ElementwiseKernelFromCubinAndFromPtx) {
   for (bool with_cubin : {true, false}) {
     SCOPED_TRACE(with_cubin ? "cubin" : "ptx jit");
     auto exe = MustLoad(*device,
-                        CudaArtifact(FusionProgram("fused_kernel", Launch(*image, "fused_kernel")),
+                        CompiledArtifact(FusionProgram("fused_kernel", Launch(*image, "fused_kernel")),
                                      &*image, with_cubin));
     ASSERT_NE(exe, nullptr);
     // (x + y) * x: (1.5+2)*1.5 = 5.25, (-2+4)*-2 = -4, (3-1)*3 = 6,
@@ -154,47 +119,17 @@ TEST(CudaExec, HostOnlyArtifactFailsToLoad) {
   EXPECT_EQ(e.status().message(), "the artifact has no CUDA kernel image (compiled for: host)");
 }
 
-// lhs param [2,3], rhs constant [3,2] = [[7,8],[9,10],[11,12]], out [2,2].
-th::ThunkProgram GemmProgram(ElementType type, int64_t elem) {
-  th::ThunkProgram p;
-  th::Allocation rhs = TempAlloc(6 * elem);
-  rhs.constant = 0;
-  p.allocations = {ParamAlloc(6 * elem, 0), rhs, OutputAlloc(4 * elem, {})};
-  th::Constant c{"constant.rhs", {}};
-  c.bytes.resize(6 * elem);
-  for (int i = 0; i < 6; ++i) {
-    double d = 7 + i;
-    float f = static_cast<float>(d);
-    if (elem == 4)
-      std::memcpy(c.bytes.data() + 4 * i, &f, 4);
-    else
-      std::memcpy(c.bytes.data() + 8 * i, &d, 8);
-  }
-  p.constants = {c};
-  p.signature.parameters = {Shape(type, {2, 3})};
-  p.signature.result = Shape(type, {2, 2});
-  p.signature.parameter_leaves = {{0, {}, S(0, 0, 6 * elem)}};
-  p.signature.result_leaves = {{{}, S(2, 0, 4 * elem)}};
-  th::GemmThunk g;
-  g.lhs = S(0, 0, 6 * elem), g.rhs = S(1, 0, 6 * elem), g.out = S(2, 0, 4 * elem);
-  g.lhs_type = g.rhs_type = g.out_type = type;
-  g.m = 2, g.n = 2, g.k = 3;
-  g.lhs_leading_dim = 3, g.rhs_leading_dim = 2, g.out_leading_dim = 2;
-  p.root.thunks = {T("dot.1", g)};
-  return p;
-}
-
 TEST(CudaExec, GemmF32AndF64) {
   KILN_CUDA_DEVICE_OR_SKIP(device, 1);
   // [[1,2,3],[4,5,6]] x [[7,8],[9,10],[11,12]] = [[58,64],[139,154]].
-  auto f32 = MustLoad(*device, CudaArtifact(GemmProgram(ElementType::kF32, 4)));
+  auto f32 = MustLoad(*device, CompiledArtifact(GemmProgram(ElementType::kF32, 4)));
   ASSERT_NE(f32, nullptr);
   StatusOr<ExecutionResult> r =
       f32->ExecuteSync({MakeBuffer<float>(ElementType::kF32, {2, 3}, {1, 2, 3, 4, 5, 6})});
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(Read<float>(r->outputs[0]), (std::vector<float>{58, 64, 139, 154}));
   EXPECT_EQ(r->profile.thunks.at(0).kind, ThunkKind::kGemm);
-  auto f64 = MustLoad(*device, CudaArtifact(GemmProgram(ElementType::kF64, 8)));
+  auto f64 = MustLoad(*device, CompiledArtifact(GemmProgram(ElementType::kF64, 8)));
   ASSERT_NE(f64, nullptr);
   StatusOr<ExecutionResult> d =
       f64->ExecuteSync({MakeBuffer<double>(ElementType::kF64, {2, 3}, {1, 2, 3, 4, 5, 6})});
@@ -204,25 +139,7 @@ TEST(CudaExec, GemmF32AndF64) {
 
 TEST(CudaExec, GemmBatchedTransposedF64) {
   KILN_CUDA_DEVICE_OR_SKIP(device, 1);
-  th::ThunkProgram p;
-  p.allocations = {ParamAlloc(64, 0), ParamAlloc(64, 1), OutputAlloc(64, {})};
-  Shape s(ElementType::kF64, {2, 2, 2});
-  p.signature.parameters = {s, s};
-  p.signature.result = s;
-  p.signature.parameter_leaves = {{0, {}, S(0, 0, 64)}, {1, {}, S(1, 0, 64)}};
-  p.signature.result_leaves = {{{}, S(2, 0, 64)}};
-  th::GemmThunk g;
-  g.lhs = S(0, 0, 64), g.rhs = S(1, 0, 64), g.out = S(2, 0, 64);
-  g.lhs_type = g.rhs_type = g.out_type = ElementType::kF64;
-  g.m = g.n = g.k = 2;
-  g.batch = 2;
-  g.rhs_transposed = true;
-  g.lhs_leading_dim = g.rhs_leading_dim = g.out_leading_dim = 2;
-  g.lhs_batch_stride = g.rhs_batch_stride = g.out_batch_stride = 4;
-  g.alpha_real = 2.0;
-  g.beta = 0.5;  // out starts zeroed, so beta has no visible effect
-  p.root.thunks = {T("dot.2", g)};
-  auto exe = MustLoad(*device, CudaArtifact(p));
+  auto exe = MustLoad(*device, CompiledArtifact(GemmBatchedTransposedF64Program()));
   ASSERT_NE(exe, nullptr);
   // batch 0: 2 * [[1,2],[3,4]] x [[5,6],[7,8]] = [[38,44],[86,100]];
   // batch 1: 2 * I x [[2,3],[4,5]] = [[4,6],[8,10]]; rhs stored transposed.
@@ -233,26 +150,9 @@ TEST(CudaExec, GemmBatchedTransposedF64) {
   EXPECT_EQ(Read<double>(r->outputs[0]), (std::vector<double>{38, 44, 86, 100, 4, 6, 8, 10}));
 }
 
-// a0 param f32[4]; a1 output {0}; a2 output {1}; a3 temp. copy a0->a3->a1,
-// memset a2 with 2.0f, then a2[8:16] with 0.
-th::ThunkProgram CopyMemsetProgram() {
-  th::ThunkProgram p;
-  p.allocations = {ParamAlloc(16, 0), OutputAlloc(16, {0}), OutputAlloc(16, {1}), TempAlloc(16)};
-  Shape f4(ElementType::kF32, {4});
-  p.signature.parameters = {f4};
-  p.signature.result = Shape::Tuple({f4, f4});
-  p.signature.parameter_leaves = {{0, {}, S(0, 0, 16)}};
-  p.signature.result_leaves = {{{0}, S(1, 0, 16)}, {{1}, S(2, 0, 16)}};
-  p.root.thunks = {T("copy.1", th::CopyThunk{S(0, 0, 16), S(3, 0, 16)}),
-                   T("copy.2", th::CopyThunk{S(3, 0, 16), S(1, 0, 16)}),
-                   T("memset.3", th::MemsetThunk{S(2, 0, 16), 0x40000000u}),
-                   T("memset.4", th::MemsetThunk{S(2, 8, 8), 0})};
-  return p;
-}
-
 TEST(CudaExec, CopyMemsetOnTwoStreamsWithProfile) {
   KILN_CUDA_DEVICE_OR_SKIP(device, 2);
-  auto exe = MustLoad(*device, CudaArtifact(CopyMemsetProgram()));
+  auto exe = MustLoad(*device, CompiledArtifact(CopyMemsetProgram()));
   ASSERT_NE(exe, nullptr);
   std::vector<Event> events;
   for (int i = 0; i < 8; ++i) {
@@ -279,56 +179,15 @@ TEST(CudaExec, CopyMemsetOnTwoStreamsWithProfile) {
   }
 }
 
-constexpr char kWhileModule[] = R"(
-HloModule while_test
-body {
-  p = s32[] parameter(0)
-  one = s32[] constant(1)
-  ROOT add = s32[] add(p, one)
-}
-cond {
-  p = s32[] parameter(0)
-  ten = s32[] constant(10)
-  ROOT lt = pred[] compare(p, ten), direction=LT
-}
-ENTRY main {
-  init = s32[] parameter(0)
-  ROOT w = s32[] while(init), condition=cond, body=body
-}
-)";
-
-// copy a0 -> a1; while { cond_lt(a1) -> a2[4] } { body_add(a1) -> a2[0:4];
-// copy a2[0:4] -> a1 }.
-th::ThunkProgram WhileProgram(const codegen::CudaImage& image, std::optional<int64_t> trip_count) {
-  th::ThunkProgram p;
-  p.allocations = {ParamAlloc(4, 0), OutputAlloc(4, {}), TempAlloc(8)};
-  p.signature.parameters = {Shape::Scalar(ElementType::kS32)};
-  p.signature.result = Shape::Scalar(ElementType::kS32);
-  p.signature.parameter_leaves = {{0, {}, S(0, 0, 4)}};
-  p.signature.result_leaves = {{{}, S(1, 0, 4)}};
-  th::WhileThunk w;
-  w.condition.thunks = {
-      T("lt", th::KernelThunk{
-                  "cond_lt", {{S(1, 0, 4), false}, {S(2, 4, 1), true}}, Launch(image, "cond_lt")})};
-  w.predicate = S(2, 4, 1);
-  w.body.thunks = {T("add", th::KernelThunk{"body_add",
-                                            {{S(1, 0, 4), false}, {S(2, 0, 4), true}},
-                                            Launch(image, "body_add")}),
-                   T("copy.back", th::CopyThunk{S(2, 0, 4), S(1, 0, 4)})};
-  w.trip_count = trip_count;
-  p.root.thunks = {T("copy.in", th::CopyThunk{S(0, 0, 4), S(1, 0, 4)}), T("while.1", w)};
-  return p;
-}
-
 TEST(CudaExec, WhileReadsThePredicateOrRunsKnownTripCount) {
   KILN_CUDA_DEVICE_OR_SKIP(device, 1);
-  auto module = Parse(kWhileModule);
+  auto module = MustParse(kWhileModule);
   ASSERT_NE(module, nullptr);
   std::optional<codegen::CudaImage> image =
       CompileCuda({{"body_add", module->FindComputation("body")},
                    {"cond_lt", module->FindComputation("cond")}});
   ASSERT_TRUE(image.has_value());
-  auto exe = MustLoad(*device, CudaArtifact(WhileProgram(*image, std::nullopt), &*image));
+  auto exe = MustLoad(*device, CompiledArtifact(WhileProgramFor(*image, std::nullopt), &*image));
   ASSERT_NE(exe, nullptr);
   // Counts up to 10: 3 -> 10 (7 iterations), 12 -> 12 (none), -5 -> 10 (15).
   for (auto [init, want, iterations] :
@@ -342,7 +201,7 @@ TEST(CudaExec, WhileReadsThePredicateOrRunsKnownTripCount) {
     EXPECT_EQ(r->profile.thunks.back().kind, ThunkKind::kWhile);
   }
   // Known trip count 4: four increments from 100 regardless of the condition.
-  auto known = MustLoad(*device, CudaArtifact(WhileProgram(*image, 4), &*image));
+  auto known = MustLoad(*device, CompiledArtifact(WhileProgramFor(*image, 4), &*image));
   ASSERT_NE(known, nullptr);
   StatusOr<ExecutionResult> r =
       known->ExecuteSync({MakeBuffer<int32_t>(ElementType::kS32, {}, {100})});
@@ -352,19 +211,7 @@ TEST(CudaExec, WhileReadsThePredicateOrRunsKnownTripCount) {
 
 TEST(CudaExec, KnownTripCountWithOverlappingCopy) {
   KILN_CUDA_DEVICE_OR_SKIP(device, 1);
-  th::ThunkProgram p;
-  p.allocations = {OutputAlloc(16, {}), TempAlloc(16)};
-  p.signature.result = Shape(ElementType::kF32, {4});
-  p.signature.result_leaves = {{{}, S(0, 0, 16)}};
-  th::WhileThunk w;
-  w.predicate = S(1, 0, 1);
-  w.trip_count = 3;
-  w.condition.thunks.push_back(T("cond", th::MemsetThunk{S(1, 0, 4), 0}));
-  // out = [1, out[0], out[1], out[2]]: shift right (overlapping) then set.
-  w.body.thunks.push_back(T("shift", th::CopyThunk{S(0, 0, 12), S(0, 4, 12)}));
-  w.body.thunks.push_back(T("set", th::MemsetThunk{S(0, 0, 4), 0x3f800000u}));
-  p.root.thunks = {T("while.1", w)};
-  auto exe = MustLoad(*device, CudaArtifact(p));
+  auto exe = MustLoad(*device, CompiledArtifact(ShiftWhileProgram()));
   ASSERT_NE(exe, nullptr);
   StatusOr<ExecutionResult> r = exe->ExecuteSync({});
   ASSERT_TRUE(r.ok()) << r.status().message();
@@ -374,30 +221,9 @@ TEST(CudaExec, KnownTripCountWithOverlappingCopy) {
   EXPECT_EQ(r->profile.thunks[6].name, "while.1");
 }
 
-// a0 param index (s32[] or pred[]), a1 output s32[]; branch b memsets 10*(b+1).
-th::ThunkProgram ConditionalProgram(bool is_pred) {
-  th::ThunkProgram p;
-  p.allocations = {ParamAlloc(is_pred ? 1 : 4, 0), OutputAlloc(4, {})};
-  p.signature.parameters = {Shape::Scalar(is_pred ? ElementType::kPred : ElementType::kS32)};
-  p.signature.result = Shape::Scalar(ElementType::kS32);
-  p.signature.parameter_leaves = {{0, {}, S(0, 0, is_pred ? 1 : 4)}};
-  p.signature.result_leaves = {{{}, S(1, 0, 4)}};
-  th::ConditionalThunk c;
-  c.branch_index = S(0, 0, is_pred ? 1 : 4);
-  c.is_pred = is_pred;
-  for (uint32_t b = 0; b < (is_pred ? 2u : 3u); ++b) {
-    th::SequenceThunk seq;
-    seq.thunks.push_back(
-        T("memset.b" + std::to_string(b), th::MemsetThunk{S(1, 0, 4), 10 * (b + 1)}));
-    c.branches.push_back(seq);
-  }
-  p.root.thunks = {T("conditional.1", c)};
-  return p;
-}
-
 TEST(CudaExec, ConditionalIndexAndPred) {
   KILN_CUDA_DEVICE_OR_SKIP(device, 1);
-  auto index = MustLoad(*device, CudaArtifact(ConditionalProgram(false)));
+  auto index = MustLoad(*device, CompiledArtifact(ConditionalProgram(false)));
   ASSERT_NE(index, nullptr);
   // index -> branch: 0->0 (10), 1->1 (20), 2->2 (30), 7->last (30), -1->last (30).
   for (auto [i, want] :
@@ -407,7 +233,7 @@ TEST(CudaExec, ConditionalIndexAndPred) {
     ASSERT_TRUE(r.ok()) << r.status().message();
     EXPECT_EQ(Read<int32_t>(r->outputs[0]), std::vector<int32_t>{want}) << "index " << i;
   }
-  auto pred = MustLoad(*device, CudaArtifact(ConditionalProgram(true)));
+  auto pred = MustLoad(*device, CompiledArtifact(ConditionalProgram(true)));
   ASSERT_NE(pred, nullptr);
   StatusOr<ExecutionResult> t =
       pred->ExecuteSync({MakeBuffer<uint8_t>(ElementType::kPred, {}, {1})});
@@ -425,18 +251,7 @@ TEST(CudaExec, ConditionalIndexAndPred) {
 TEST(CudaExec, DonationUpdatesTheArgumentInPlace) {
   KILN_CUDA_DEVICE_OR_SKIP(device, 1);
   // a0: parameter 0 f32[4], also the output; memset a0[0:4] to 1.0f.
-  th::ThunkProgram p;
-  th::Allocation a = ParamAlloc(16, 0);
-  a.output = ShapeIndex{};
-  p.allocations = {a};
-  Shape f4(ElementType::kF32, {4});
-  p.signature.parameters = {f4};
-  p.signature.result = f4;
-  p.signature.aliases = {{{}, 0, {}, false}};
-  p.signature.parameter_leaves = {{0, {}, S(0, 0, 16)}};
-  p.signature.result_leaves = {{{}, S(0, 0, 16)}};
-  p.root.thunks = {T("memset.1", th::MemsetThunk{S(0, 0, 4), 0x3f800000u})};
-  auto exe = MustLoad(*device, CudaArtifact(p));
+  auto exe = MustLoad(*device, CompiledArtifact(AliasProgram(false)));
   ASSERT_NE(exe, nullptr);
   Buffer kept = MakeBuffer<float>(ElementType::kF32, {4}, {5, 6, 7, 8});
   StatusOr<ExecutionResult> r = exe->ExecuteSync({kept});
@@ -454,23 +269,13 @@ TEST(CudaExec, DonationUpdatesTheArgumentInPlace) {
 
 TEST(CudaExec, UnsupportedThunkKindIsAClearError) {
   KILN_CUDA_DEVICE_OR_SKIP(device, 1);
-  th::ThunkProgram p;
-  p.allocations = {OutputAlloc(64, {})};
-  p.signature.result = Shape(ElementType::kC64, {8});
-  p.signature.result_leaves = {{{}, S(0, 0, 64)}};
-  p.root.thunks = {T("fft.1", th::FftThunk{th::FftType::kFft,
-                                           {8},
-                                           S(0, 0, 64),
-                                           S(0, 0, 64),
-                                           Shape(ElementType::kC64, {8}),
-                                           Shape(ElementType::kC64, {8})})};
-  auto exe = MustLoad(*device, CudaArtifact(p));
+  auto exe = MustLoad(*device, CompiledArtifact(FftProgram()));
   ASSERT_NE(exe, nullptr);
   StatusOr<ExecutionResult> r = exe->ExecuteSync({});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().message(), "thunk 'fft.1': not supported on cuda yet: fft");
   // The stream is still usable after the error.
-  auto gemm = MustLoad(*device, CudaArtifact(GemmProgram(ElementType::kF32, 4)));
+  auto gemm = MustLoad(*device, CompiledArtifact(GemmProgram(ElementType::kF32, 4)));
   ASSERT_NE(gemm, nullptr);
   StatusOr<ExecutionResult> g =
       gemm->ExecuteSync({MakeBuffer<float>(ElementType::kF32, {2, 3}, {1, 2, 3, 4, 5, 6})});
@@ -482,7 +287,7 @@ TEST(CudaExec, UnsupportedThunkKindIsAClearError) {
 // artifacts, and the code generator gave the kernels a cubin and PTX, so a
 // skipped GPU test is not hiding a broken test input.
 TEST(CudaExecInputs, ArtifactsAreValidWithoutADevice) {
-  auto module = Parse(kWhileModule);
+  auto module = MustParse(kWhileModule);
   ASSERT_NE(module, nullptr);
   std::optional<codegen::CudaImage> image =
       CompileCuda({{"body_add", module->FindComputation("body")},
@@ -494,17 +299,17 @@ TEST(CudaExecInputs, ArtifactsAreValidWithoutADevice) {
   EXPECT_EQ(l.grid.x, 1);  // one element: one block
   EXPECT_EQ(l.block.x, 256);
   for (const bef::Artifact& a :
-       {CudaArtifact(WhileProgram(*image, std::nullopt), &*image),
-        CudaArtifact(WhileProgram(*image, std::nullopt), &*image, false),
-        CudaArtifact(GemmProgram(ElementType::kF32, 4)),
-        CudaArtifact(GemmProgram(ElementType::kF64, 8)), CudaArtifact(CopyMemsetProgram()),
-        CudaArtifact(ConditionalProgram(true)), CudaArtifact(ConditionalProgram(false))}) {
+       {CompiledArtifact(WhileProgramFor(*image, std::nullopt), &*image),
+        CompiledArtifact(WhileProgramFor(*image, std::nullopt), &*image, false),
+        CompiledArtifact(GemmProgram(ElementType::kF32, 4)),
+        CompiledArtifact(GemmProgram(ElementType::kF64, 8)), CompiledArtifact(CopyMemsetProgram()),
+        CompiledArtifact(ConditionalProgram(true)), CompiledArtifact(ConditionalProgram(false))}) {
     Status s = bef::ValidateArtifact(a);
     EXPECT_TRUE(s.ok()) << s.message();
     ASSERT_EQ(a.kernel_images.size(), 1u);
     EXPECT_EQ(a.kernel_images[0].kind, bef::TargetKind::kCuda);
   }
-  bef::Artifact with_cubin = CudaArtifact(WhileProgram(*image, std::nullopt), &*image);
+  bef::Artifact with_cubin = CompiledArtifact(WhileProgramFor(*image, std::nullopt), &*image);
   if (!image->cubin.empty()) {
     ASSERT_EQ(with_cubin.kernel_images[0].cubins.size(), 1u);
     EXPECT_EQ(with_cubin.kernel_images[0].cubins[0].sm_arch, 90);

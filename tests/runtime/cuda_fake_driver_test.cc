@@ -12,6 +12,7 @@
 #include "runtime/backend.h"
 #include "runtime/cuda_backend.h"
 #include "tests/runtime/fake_cuda_driver.h"
+#include "tests/runtime/runtime_test_programs.h"
 #include "tests/runtime/runtime_test_util.h"
 
 namespace kiln::runtime::testing {
@@ -45,17 +46,10 @@ std::unique_ptr<CudaBackend> FakeBackend(int streams = 1, int sm_arch = 90) {
 
 bef::Artifact FakeCudaArtifact(th::ThunkProgram p, std::vector<std::string> kernels = {},
                                std::string ptx = "PTX..", std::vector<uint8_t> cubin90 = {}) {
-  bef::Artifact a;
-  a.producer = "kiln-test";
-  a.targets = {"cuda"};
-  bef::KernelImage image;
-  image.target = "cuda";
-  image.kind = bef::TargetKind::kCuda;
-  image.ptx = std::move(ptx);
-  if (!cubin90.empty()) image.cubins.push_back({90, std::move(cubin90)});
-  for (const std::string& k : kernels) image.kernels.push_back({k, {}});
-  a.kernel_images = {image};
-  a.program = std::move(p);
+  std::vector<bef::CubinImage> cubins;
+  if (!cubin90.empty()) cubins.push_back({90, std::move(cubin90)});
+  bef::Artifact a = ::kiln::testing::CudaArtifact(std::move(p), std::move(kernels), std::move(ptx),
+                                                  std::move(cubins));
   EXPECT_TRUE(bef::ValidateArtifact(a).ok()) << bef::ValidateArtifact(a).message();
   return a;
 }
@@ -71,27 +65,14 @@ std::unique_ptr<BackendExecutable> MustLoadFake(CudaBackend& backend, const bef:
   return e.ok() ? std::move(*e) : nullptr;
 }
 
-// a0, a1 params f32[2,3]; a2 output; one kernel launch with grid 1, block 256.
-th::ThunkProgram FusionProgram() {
-  th::ThunkProgram p;
-  p.allocations = {ParamAlloc(24, 0), ParamAlloc(24, 1), OutputAlloc(24, {})};
-  Shape s(ElementType::kF32, {2, 3});
-  p.signature.parameters = {s, s};
-  p.signature.result = s;
-  p.signature.parameter_leaves = {{0, {}, S(0, 0, 24)}, {1, {}, S(1, 0, 24)}};
-  p.signature.result_leaves = {{{}, S(2, 0, 24)}};
-  th::KernelThunk k{"fused",
-                    {{S(0, 0, 24), false}, {S(1, 0, 24), false}, {S(2, 0, 24), true}},
-                    {{1, 1, 1}, {256, 1, 1}, 0}};
-  p.root.thunks = {T("fusion.1", k)};
-  return p;
-}
+// FusionProgram launching "fused" with grid 1, block 256.
+th::ThunkProgram FusedProgram() { return FusionProgram("fused", {{1, 1, 1}, {256, 1, 1}, 0}); }
 
 TEST(CudaFakeDriver, KernelGetsOnePointerPerArgumentAndOneSyncPerRun) {
   auto backend = FakeBackend();
   ASSERT_NE(backend, nullptr);
   auto exe = MustLoadFake(
-      *backend, FakeCudaArtifact(FusionProgram(), {"fused"}, "PTX..", {'C', 'U', 'B', 'I', 'N'}));
+      *backend, FakeCudaArtifact(FusedProgram(), {"fused"}, "PTX..", {'C', 'U', 'B', 'I', 'N'}));
   ASSERT_NE(exe, nullptr);
   EXPECT_EQ(Fake().loaded_image, "CUBIN");  // sm_90 device, sm_90 cubin
   Buffer x = MakeBuffer<float>(ElementType::kF32, {2, 3}, {1.5f, -2, 3, 0.25f, 5, -6});
@@ -129,11 +110,11 @@ TEST(CudaFakeDriver, PtxWhenNoCubinMatchesAndJitLogInTheError) {
   auto backend = FakeBackend(1, 89);  // sm_89: the sm_90 cubin does not fit
   ASSERT_NE(backend, nullptr);
   auto exe = MustLoadFake(
-      *backend, FakeCudaArtifact(FusionProgram(), {"fused"}, "PTX..", {'C', 'U', 'B', 'I', 'N'}));
+      *backend, FakeCudaArtifact(FusedProgram(), {"fused"}, "PTX..", {'C', 'U', 'B', 'I', 'N'}));
   ASSERT_NE(exe, nullptr);
   EXPECT_EQ(Fake().loaded_image, "PTX..");
   StatusOr<std::unique_ptr<BackendExecutable>> bad =
-      Load(*backend, FakeCudaArtifact(FusionProgram(), {"fused"}, "BAD PTX"));
+      Load(*backend, FakeCudaArtifact(FusedProgram(), {"fused"}, "BAD PTX"));
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().message(),
             "loading the CUDA kernels (PTX (JIT for sm_89)) failed: CUDA_ERROR_INVALID_PTX (fake "
@@ -144,7 +125,7 @@ TEST(CudaFakeDriver, RejectedCubinFallsBackToPtx) {
   auto backend = FakeBackend();
   ASSERT_NE(backend, nullptr);
   auto exe = MustLoadFake(*backend,
-                          FakeCudaArtifact(FusionProgram(), {"fused"}, "PTX..", {'B', 'A', 'D'}));
+                          FakeCudaArtifact(FusedProgram(), {"fused"}, "PTX..", {'B', 'A', 'D'}));
   ASSERT_NE(exe, nullptr);
   EXPECT_EQ(Fake().loaded_image, "PTX..");
 }
@@ -154,36 +135,15 @@ TEST(CudaFakeDriver, MissingKernelAndHostOnlyArtifactFailAtLoad) {
   ASSERT_NE(backend, nullptr);
   Fake().kernels.erase("fused");
   StatusOr<std::unique_ptr<BackendExecutable>> e =
-      Load(*backend, FakeCudaArtifact(FusionProgram(), {"fused"}));
+      Load(*backend, FakeCudaArtifact(FusedProgram(), {"fused"}));
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(e.status().message(),
             "kernel 'fused' is not defined by the CUDA kernels (PTX (JIT for sm_90)): "
             "CUDA_ERROR_NOT_FOUND (fake driver)");
   StatusOr<std::unique_ptr<BackendExecutable>> host =
-      Load(*backend, HostArtifact(FusionProgram(), {"fused"}, {0x7f, 'E', 'L', 'F'}));
+      Load(*backend, HostArtifact(FusedProgram(), {"fused"}, {0x7f, 'E', 'L', 'F'}));
   ASSERT_FALSE(host.ok());
   EXPECT_EQ(host.status().message(), "the artifact has no CUDA kernel image (compiled for: host)");
-}
-
-// copy a0 -> a1; while { cond_lt(a1) -> a2[4] } { body_add(a1) -> a2[0:4];
-// copy a2[0:4] -> a1 }.
-th::ThunkProgram WhileProgram(std::optional<int64_t> trip_count) {
-  th::ThunkProgram p;
-  p.allocations = {ParamAlloc(4, 0), OutputAlloc(4, {}), TempAlloc(8)};
-  p.signature.parameters = {Shape::Scalar(ElementType::kS32)};
-  p.signature.result = Shape::Scalar(ElementType::kS32);
-  p.signature.parameter_leaves = {{0, {}, S(0, 0, 4)}};
-  p.signature.result_leaves = {{{}, S(1, 0, 4)}};
-  th::WhileThunk w;
-  w.condition.thunks = {
-      T("lt", th::KernelThunk{"cond_lt", {{S(1, 0, 4), false}, {S(2, 4, 1), true}}, {}})};
-  w.predicate = S(2, 4, 1);
-  w.body.thunks = {
-      T("add", th::KernelThunk{"body_add", {{S(1, 0, 4), false}, {S(2, 0, 4), true}}, {}}),
-      T("copy.back", th::CopyThunk{S(2, 0, 4), S(1, 0, 4)})};
-  w.trip_count = trip_count;
-  p.root.thunks = {T("copy.in", th::CopyThunk{S(0, 0, 4), S(1, 0, 4)}), T("while.1", w)};
-  return p;
 }
 
 TEST(CudaFakeDriver, WhileSyncsOncePerPredicateReadAndNeverWithTripCount) {
@@ -216,27 +176,6 @@ TEST(CudaFakeDriver, WhileSyncsOncePerPredicateReadAndNeverWithTripCount) {
   EXPECT_EQ(Fake().launches.size(), 4u);  // body_add only, never cond_lt
 }
 
-// a0 param index (s32[] or pred[]), a1 output s32[]; branch b memsets 10*(b+1).
-th::ThunkProgram ConditionalProgram(bool is_pred) {
-  th::ThunkProgram p;
-  p.allocations = {ParamAlloc(is_pred ? 1 : 4, 0), OutputAlloc(4, {})};
-  p.signature.parameters = {Shape::Scalar(is_pred ? ElementType::kPred : ElementType::kS32)};
-  p.signature.result = Shape::Scalar(ElementType::kS32);
-  p.signature.parameter_leaves = {{0, {}, S(0, 0, is_pred ? 1 : 4)}};
-  p.signature.result_leaves = {{{}, S(1, 0, 4)}};
-  th::ConditionalThunk c;
-  c.branch_index = S(0, 0, is_pred ? 1 : 4);
-  c.is_pred = is_pred;
-  for (uint32_t b = 0; b < (is_pred ? 2u : 3u); ++b) {
-    th::SequenceThunk seq;
-    seq.thunks.push_back(
-        T("memset.b" + std::to_string(b), th::MemsetThunk{S(1, 0, 4), 10 * (b + 1)}));
-    c.branches.push_back(seq);
-  }
-  p.root.thunks = {T("conditional.1", c)};
-  return p;
-}
-
 TEST(CudaFakeDriver, ConditionalReadsTheIndexOnce) {
   auto backend = FakeBackend();
   ASSERT_NE(backend, nullptr);
@@ -266,18 +205,7 @@ TEST(CudaFakeDriver, ConditionalReadsTheIndexOnce) {
 TEST(CudaFakeDriver, OverlappingCopyGoesThroughScratchAndTempsStartZeroed) {
   auto backend = FakeBackend();
   ASSERT_NE(backend, nullptr);
-  th::ThunkProgram p;
-  p.allocations = {OutputAlloc(16, {}), TempAlloc(16)};
-  p.signature.result = Shape(ElementType::kF32, {4});
-  p.signature.result_leaves = {{{}, S(0, 0, 16)}};
-  th::WhileThunk w;
-  w.predicate = S(1, 0, 1);
-  w.trip_count = 3;
-  w.condition.thunks.push_back(T("cond", th::MemsetThunk{S(1, 0, 4), 0}));
-  w.body.thunks.push_back(T("shift", th::CopyThunk{S(0, 0, 12), S(0, 4, 12)}));
-  w.body.thunks.push_back(T("set", th::MemsetThunk{S(0, 0, 4), 0x3f800000u}));
-  p.root.thunks = {T("while.1", w)};
-  auto exe = MustLoadFake(*backend, FakeCudaArtifact(p));
+  auto exe = MustLoadFake(*backend, FakeCudaArtifact(ShiftWhileProgram()));
   ASSERT_NE(exe, nullptr);
   for (int run = 0; run < 2; ++run) {  // the reused workspace is zeroed again
     StatusOr<ExecutionResult> r = exe->Run({}, {});
@@ -303,12 +231,8 @@ TEST(CudaFakeDriver, DonationConstantsAndReadOnlyResults) {
   a2.constant = 1;
   a2.output = ShapeIndex{2};
   p.allocations = {a0, a1, a2};
-  auto floats = [](std::vector<float> v) {
-    std::vector<uint8_t> b(v.size() * 4);
-    std::memcpy(b.data(), v.data(), b.size());
-    return b;
-  };
-  p.constants = {{"c1", floats({1, 2, 3, 4})}, {"c2", floats({10, 20, 30, 40})}};
+  using ::kiln::testing::FloatBytes;
+  p.constants = {{"c1", FloatBytes({1, 2, 3, 4})}, {"c2", FloatBytes({10, 20, 30, 40})}};
   Shape f4(ElementType::kF32, {4});
   p.signature.parameters = {f4};
   p.signature.result = Shape::Tuple({f4, f4, f4});
@@ -342,7 +266,7 @@ TEST(CudaFakeDriver, DeviceErrorsAndUnsupportedKindsNameTheThunk) {
   auto backend = FakeBackend();
   ASSERT_NE(backend, nullptr);
   Fake().failing_kernels = {"fused"};
-  auto exe = MustLoadFake(*backend, FakeCudaArtifact(FusionProgram(), {"fused"}));
+  auto exe = MustLoadFake(*backend, FakeCudaArtifact(FusedProgram(), {"fused"}));
   ASSERT_NE(exe, nullptr);
   Buffer x = MakeBuffer<float>(ElementType::kF32, {2, 3}, {1, 2, 3, 4, 5, 6});
   StatusOr<ExecutionResult> r = exe->Run({x, x}, {});
@@ -350,17 +274,7 @@ TEST(CudaFakeDriver, DeviceErrorsAndUnsupportedKindsNameTheThunk) {
   EXPECT_EQ(
       r.status().message(),
       "thunk 'fusion.1': cuLaunchKernel of 'fused' failed: CUDA_ERROR_LAUNCH_FAILED (fake driver)");
-  th::ThunkProgram p;
-  p.allocations = {OutputAlloc(64, {})};
-  p.signature.result = Shape(ElementType::kC64, {8});
-  p.signature.result_leaves = {{{}, S(0, 0, 64)}};
-  p.root.thunks = {T("fft.1", th::FftThunk{th::FftType::kFft,
-                                           {8},
-                                           S(0, 0, 64),
-                                           S(0, 0, 64),
-                                           Shape(ElementType::kC64, {8}),
-                                           Shape(ElementType::kC64, {8})})};
-  auto fft = MustLoadFake(*backend, FakeCudaArtifact(p));
+  auto fft = MustLoadFake(*backend, FakeCudaArtifact(FftProgram()));
   ASSERT_NE(fft, nullptr);
   Fake().stream_syncs = 0;
   StatusOr<ExecutionResult> f = fft->Run({}, {});
@@ -374,7 +288,7 @@ TEST(CudaFakeDriver, TwoStreamsGetTheirOwnWorkspacesAndEverythingIsReleased) {
     auto backend = FakeBackend(2);
     ASSERT_NE(backend, nullptr);
     EXPECT_EQ(Fake().live_streams, 2);
-    auto exe = MustLoadFake(*backend, FakeCudaArtifact(FusionProgram(), {"fused"}));
+    auto exe = MustLoadFake(*backend, FakeCudaArtifact(FusedProgram(), {"fused"}));
     ASSERT_NE(exe, nullptr);
     Buffer x = MakeBuffer<float>(ElementType::kF32, {2, 3}, {1, 2, 3, 4, 5, 6});
     for (int s = 0; s < 2; ++s) {

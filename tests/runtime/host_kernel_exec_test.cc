@@ -11,16 +11,14 @@
 #include "compiler/codegen/kernel_codegen.h"
 #include "compiler/evaluator/evaluator.h"
 #include "compiler/hlo/parser.h"
+#include "tests/runtime/runtime_test_programs.h"
 #include "tests/runtime/runtime_test_util.h"
+#include "tests/support/must_parse.h"
 
 namespace kiln::runtime::testing {
 namespace {
 
-std::unique_ptr<hlo::HloModule> Parse(const std::string& text) {
-  auto m = hlo::ParseHloModule(text);
-  EXPECT_TRUE(m.ok()) << m.status().message();
-  return m.ok() ? std::move(*m) : nullptr;
-}
+using ::kiln::test_support::MustParse;
 
 std::vector<uint8_t> CompileHost(const std::vector<codegen::KernelSpec>& specs) {
   StatusOr<codegen::CodegenResult> r = codegen::CompileKernels(specs, {});
@@ -54,39 +52,8 @@ void ExpectBufferEqualsLiteral(const Buffer& got, const Literal& want, double re
   }
 }
 
-constexpr char kFusionModule[] = R"(
-HloModule fusion_test
-
-fused {
-  p0 = f32[2,3] parameter(0)
-  p1 = f32[2,3] parameter(1)
-  a = f32[2,3] add(p0, p1)
-  ROOT m = f32[2,3] multiply(a, p0)
-}
-
-ENTRY main {
-  x = f32[2,3] parameter(0)
-  y = f32[2,3] parameter(1)
-  ROOT f = f32[2,3] fusion(x, y), kind=kLoop, calls=fused
-}
-)";
-
-// a0, a1: parameters f32[2,3] (24 B); a2: output. One kernel thunk.
-th::ThunkProgram FusionProgram(const std::string& kernel) {
-  th::ThunkProgram p;
-  p.allocations = {ParamAlloc(24, 0), ParamAlloc(24, 1), OutputAlloc(24, {})};
-  Shape s(ElementType::kF32, {2, 3});
-  p.signature.parameters = {s, s};
-  p.signature.result = s;
-  p.signature.parameter_leaves = {{0, {}, S(0, 0, 24)}, {1, {}, S(1, 0, 24)}};
-  p.signature.result_leaves = {{{}, S(2, 0, 24)}};
-  th::KernelThunk k{kernel, {{S(0, 0, 24), false}, {S(1, 0, 24), false}, {S(2, 0, 24), true}}, {}};
-  p.root.thunks = {T("fusion.1", k)};
-  return p;
-}
-
 TEST(HostKernelExec, FusionKernelMatchesEvaluator) {
-  auto module = Parse(kFusionModule);
+  auto module = MustParse(kFusionModule);
   ASSERT_NE(module, nullptr);
   std::vector<uint8_t> so = CompileHost({{"fused_kernel", module->FindComputation("fused")}});
   ASSERT_FALSE(so.empty());
@@ -111,7 +78,7 @@ TEST(HostKernelExec, FusionKernelMatchesEvaluator) {
 }
 
 TEST(HostKernelExec, MissingKernelSymbolFailsAtLoad) {
-  auto module = Parse(kFusionModule);
+  auto module = MustParse(kFusionModule);
   ASSERT_NE(module, nullptr);
   std::vector<uint8_t> so = CompileHost({{"fused_kernel", module->FindComputation("fused")}});
   ASSERT_FALSE(so.empty());
@@ -133,50 +100,8 @@ TEST(HostKernelExec, CorruptSharedObjectFailsAtLoad) {
   EXPECT_NE(e.status().message().find("dlopen"), std::string::npos) << e.status().message();
 }
 
-constexpr char kWhileModule[] = R"(
-HloModule while_test
-
-body {
-  p = s32[] parameter(0)
-  one = s32[] constant(1)
-  ROOT add = s32[] add(p, one)
-}
-
-cond {
-  p = s32[] parameter(0)
-  ten = s32[] constant(10)
-  ROOT lt = pred[] compare(p, ten), direction=LT
-}
-
-ENTRY main {
-  init = s32[] parameter(0)
-  ROOT w = s32[] while(init), condition=cond, body=body
-}
-)";
-
-// a0 param s32[]; a1 output s32[] (the loop state); a2 temp: [0:4] the
-// body's result, [4:5] the predicate.
-//   copy a0 -> a1
-//   while { cond_lt(a1) -> pred } { body_add(a1) -> tmp; copy tmp -> a1 }
-th::ThunkProgram WhileProgram(std::optional<int64_t> trip_count) {
-  th::ThunkProgram p;
-  p.allocations = {ParamAlloc(4, 0), OutputAlloc(4, {}), TempAlloc(8)};
-  p.signature.parameters = {Shape::Scalar(ElementType::kS32)};
-  p.signature.result = Shape::Scalar(ElementType::kS32);
-  p.signature.parameter_leaves = {{0, {}, S(0, 0, 4)}};
-  p.signature.result_leaves = {{{}, S(1, 0, 4)}};
-  th::WhileThunk w;
-  w.condition.thunks = {T("lt", th::KernelThunk{"cond_lt", {{S(1, 0, 4), false}, {S(2, 4, 1), true}}, {}})};
-  w.predicate = S(2, 4, 1);
-  w.body.thunks = {T("add", th::KernelThunk{"body_add", {{S(1, 0, 4), false}, {S(2, 0, 4), true}}, {}}),
-                   T("copy.back", th::CopyThunk{S(2, 0, 4), S(1, 0, 4)})};
-  w.trip_count = trip_count;
-  p.root.thunks = {T("copy.in", th::CopyThunk{S(0, 0, 4), S(1, 0, 4)}), T("while.1", w)};
-  return p;
-}
-
 TEST(HostKernelExec, WhileWithCounterKernelsMatchesEvaluator) {
-  auto module = Parse(kWhileModule);
+  auto module = MustParse(kWhileModule);
   ASSERT_NE(module, nullptr);
   std::vector<uint8_t> so = CompileHost({{"body_add", module->FindComputation("body")},
                                          {"cond_lt", module->FindComputation("cond")}});
@@ -203,7 +128,7 @@ TEST(HostKernelExec, WhileWithCounterKernelsMatchesEvaluator) {
 }
 
 TEST(HostKernelExec, WhileWithKnownTripCountSkipsTheCondition) {
-  auto module = Parse(kWhileModule);
+  auto module = MustParse(kWhileModule);
   ASSERT_NE(module, nullptr);
   std::vector<uint8_t> so = CompileHost({{"body_add", module->FindComputation("body")},
                                          {"cond_lt", module->FindComputation("cond")}});

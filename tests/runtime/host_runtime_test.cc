@@ -4,29 +4,13 @@
 // Expected values are computed by hand in the comments.
 #include <gtest/gtest.h>
 
+#include "tests/runtime/runtime_test_programs.h"
 #include "tests/runtime/runtime_test_util.h"
 
 namespace kiln::runtime::testing {
 namespace {
 
 using ::kiln::thunks::ThunkKind;
-
-// a0 param f32[4] (16 B); a1 output {0} f32[4]; a2 output {1} f32[4]; a3 temp.
-// copy a0->a3, copy a3->a1, memset a2 with 2.0f, memset a2[8:16] with 0.
-th::ThunkProgram CopyMemsetProgram() {
-  th::ThunkProgram p;
-  p.allocations = {ParamAlloc(16, 0), OutputAlloc(16, {0}), OutputAlloc(16, {1}), TempAlloc(16)};
-  Shape f4(ElementType::kF32, {4});
-  p.signature.parameters = {f4};
-  p.signature.result = Shape::Tuple({f4, f4});
-  p.signature.parameter_leaves = {{0, {}, S(0, 0, 16)}};
-  p.signature.result_leaves = {{{0}, S(1, 0, 16)}, {{1}, S(2, 0, 16)}};
-  p.root.thunks = {T("copy.1", th::CopyThunk{S(0, 0, 16), S(3, 0, 16)}),
-                   T("copy.2", th::CopyThunk{S(3, 0, 16), S(1, 0, 16)}),
-                   T("memset.3", th::MemsetThunk{S(2, 0, 16), 0x40000000u}),  // 2.0f
-                   T("memset.4", th::MemsetThunk{S(2, 8, 8), 0})};
-  return p;
-}
 
 TEST(HostRuntime, CopyAndMemset) {
   auto device = HostDevice();
@@ -71,38 +55,6 @@ TEST(HostRuntime, AsyncExecutionsOnTwoStreams) {
   }
 }
 
-// lhs param f32[2,3], rhs constant f32[3,2], out f32[2,2].
-th::ThunkProgram GemmProgram(ElementType type, int64_t elem) {
-  th::ThunkProgram p;
-  th::Allocation rhs = TempAlloc(6 * elem);
-  rhs.constant = 0;
-  p.allocations = {ParamAlloc(6 * elem, 0), rhs, OutputAlloc(4 * elem, {})};
-  std::vector<float> values = {7, 8, 9, 10, 11, 12};
-  th::Constant c{"constant.rhs", {}};
-  c.bytes.resize(6 * elem);
-  for (int i = 0; i < 6; ++i) {
-    if (elem == 4) std::memcpy(c.bytes.data() + 4 * i, &values[i], 4);
-    else {
-      double d = values[i];
-      std::memcpy(c.bytes.data() + elem * i, &d, elem);
-    }
-  }
-  p.constants = {c};
-  p.signature.parameters = {Shape(type, {2, 3})};
-  p.signature.result = Shape(type, {2, 2});
-  p.signature.parameter_leaves = {{0, {}, S(0, 0, 6 * elem)}};
-  p.signature.result_leaves = {{{}, S(2, 0, 4 * elem)}};
-  th::GemmThunk g;
-  g.lhs = S(0, 0, 6 * elem);
-  g.rhs = S(1, 0, 6 * elem);
-  g.out = S(2, 0, 4 * elem);
-  g.lhs_type = g.rhs_type = g.out_type = type;
-  g.m = 2, g.n = 2, g.k = 3;
-  g.lhs_leading_dim = 3, g.rhs_leading_dim = 2, g.out_leading_dim = 2;
-  p.root.thunks = {T("dot.1", g)};
-  return p;
-}
-
 TEST(HostRuntime, GemmF32) {
   auto device = HostDevice();
   auto exe = MustLoad(*device, RoundTrip(HostArtifact(GemmProgram(ElementType::kF32, 4))));
@@ -130,26 +82,8 @@ TEST(HostRuntime, GemmF64) {
 // Batched f64 with a transposed rhs and beta: out starts at zero (fresh
 // output), so beta has no visible effect; alpha = 2 does.
 TEST(HostRuntime, GemmBatchedTransposedF64) {
-  th::ThunkProgram p;
-  p.allocations = {ParamAlloc(64, 0), ParamAlloc(64, 1), OutputAlloc(64, {})};
-  Shape s(ElementType::kF64, {2, 2, 2});
-  p.signature.parameters = {s, s};
-  p.signature.result = s;
-  p.signature.parameter_leaves = {{0, {}, S(0, 0, 64)}, {1, {}, S(1, 0, 64)}};
-  p.signature.result_leaves = {{{}, S(2, 0, 64)}};
-  th::GemmThunk g;
-  g.lhs = S(0, 0, 64), g.rhs = S(1, 0, 64), g.out = S(2, 0, 64);
-  g.lhs_type = g.rhs_type = g.out_type = ElementType::kF64;
-  g.m = g.n = g.k = 2;
-  g.batch = 2;
-  g.rhs_transposed = true;
-  g.lhs_leading_dim = g.rhs_leading_dim = g.out_leading_dim = 2;
-  g.lhs_batch_stride = g.rhs_batch_stride = g.out_batch_stride = 4;
-  g.alpha_real = 2.0;
-  g.beta = 0.5;
-  p.root.thunks = {T("dot.2", g)};
   auto device = HostDevice();
-  auto exe = MustLoad(*device, HostArtifact(p));
+  auto exe = MustLoad(*device, HostArtifact(GemmBatchedTransposedF64Program()));
   ASSERT_NE(exe, nullptr);
   // batch 0: A = [[1,2],[3,4]], B = [[5,6],[7,8]] stored transposed as
   //   [[5,7],[6,8]]; A x B = [[19,22],[43,50]], times 2 = [[38,44],[86,100]].
@@ -174,26 +108,6 @@ TEST(HostRuntime, GemmUnsupportedTypeIsUnimplemented) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("Unimplemented"), std::string::npos) << r.status().message();
   EXPECT_NE(r.status().message().find("dot.1"), std::string::npos) << r.status().message();
-}
-
-// a0 param index (s32[] or pred[]), a1 output s32[]; branch b memsets 10*(b+1).
-th::ThunkProgram ConditionalProgram(bool is_pred) {
-  th::ThunkProgram p;
-  p.allocations = {ParamAlloc(is_pred ? 1 : 4, 0), OutputAlloc(4, {})};
-  p.signature.parameters = {Shape::Scalar(is_pred ? ElementType::kPred : ElementType::kS32)};
-  p.signature.result = Shape::Scalar(ElementType::kS32);
-  p.signature.parameter_leaves = {{0, {}, S(0, 0, is_pred ? 1 : 4)}};
-  p.signature.result_leaves = {{{}, S(1, 0, 4)}};
-  th::ConditionalThunk c;
-  c.branch_index = S(0, 0, is_pred ? 1 : 4);
-  c.is_pred = is_pred;
-  for (uint32_t b = 0; b < (is_pred ? 2u : 3u); ++b) {
-    th::SequenceThunk seq;
-    seq.thunks.push_back(T("memset.b" + std::to_string(b), th::MemsetThunk{S(1, 0, 4), 10 * (b + 1)}));
-    c.branches.push_back(seq);
-  }
-  p.root.thunks = {T("conditional.1", c)};
-  return p;
 }
 
 TEST(HostRuntime, ConditionalIndexOutOfRangeRunsLastBranch) {
@@ -226,24 +140,11 @@ TEST(HostRuntime, ConditionalPred) {
   EXPECT_EQ(t->profile.thunks[1].kind, ThunkKind::kConditional);
 }
 
-// While with trip_count 3: the body copies the accumulator to a temp and
-// back shifted (memmove of 12 bytes), then memsets element 0 to 1.0f.
+// While with trip_count 3: the body shifts the accumulator right (memmove
+// of 12 bytes), then memsets element 0 to 1.0f; the condition must not run.
 TEST(HostRuntime, WhileKnownTripCountRunsBodyNTimes) {
-  th::ThunkProgram p;
-  p.allocations = {OutputAlloc(16, {}), TempAlloc(16)};
-  p.signature.result = Shape(ElementType::kF32, {4});
-  p.signature.result_leaves = {{{}, S(0, 0, 16)}};
-  th::WhileThunk w;
-  w.predicate = S(1, 0, 1);
-  w.trip_count = 3;
-  // The condition would be wrong to run: it memsets the predicate to 0.
-  w.condition.thunks.push_back(T("cond", th::MemsetThunk{S(1, 0, 4), 0}));
-  // out = [1, out[0], out[1], out[2]]: shift right then set element 0.
-  w.body.thunks.push_back(T("shift", th::CopyThunk{S(0, 0, 12), S(0, 4, 12)}));
-  w.body.thunks.push_back(T("set", th::MemsetThunk{S(0, 0, 4), 0x3f800000u}));
-  p.root.thunks = {T("while.1", w)};
   auto device = HostDevice();
-  auto exe = MustLoad(*device, HostArtifact(p));
+  auto exe = MustLoad(*device, HostArtifact(ShiftWhileProgram()));
   ASSERT_NE(exe, nullptr);
   StatusOr<ExecutionResult> r = exe->ExecuteSync({});
   ASSERT_TRUE(r.ok()) << r.status().message();
@@ -280,23 +181,6 @@ TEST(HostRuntime, ArgumentChecking) {
   EXPECT_NE(stream.status().message().find("no stream 3"), std::string::npos);
 }
 
-// a0: parameter 0 f32[4] that is also the output (aliased); memset a0[0:4]
-// to 1.0f.
-th::ThunkProgram AliasProgram(bool must_alias) {
-  th::ThunkProgram p;
-  th::Allocation a = ParamAlloc(16, 0);
-  a.output = ShapeIndex{};
-  p.allocations = {a};
-  Shape f4(ElementType::kF32, {4});
-  p.signature.parameters = {f4};
-  p.signature.result = f4;
-  p.signature.aliases = {{{}, 0, {}, must_alias}};
-  p.signature.parameter_leaves = {{0, {}, S(0, 0, 16)}};
-  p.signature.result_leaves = {{{}, S(0, 0, 16)}};
-  p.root.thunks = {T("memset.1", th::MemsetThunk{S(0, 0, 4), 0x3f800000u})};
-  return p;
-}
-
 TEST(HostRuntime, InputOutputAliasDonationUpdatesInPlace) {
   auto device = HostDevice();
   auto exe = MustLoad(*device, HostArtifact(AliasProgram(false)));
@@ -329,15 +213,8 @@ TEST(HostRuntime, MustAliasRequiresDonation) {
 }
 
 TEST(HostRuntime, UnsupportedThunkKindIsAClearError) {
-  th::ThunkProgram p;
-  p.allocations = {OutputAlloc(64, {})};
-  p.signature.result = Shape(ElementType::kC64, {8});
-  p.signature.result_leaves = {{{}, S(0, 0, 64)}};
-  p.root.thunks = {T("fft.1", th::FftThunk{th::FftType::kFft, {8}, S(0, 0, 64), S(0, 0, 64),
-                                           Shape(ElementType::kC64, {8}),
-                                           Shape(ElementType::kC64, {8})})};
   auto device = HostDevice();
-  auto exe = MustLoad(*device, HostArtifact(p));
+  auto exe = MustLoad(*device, HostArtifact(FftProgram()));
   ASSERT_NE(exe, nullptr);
   StatusOr<ExecutionResult> r = exe->ExecuteSync({});
   ASSERT_FALSE(r.ok());

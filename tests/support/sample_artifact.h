@@ -189,20 +189,40 @@ inline bef::Artifact SampleArtifact() {
   return a;
 }
 
+// An artifact for one target only: `program`, and one kernel image of
+// `kind` (target "host" or "cuda") that lists `kernels`; the caller fills in
+// the image's code.
+inline bef::Artifact SingleTargetArtifact(bef::TargetKind kind, th::ThunkProgram program,
+                                          const std::vector<std::string>& kernels) {
+  bef::Artifact a;
+  a.producer = "kiln-test";
+  std::string target = kind == bef::TargetKind::kHost ? "host" : "cuda";
+  a.targets = {target};
+  bef::KernelImage image;
+  image.target = target;
+  image.kind = kind;
+  for (const std::string& k : kernels) image.kernels.push_back({k, {}});
+  a.kernel_images = {image};
+  a.program = std::move(program);
+  return a;
+}
+
 // An artifact for the host target only: `program`, and a host image whose
 // shared object is `so` and which lists `kernels`.
 inline bef::Artifact HostArtifact(th::ThunkProgram program, std::vector<std::string> kernels = {},
                                   std::vector<uint8_t> so = {}) {
-  bef::Artifact a;
-  a.producer = "kiln-test";
-  a.targets = {"host"};
-  bef::KernelImage host;
-  host.target = "host";
-  host.kind = bef::TargetKind::kHost;
-  host.shared_object = std::move(so);
-  for (const std::string& k : kernels) host.kernels.push_back({k, {}});
-  a.kernel_images = {host};
-  a.program = std::move(program);
+  bef::Artifact a = SingleTargetArtifact(bef::TargetKind::kHost, std::move(program), kernels);
+  a.kernel_images[0].shared_object = std::move(so);
+  return a;
+}
+
+// An artifact for the CUDA target only: `program`, and a CUDA image with
+// `ptx` and `cubins` which lists `kernels`.
+inline bef::Artifact CudaArtifact(th::ThunkProgram program, std::vector<std::string> kernels = {},
+                                  std::string ptx = "", std::vector<bef::CubinImage> cubins = {}) {
+  bef::Artifact a = SingleTargetArtifact(bef::TargetKind::kCuda, std::move(program), kernels);
+  a.kernel_images[0].ptx = std::move(ptx);
+  a.kernel_images[0].cubins = std::move(cubins);
   return a;
 }
 

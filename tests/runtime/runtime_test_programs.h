@@ -1,0 +1,242 @@
+// Hand-built thunk programs shared by the runtime tests, so the host, CUDA
+// and fake-driver tests run the very same programs (and a fix to one reaches
+// all): every size is written out by hand from the shapes, and the comment
+// above each builder says what the program computes. Also the HLO of the
+// kernels the fusion and while programs launch.
+#pragma once
+
+#include <cstring>
+#include <optional>
+#include <string>
+
+#include "tests/runtime/runtime_test_util.h"
+
+namespace kiln::runtime::testing {
+
+// fused(p0, p1) = (p0 + p1) * p0 over f32[2,3]: FusionProgram's kernel.
+inline constexpr char kFusionModule[] = R"(
+HloModule fusion_test
+
+fused {
+  p0 = f32[2,3] parameter(0)
+  p1 = f32[2,3] parameter(1)
+  a = f32[2,3] add(p0, p1)
+  ROOT m = f32[2,3] multiply(a, p0)
+}
+
+ENTRY main {
+  x = f32[2,3] parameter(0)
+  y = f32[2,3] parameter(1)
+  ROOT f = f32[2,3] fusion(x, y), kind=kLoop, calls=fused
+}
+)";
+
+// body adds 1 to an s32[], cond is "< 10": WhileProgram's kernels.
+inline constexpr char kWhileModule[] = R"(
+HloModule while_test
+
+body {
+  p = s32[] parameter(0)
+  one = s32[] constant(1)
+  ROOT add = s32[] add(p, one)
+}
+
+cond {
+  p = s32[] parameter(0)
+  ten = s32[] constant(10)
+  ROOT lt = pred[] compare(p, ten), direction=LT
+}
+
+ENTRY main {
+  init = s32[] parameter(0)
+  ROOT w = s32[] while(init), condition=cond, body=body
+}
+)";
+
+// a0, a1: parameters f32[2,3] (24 B); a2: output. One kernel thunk
+// "fusion.1" launching `kernel` with `launch`.
+inline th::ThunkProgram FusionProgram(const std::string& kernel, th::LaunchDims launch = {}) {
+  th::ThunkProgram p;
+  p.allocations = {ParamAlloc(24, 0), ParamAlloc(24, 1), OutputAlloc(24, {})};
+  Shape s(ElementType::kF32, {2, 3});
+  p.signature.parameters = {s, s};
+  p.signature.result = s;
+  p.signature.parameter_leaves = {{0, {}, S(0, 0, 24)}, {1, {}, S(1, 0, 24)}};
+  p.signature.result_leaves = {{{}, S(2, 0, 24)}};
+  th::KernelThunk k{
+      kernel, {{S(0, 0, 24), false}, {S(1, 0, 24), false}, {S(2, 0, 24), true}}, launch};
+  p.root.thunks = {T("fusion.1", k)};
+  return p;
+}
+
+// a0 param s32[]; a1 output s32[] (the loop state); a2 temp: [0:4] the
+// body's result, [4:5] the predicate.
+//   copy.in a0 -> a1
+//   while.1 { lt: cond_lt(a1) -> pred } { add: body_add(a1) -> tmp;
+//                                         copy.back tmp -> a1 }
+inline th::ThunkProgram WhileProgram(std::optional<int64_t> trip_count,
+                                     th::LaunchDims cond_launch = {},
+                                     th::LaunchDims body_launch = {}) {
+  th::ThunkProgram p;
+  p.allocations = {ParamAlloc(4, 0), OutputAlloc(4, {}), TempAlloc(8)};
+  p.signature.parameters = {Shape::Scalar(ElementType::kS32)};
+  p.signature.result = Shape::Scalar(ElementType::kS32);
+  p.signature.parameter_leaves = {{0, {}, S(0, 0, 4)}};
+  p.signature.result_leaves = {{{}, S(1, 0, 4)}};
+  th::WhileThunk w;
+  w.condition.thunks = {
+      T("lt", th::KernelThunk{"cond_lt", {{S(1, 0, 4), false}, {S(2, 4, 1), true}}, cond_launch})};
+  w.predicate = S(2, 4, 1);
+  w.body.thunks = {
+      T("add", th::KernelThunk{"body_add", {{S(1, 0, 4), false}, {S(2, 0, 4), true}}, body_launch}),
+      T("copy.back", th::CopyThunk{S(2, 0, 4), S(1, 0, 4)})};
+  w.trip_count = trip_count;
+  p.root.thunks = {T("copy.in", th::CopyThunk{S(0, 0, 4), S(1, 0, 4)}), T("while.1", w)};
+  return p;
+}
+
+// a0 param f32[4] (16 B); a1 output {0} f32[4]; a2 output {1} f32[4]; a3 temp.
+// copy a0->a3, copy a3->a1, memset a2 with 2.0f, memset a2[8:16] with 0:
+// outputs (x, {2, 2, 0, 0}).
+inline th::ThunkProgram CopyMemsetProgram() {
+  th::ThunkProgram p;
+  p.allocations = {ParamAlloc(16, 0), OutputAlloc(16, {0}), OutputAlloc(16, {1}), TempAlloc(16)};
+  Shape f4(ElementType::kF32, {4});
+  p.signature.parameters = {f4};
+  p.signature.result = Shape::Tuple({f4, f4});
+  p.signature.parameter_leaves = {{0, {}, S(0, 0, 16)}};
+  p.signature.result_leaves = {{{0}, S(1, 0, 16)}, {{1}, S(2, 0, 16)}};
+  p.root.thunks = {T("copy.1", th::CopyThunk{S(0, 0, 16), S(3, 0, 16)}),
+                   T("copy.2", th::CopyThunk{S(3, 0, 16), S(1, 0, 16)}),
+                   T("memset.3", th::MemsetThunk{S(2, 0, 16), 0x40000000u}),  // 2.0f
+                   T("memset.4", th::MemsetThunk{S(2, 8, 8), 0})};
+  return p;
+}
+
+// "dot.1": lhs param [2,3], rhs constant [3,2] = [[7,8],[9,10],[11,12]],
+// out [2,2]; `elem` is the element size of `type` (4 for f32, 8 for f64).
+inline th::ThunkProgram GemmProgram(ElementType type, int64_t elem) {
+  th::ThunkProgram p;
+  th::Allocation rhs = TempAlloc(6 * elem);
+  rhs.constant = 0;
+  p.allocations = {ParamAlloc(6 * elem, 0), rhs, OutputAlloc(4 * elem, {})};
+  th::Constant c{"constant.rhs", {}};
+  c.bytes.resize(6 * elem);
+  for (int i = 0; i < 6; ++i) {
+    double d = 7 + i;
+    float f = static_cast<float>(d);
+    if (elem == 4)
+      std::memcpy(c.bytes.data() + 4 * i, &f, 4);
+    else
+      std::memcpy(c.bytes.data() + 8 * i, &d, 8);
+  }
+  p.constants = {c};
+  p.signature.parameters = {Shape(type, {2, 3})};
+  p.signature.result = Shape(type, {2, 2});
+  p.signature.parameter_leaves = {{0, {}, S(0, 0, 6 * elem)}};
+  p.signature.result_leaves = {{{}, S(2, 0, 4 * elem)}};
+  th::GemmThunk g;
+  g.lhs = S(0, 0, 6 * elem), g.rhs = S(1, 0, 6 * elem), g.out = S(2, 0, 4 * elem);
+  g.lhs_type = g.rhs_type = g.out_type = type;
+  g.m = 2, g.n = 2, g.k = 3;
+  g.lhs_leading_dim = 3, g.rhs_leading_dim = 2, g.out_leading_dim = 2;
+  p.root.thunks = {T("dot.1", g)};
+  return p;
+}
+
+// "dot.2": two f64[2,2,2] params, batch 2, rhs stored transposed,
+// alpha = 2, beta = 0.5 (out starts zeroed, so beta has no visible effect).
+inline th::ThunkProgram GemmBatchedTransposedF64Program() {
+  th::ThunkProgram p;
+  p.allocations = {ParamAlloc(64, 0), ParamAlloc(64, 1), OutputAlloc(64, {})};
+  Shape s(ElementType::kF64, {2, 2, 2});
+  p.signature.parameters = {s, s};
+  p.signature.result = s;
+  p.signature.parameter_leaves = {{0, {}, S(0, 0, 64)}, {1, {}, S(1, 0, 64)}};
+  p.signature.result_leaves = {{{}, S(2, 0, 64)}};
+  th::GemmThunk g;
+  g.lhs = S(0, 0, 64), g.rhs = S(1, 0, 64), g.out = S(2, 0, 64);
+  g.lhs_type = g.rhs_type = g.out_type = ElementType::kF64;
+  g.m = g.n = g.k = 2;
+  g.batch = 2;
+  g.rhs_transposed = true;
+  g.lhs_leading_dim = g.rhs_leading_dim = g.out_leading_dim = 2;
+  g.lhs_batch_stride = g.rhs_batch_stride = g.out_batch_stride = 4;
+  g.alpha_real = 2.0;
+  g.beta = 0.5;
+  p.root.thunks = {T("dot.2", g)};
+  return p;
+}
+
+// a0 param index (s32[] or pred[]), a1 output s32[]; "conditional.1" with
+// branch b ("memset.b<b>") memsetting 10*(b+1).
+inline th::ThunkProgram ConditionalProgram(bool is_pred) {
+  th::ThunkProgram p;
+  p.allocations = {ParamAlloc(is_pred ? 1 : 4, 0), OutputAlloc(4, {})};
+  p.signature.parameters = {Shape::Scalar(is_pred ? ElementType::kPred : ElementType::kS32)};
+  p.signature.result = Shape::Scalar(ElementType::kS32);
+  p.signature.parameter_leaves = {{0, {}, S(0, 0, is_pred ? 1 : 4)}};
+  p.signature.result_leaves = {{{}, S(1, 0, 4)}};
+  th::ConditionalThunk c;
+  c.branch_index = S(0, 0, is_pred ? 1 : 4);
+  c.is_pred = is_pred;
+  for (uint32_t b = 0; b < (is_pred ? 2u : 3u); ++b) {
+    th::SequenceThunk seq;
+    seq.thunks.push_back(
+        T("memset.b" + std::to_string(b), th::MemsetThunk{S(1, 0, 4), 10 * (b + 1)}));
+    c.branches.push_back(seq);
+  }
+  p.root.thunks = {T("conditional.1", c)};
+  return p;
+}
+
+// a0 output f32[4], a1 temp. "while.1" with trip count 3 whose body shifts
+// the output right by one element (an overlapping copy, "shift") and then
+// sets element 0 to 1.0f ("set"); the condition ("cond") would memset the
+// predicate to 0 and must not run. Result [1, 1, 1, 0].
+inline th::ThunkProgram ShiftWhileProgram() {
+  th::ThunkProgram p;
+  p.allocations = {OutputAlloc(16, {}), TempAlloc(16)};
+  p.signature.result = Shape(ElementType::kF32, {4});
+  p.signature.result_leaves = {{{}, S(0, 0, 16)}};
+  th::WhileThunk w;
+  w.predicate = S(1, 0, 1);
+  w.trip_count = 3;
+  w.condition.thunks.push_back(T("cond", th::MemsetThunk{S(1, 0, 4), 0}));
+  // out = [1, out[0], out[1], out[2]]: shift right then set element 0.
+  w.body.thunks.push_back(T("shift", th::CopyThunk{S(0, 0, 12), S(0, 4, 12)}));
+  w.body.thunks.push_back(T("set", th::MemsetThunk{S(0, 0, 4), 0x3f800000u}));
+  p.root.thunks = {T("while.1", w)};
+  return p;
+}
+
+// a0: parameter 0 f32[4] that is also the output (aliased, must_alias as
+// given); "memset.1" sets a0[0:4] to 1.0f.
+inline th::ThunkProgram AliasProgram(bool must_alias) {
+  th::ThunkProgram p;
+  th::Allocation a = ParamAlloc(16, 0);
+  a.output = ShapeIndex{};
+  p.allocations = {a};
+  Shape f4(ElementType::kF32, {4});
+  p.signature.parameters = {f4};
+  p.signature.result = f4;
+  p.signature.aliases = {{{}, 0, {}, must_alias}};
+  p.signature.parameter_leaves = {{0, {}, S(0, 0, 16)}};
+  p.signature.result_leaves = {{{}, S(0, 0, 16)}};
+  p.root.thunks = {T("memset.1", th::MemsetThunk{S(0, 0, 4), 0x3f800000u})};
+  return p;
+}
+
+// One "fft.1" thunk on c64[8] in place: a kind no backend runs yet.
+inline th::ThunkProgram FftProgram() {
+  th::ThunkProgram p;
+  p.allocations = {OutputAlloc(64, {})};
+  p.signature.result = Shape(ElementType::kC64, {8});
+  p.signature.result_leaves = {{{}, S(0, 0, 64)}};
+  p.root.thunks = {T("fft.1", th::FftThunk{th::FftType::kFft, {8}, S(0, 0, 64), S(0, 0, 64),
+                                           Shape(ElementType::kC64, {8}),
+                                           Shape(ElementType::kC64, {8})})};
+  return p;
+}
+
+}  // namespace kiln::runtime::testing
