@@ -39,26 +39,34 @@ class SiblingMerger {
   SiblingMerger(HloComputation& comp, hlo::HloModule& module, NameUniquer& names)
       : comp_(comp), module_(module), names_(names) {}
 
+  // Rounds of merging until none applies; within a round every fusion takes
+  // part in at most one merge, so a round is one linear scan.
   StatusOr<bool> Run() {
     bool changed = false;
-    // Candidates grouped by the large buffer they share, in a fixed order.
     for (bool merged = true; merged;) {
       merged = false;
       Index();
+      std::unordered_set<const HloInstruction*> consumed;
       for (HloInstruction* shared : order_) {
         if (!shared->shape().IsArray() || shared->shape().ByteSize() < kMinSharedBytes) continue;
         std::vector<HloInstruction*> users;
         for (HloInstruction* u : shared->users())
-          if (IsMergeable(*u) && std::find(users.begin(), users.end(), u) == users.end()) users.push_back(u);
+          if (IsMergeable(*u) && position_.count(u) && !consumed.count(u) &&
+              std::find(users.begin(), users.end(), u) == users.end())
+            users.push_back(u);
         std::sort(users.begin(), users.end(),
                   [&](const HloInstruction* a, const HloInstruction* b) { return position_[a] < position_[b]; });
-        for (size_t i = 0; i + 1 < users.size() && !merged; ++i)
-          for (size_t j = i + 1; j < users.size() && !merged; ++j)
-            if (CanMerge(users[i], users[j])) {
-              KILN_RETURN_IF_ERROR(Merge(users[i], users[j]));
-              merged = changed = true;
-            }
-        if (merged) break;
+        for (size_t i = 0; i < users.size(); ++i) {
+          if (consumed.count(users[i])) continue;
+          for (size_t j = i + 1; j < users.size(); ++j) {
+            if (consumed.count(users[j]) || !CanMerge(users[i], users[j])) continue;
+            consumed.insert(users[i]);
+            consumed.insert(users[j]);
+            KILN_RETURN_IF_ERROR(Merge(users[i], users[j]));
+            merged = changed = true;
+            break;
+          }
+        }
       }
     }
     return changed;
@@ -83,7 +91,7 @@ class SiblingMerger {
 
   bool CanMerge(const HloInstruction* a, const HloInstruction* b) {
     if (OutputDims(*a) != OutputDims(*b) || b->shape().IsTuple()) return false;
-    const HloInstruction* early = position_[a] < position_[b] ? a : b;
+    const HloInstruction* early = position_.at(a) < position_.at(b) ? a : b;
     const HloInstruction* late = early == a ? b : a;
     return !DependsOn(late, early);
   }
@@ -97,13 +105,15 @@ class SiblingMerger {
       const HloInstruction* x = stack.back();
       stack.pop_back();
       if (++visited > kMaxSearch) return true;  // give up: assume it does
-      for (const HloInstruction* op : x->operands()) {
+      std::vector<const HloInstruction*> inputs(x->operands().begin(), x->operands().end());
+      inputs.insert(inputs.end(), x->control_predecessors().begin(), x->control_predecessors().end());
+      for (const HloInstruction* op : inputs) {
         if (op == early) return true;
-        if (position_[op] > position_[early] && seen.insert(op).second) stack.push_back(op);
-      }
-      for (const HloInstruction* op : x->control_predecessors()) {
-        if (op == early) return true;
-        if (position_[op] > position_[early] && seen.insert(op).second) stack.push_back(op);
+        auto pos = position_.find(op);
+        // Made by a merge this round: its position is unknown, so assume
+        // the worst rather than risk a cycle.
+        if (pos == position_.end()) return true;
+        if (pos->second > position_.at(early) && seen.insert(op).second) stack.push_back(op);
       }
     }
     return false;
