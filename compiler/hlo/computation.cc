@@ -62,14 +62,22 @@ HloInstruction* HloComputation::FindInstruction(std::string_view name) const {
 
 std::vector<HloInstruction*> HloComputation::PostOrder() const {
   // Iterative DFS: deep graphs (long elementwise chains) must not overflow
-  // the stack.
+  // the stack. Visited marks are indexed by position (no per-node
+  // allocation): passes call this on every computation, often.
   std::vector<HloInstruction*> order;
   order.reserve(instructions_.size());
-  std::unordered_set<const HloInstruction*> visited;
-  auto visit = [&](HloInstruction* start) {
-    if (visited.count(start)) return;
-    std::vector<std::pair<HloInstruction*, size_t>> stack{{start, 0}};
-    visited.insert(start);
+  std::vector<uint8_t> visited(instructions_.size(), 0);
+  auto mark = [&](const HloInstruction* inst) {
+    auto it = position_.find(inst);
+    if (it == position_.end()) return false;  // not in this computation
+    if (visited[it->second]) return false;
+    visited[it->second] = 1;
+    return true;
+  };
+  std::vector<std::pair<HloInstruction*, size_t>> stack;
+  for (const auto& root : instructions_) {
+    if (!root || !mark(root.get())) continue;
+    stack.push_back({root.get(), 0});
     while (!stack.empty()) {
       auto& [inst, next] = stack.back();
       size_t n_ops = inst->operands().size();
@@ -78,15 +86,13 @@ std::vector<HloInstruction*> HloComputation::PostOrder() const {
         HloInstruction* dep = next < n_ops ? inst->operands()[next]
                                            : inst->control_predecessors()[next - n_ops];
         ++next;
-        if (dep->parent() == this && visited.insert(dep).second) stack.push_back({dep, 0});
+        if (dep->parent() == this && mark(dep)) stack.push_back({dep, 0});
         continue;
       }
       order.push_back(inst);
       stack.pop_back();
     }
-  };
-  for (const auto& inst : instructions_)
-    if (inst) visit(inst.get());
+  }
   return order;
 }
 

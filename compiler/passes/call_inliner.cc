@@ -35,18 +35,16 @@ StatusOr<hlo::HloInstruction*> InlineCall(hlo::HloInstruction* call, NameUniquer
 StatusOr<bool> CallInliner::Run(hlo::HloModule& module) {
   bool changed = false;
   NameUniquer names(module);
-  // Inlining may expose calls that were inside the callee; repeat until none.
-  for (bool again = true; again;) {
-    again = false;
-    for (hlo::HloComputation* comp : module.computations()) {
-      for (hlo::HloInstruction* inst : comp->PostOrder()) {
-        if (inst->opcode() != hlo::HloOpcode::kCall && inst->opcode() != hlo::HloOpcode::kFusion) continue;
-        KILN_ASSIGN_OR_RETURN(hlo::HloInstruction* root, InlineCall(inst, names));
-        inst->ReplaceAllUsesWith(root);
-        inst->DropAllControlDependencies();
-        KILN_RETURN_IF_ERROR(comp->RemoveInstruction(inst));
-        changed = again = true;
-      }
+  // Callees before callers: a computation's own calls are inlined before it
+  // is copied into its callers, so one sweep inlines every level.
+  for (hlo::HloComputation* comp : module.ComputationPostOrder()) {
+    for (hlo::HloInstruction* inst : comp->PostOrder()) {
+      if (inst->opcode() != hlo::HloOpcode::kCall && inst->opcode() != hlo::HloOpcode::kFusion) continue;
+      KILN_ASSIGN_OR_RETURN(hlo::HloInstruction* root, InlineCall(inst, names));
+      inst->ReplaceAllUsesWith(root);
+      inst->DropAllControlDependencies();
+      KILN_RETURN_IF_ERROR(comp->RemoveInstruction(inst));
+      changed = true;
     }
   }
   return changed;

@@ -12,7 +12,13 @@ NameUniquer::NameUniquer(const hlo::HloModule& module) {
 
 std::string NameUniquer::Get(std::string_view base) {
   std::string name(base);
-  for (int64_t i = 1; !used_.insert(name).second; ++i) name = std::string(base) + "." + std::to_string(i);
+  if (used_.insert(name).second) return name;
+  // Resume after the last suffix handed out for this base, so asking for
+  // the same base many times ("param_0") stays linear overall.
+  int64_t& next = next_suffix_[name];
+  do {
+    name = std::string(base) + "." + std::to_string(++next);
+  } while (!used_.insert(name).second);
   return name;
 }
 

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -22,6 +23,7 @@ class NameUniquer {
 
  private:
   std::unordered_set<std::string> used_;
+  std::unordered_map<std::string, int64_t> next_suffix_;  // last suffix per base
 };
 
 // Creates `opcode` with `operands` in `computation`; the caller sets
