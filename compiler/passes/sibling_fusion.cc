@@ -48,6 +48,8 @@ class SiblingMerger {
       Index();
       std::unordered_set<const HloInstruction*> consumed;
       for (HloInstruction* shared : order_) {
+        // Fusions merged this round are deleted: never touch them again.
+        if (consumed.count(shared)) continue;
         if (!shared->shape().IsArray() || shared->shape().ByteSize() < kMinSharedBytes) continue;
         std::vector<HloInstruction*> users;
         for (HloInstruction* u : shared->users())
@@ -62,6 +64,10 @@ class SiblingMerger {
             if (consumed.count(users[j]) || !CanMerge(users[i], users[j])) continue;
             consumed.insert(users[i]);
             consumed.insert(users[j]);
+            // Their memory may be reused by new instructions: forget their
+            // positions (unknown positions count as dependences).
+            position_.erase(users[i]);
+            position_.erase(users[j]);
             KILN_RETURN_IF_ERROR(Merge(users[i], users[j]));
             merged = changed = true;
             break;
