@@ -399,6 +399,28 @@ std::vector<Literal> FlattenTuple(Literal literal) {
   return leaves;
 }
 
+namespace {
+
+Literal Unflatten(const Shape& shape, std::vector<Literal>& leaves, size_t& next) {
+  if (shape.IsTuple()) {
+    std::vector<Literal> elements;
+    for (const Shape& s : shape.tuple_shapes()) elements.push_back(Unflatten(s, leaves, next));
+    return Literal::MakeTuple(std::move(elements));
+  }
+  if (!shape.IsArray() || next >= leaves.size()) return Literal(shape);  // tokens
+  return std::move(leaves[next++]);
+}
+
+}  // namespace
+
+StatusOr<Literal> UnflattenTuple(const Shape& shape, std::vector<Literal> leaves) {
+  if (leaves.size() != FlattenShape(shape).size())
+    return Error(std::to_string(leaves.size()) + " values for " + std::to_string(FlattenShape(shape).size()) +
+                 " array leaves of " + shape.ToString(false));
+  size_t next = 0;
+  return Unflatten(shape, leaves, next);
+}
+
 std::vector<Shape> FlattenShape(const Shape& shape) {
   std::vector<Shape> leaves;
   if (shape.IsTuple()) {

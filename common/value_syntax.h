@@ -76,5 +76,8 @@ Status WriteValue(const Literal& literal, std::string_view spec, std::ostream& o
 std::vector<Literal> FlattenTuple(Literal literal);
 // The array leaf shapes of a (nested) tuple shape, in the same order.
 std::vector<Shape> FlattenShape(const Shape& shape);
+// The inverse of FlattenTuple: a value of `shape` from its array leaves
+// (tokens become empty values). Fails when the leaf count does not match.
+StatusOr<Literal> UnflattenTuple(const Shape& shape, std::vector<Literal> leaves);
 
 }  // namespace kiln

@@ -4,36 +4,10 @@
 #include <unordered_set>
 
 #include "compiler/passes/passes.h"
+#include "compiler/passes/side_effects.h"
 
 namespace kiln::passes {
 namespace {
-
-// Instructions whose execution matters even when nothing reads the result.
-bool HasSideEffect(const hlo::HloInstruction& inst) {
-  switch (inst.opcode()) {
-    case hlo::HloOpcode::kParameter:
-    case hlo::HloOpcode::kCustomCall:
-    case hlo::HloOpcode::kSend:
-    case hlo::HloOpcode::kSendDone:
-    case hlo::HloOpcode::kRecv:
-    case hlo::HloOpcode::kRecvDone:
-    case hlo::HloOpcode::kOutfeed:
-    case hlo::HloOpcode::kInfeed:
-    case hlo::HloOpcode::kAfterAll:
-    case hlo::HloOpcode::kRng:
-    case hlo::HloOpcode::kAllReduce:
-    case hlo::HloOpcode::kAllReduceStart:
-    case hlo::HloOpcode::kAllGather:
-    case hlo::HloOpcode::kAllGatherStart:
-    case hlo::HloOpcode::kAllToAll:
-    case hlo::HloOpcode::kCollectivePermute:
-    case hlo::HloOpcode::kCollectivePermuteStart:
-    case hlo::HloOpcode::kReduceScatter:
-      return true;
-    default:
-      return false;
-  }
-}
 
 StatusOr<bool> RemoveDeadInstructions(hlo::HloComputation& comp) {
   bool changed = false;
@@ -42,7 +16,7 @@ StatusOr<bool> RemoveDeadInstructions(hlo::HloComputation& comp) {
   // sees every user's removal before deciding on the operand.
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     hlo::HloInstruction* inst = *it;
-    if (inst == comp.root() || inst->user_count() > 0 || HasSideEffect(*inst) ||
+    if (inst == comp.root() || inst->user_count() > 0 || IsSideEffectingOpcode(inst->opcode()) ||
         !inst->control_successors().empty())
       continue;
     KILN_RETURN_IF_ERROR(comp.RemoveInstruction(inst));

@@ -15,6 +15,7 @@
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/verifier.h"
 #include "tests/support/corpus_files.h"
+#include "tests/support/module_traits.h"
 #include "tests/support/peak_live_bytes.h"
 
 namespace kiln::hlo {
@@ -25,6 +26,7 @@ namespace fs = std::filesystem;
 using kiln::test_support::CorpusFiles;
 using kiln::test_support::kCorpusDir;
 using kiln::test_support::PeakLiveBytes;
+using kiln::test_support::HasCollectives;
 // Modules whose evaluation holds more than this many bytes of live values at
 // once are too large for the (deliberately simple) evaluator in a unit test.
 constexpr int64_t kMaxLiveBytes = 50 << 20;
@@ -43,21 +45,6 @@ bool IsOutsideEvaluatorScope(const std::string& message) {
                          "'stochastic-convert'", "'scaled-dot'", "custom-call target",
                          "constant data was elided"})
     if (message.find(op) != std::string::npos) return true;
-  return false;
-}
-
-bool HasCollectives(const HloModule& module) {
-  for (HloComputation* c : module.computations())
-    for (HloInstruction* inst : c->instructions())
-      switch (inst->opcode()) {
-        case HloOpcode::kAllReduce: case HloOpcode::kAllReduceStart: case HloOpcode::kAllGather:
-        case HloOpcode::kAllGatherStart: case HloOpcode::kReduceScatter: case HloOpcode::kAllToAll:
-        case HloOpcode::kCollectivePermute: case HloOpcode::kCollectivePermuteStart:
-        case HloOpcode::kCollectiveBroadcast:
-          return true;
-        default:
-          break;
-      }
   return false;
 }
 

@@ -11,6 +11,7 @@
 #include "compiler/passes/optimization_pipeline.h"
 #include "tests/e2e/e2e_test_util.h"
 #include "tests/support/corpus_files.h"
+#include "tests/support/module_traits.h"
 #include "tests/support/peak_live_bytes.h"
 
 namespace kiln::testing {
@@ -32,21 +33,6 @@ struct Summary {
 };
 Summary summary;
 
-bool HasCollectives(const hlo::HloModule& module) {
-  for (const hlo::HloComputation* c : module.computations())
-    for (const hlo::HloInstruction* inst : c->instructions())
-      switch (inst->opcode()) {
-        case hlo::HloOpcode::kAllReduce: case hlo::HloOpcode::kAllReduceStart: case hlo::HloOpcode::kAllGather:
-        case hlo::HloOpcode::kAllGatherStart: case hlo::HloOpcode::kReduceScatter: case hlo::HloOpcode::kAllToAll:
-        case hlo::HloOpcode::kCollectivePermute: case hlo::HloOpcode::kCollectivePermuteStart:
-        case hlo::HloOpcode::kCollectiveBroadcast: case hlo::HloOpcode::kReplicaId: case hlo::HloOpcode::kPartitionId:
-          return true;
-        default:
-          break;
-      }
-  return false;
-}
-
 class MiddleEndCorpusTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(MiddleEndCorpusTest, PipelineVerifiesAndPreservesSemantics) {
@@ -62,7 +48,9 @@ TEST_P(MiddleEndCorpusTest, PipelineVerifiesAndPreservesSemantics) {
   EXPECT_GE(stats.temp_peak_bytes, stats.temp_lower_bound_bytes);
   EXPECT_LE(stats.bytes_accessed_fused, stats.bytes_accessed_unfused);
 
-  if (HasCollectives(**module) || (*module)->config().replica_count > 1 || (*module)->config().num_partitions > 1) {
+  const hlo::ModuleConfig& config = (*module)->config();
+  if (test_support::HasCollectives(**module) || test_support::UsesDeviceIds(**module) ||
+      config.replica_count > 1 || config.num_partitions > 1) {
     summary.not_compared[stem] = "multi-device";
     return;
   }

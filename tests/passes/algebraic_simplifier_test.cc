@@ -26,6 +26,7 @@
 #include "compiler/hlo/verifier.h"
 #include "compiler/passes/passes.h"
 #include "tests/support/corpus_files.h"
+#include "tests/support/module_traits.h"
 #include "tests/support/peak_live_bytes.h"
 
 namespace kiln::passes {
@@ -572,15 +573,6 @@ ENTRY e {
 
 // --- Corpus ---
 
-bool HasCollectives(const HloModule& module) {
-  for (hlo::HloComputation* c : module.computations())
-    for (HloInstruction* inst : c->instructions()) {
-      std::string_view op = hlo::OpcodeName(inst->opcode());
-      if (op.find("all-") == 0 || op.find("collective") == 0 || op == "reduce-scatter") return true;
-    }
-  return false;
-}
-
 int64_t InstructionCount(const HloModule& module) {
   int64_t n = 0;
   for (hlo::HloComputation* c : module.computations()) n += c->instruction_count();
@@ -618,7 +610,7 @@ TEST(AlgebraicSimplifierCorpus, VerifiesAndPreservesResults) {
     if (count > largest_count) largest_count = count, largest = path, largest_seconds = seconds;
     if (!*changed) continue;
     ++changed_modules;
-    if (evaluated >= 20 || test_support::PeakLiveBytes(*before) > (50 << 20) || HasCollectives(*before))
+    if (evaluated >= 20 || test_support::PeakLiveBytes(*before) > (50 << 20) || test_support::HasCollectives(*before))
       continue;
     hlo::EvaluatorOptions options;
     options.time_limit_seconds = 10;

@@ -1,56 +1,30 @@
 // CompileAndRun and the Literal <-> Buffer conversions.
 #include "tools/hlo-run/device_runner.h"
 
+#include "common/value_syntax.h"
 #include "tools/common/buffer_literal.h"
 
 namespace kiln::tools {
-namespace {
-
-// kiln buffers are dense row-major whatever layout the HLO names.
-Shape WithoutLayout(Shape shape) {
-  shape.clear_layout();
-  return shape;
-}
-
-Status AppendLeaves(const Literal& literal, std::vector<runtime::Buffer>& out) {
-  const Shape& shape = literal.shape();
-  if (shape.IsTuple()) {
-    for (const Literal& e : literal.elements()) KILN_RETURN_IF_ERROR(AppendLeaves(e, out));
-    return Status::Ok();
-  }
-  if (!shape.IsArray()) return Status::Ok();  // tokens carry no data
-  KILN_ASSIGN_OR_RETURN(runtime::Buffer b, LiteralToBuffer(literal, WithoutLayout(shape)));
-  out.push_back(std::move(b));
-  return Status::Ok();
-}
-
-StatusOr<Literal> Assemble(const Shape& shape, const std::vector<runtime::Buffer>& buffers, size_t& next) {
-  if (shape.IsTuple()) {
-    std::vector<Literal> elements;
-    for (int64_t i = 0; i < shape.tuple_size(); ++i) {
-      KILN_ASSIGN_OR_RETURN(Literal e, Assemble(shape.tuple_shape(i), buffers, next));
-      elements.push_back(std::move(e));
-    }
-    return Literal::MakeTuple(std::move(elements));
-  }
-  if (!shape.IsArray()) return Literal(shape);
-  if (next >= buffers.size()) return Error("fewer output buffers than result leaves");
-  return BufferToLiteral(buffers[next++]);
-}
-
-}  // namespace
 
 StatusOr<std::vector<runtime::Buffer>> LiteralToBuffers(const Literal& literal) {
   std::vector<runtime::Buffer> out;
-  KILN_RETURN_IF_ERROR(AppendLeaves(literal, out));
+  for (const Literal& leaf : FlattenTuple(literal)) {
+    // kiln buffers are dense row-major whatever layout the HLO names.
+    Shape shape = leaf.shape();
+    shape.clear_layout();
+    KILN_ASSIGN_OR_RETURN(runtime::Buffer b, LiteralToBuffer(leaf, shape));
+    out.push_back(std::move(b));
+  }
   return out;
 }
 
 StatusOr<Literal> BuffersToLiteral(const Shape& shape, const std::vector<runtime::Buffer>& buffers) {
-  size_t next = 0;
-  KILN_ASSIGN_OR_RETURN(Literal lit, Assemble(shape, buffers, next));
-  if (next != buffers.size()) return Error("more output buffers than result leaves");
-  return lit;
+  std::vector<Literal> leaves;
+  for (const runtime::Buffer& b : buffers) {
+    KILN_ASSIGN_OR_RETURN(Literal leaf, BufferToLiteral(b));
+    leaves.push_back(std::move(leaf));
+  }
+  return UnflattenTuple(shape, std::move(leaves));
 }
 
 StatusOr<DeviceRunResult> CompileAndRun(const hlo::HloModule& module, const std::vector<Literal>& args,

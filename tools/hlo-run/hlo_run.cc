@@ -93,17 +93,6 @@ int RunCheck(const std::vector<std::string>& files) {
   return failures ? 1 : 0;
 }
 
-// Rebuilds a (nested tuple) value of `shape` from its array leaves.
-Literal Assemble(const Shape& shape, std::vector<Literal>& leaves, size_t* next) {
-  if (shape.IsTuple()) {
-    std::vector<Literal> elements;
-    for (const Shape& s : shape.tuple_shapes()) elements.push_back(Assemble(s, leaves, next));
-    return Literal::MakeTuple(std::move(elements));
-  }
-  if (!shape.IsArray()) return Literal(shape);  // tokens
-  return std::move(leaves[(*next)++]);
-}
-
 StatusOr<std::vector<Literal>> BuildArguments(const hlo::HloComputation& entry, const Options& options) {
   std::vector<Shape> params;
   for (int64_t i = 0; i < entry.parameter_count(); ++i) {
@@ -120,7 +109,14 @@ StatusOr<std::vector<Literal>> BuildArguments(const hlo::HloComputation& entry, 
                         ParseInputs(leaf_shapes, options.inputs, "the entry computation"));
   std::vector<Literal> args;
   size_t next = 0;
-  for (const Shape& shape : params) args.push_back(Assemble(shape, leaves, &next));
+  for (const Shape& shape : params) {
+    size_t count = FlattenShape(shape).size();
+    std::vector<Literal> mine(std::make_move_iterator(leaves.begin() + next),
+                              std::make_move_iterator(leaves.begin() + next + count));
+    next += count;
+    KILN_ASSIGN_OR_RETURN(Literal arg, UnflattenTuple(shape, std::move(mine)));
+    args.push_back(std::move(arg));
+  }
   return args;
 }
 
