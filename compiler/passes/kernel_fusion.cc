@@ -10,6 +10,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "compiler/passes/fusible_ops.h"
 #include "compiler/passes/hlo_builder.h"
 #include "compiler/passes/passes.h"
 #include "compiler/passes/sequential_computations.h"
@@ -20,53 +21,6 @@ namespace {
 using hlo::HloComputation;
 using hlo::HloInstruction;
 using hlo::HloOpcode;
-
-// Instructions codegen turns into loop-kernel code.
-bool IsKernelOp(const HloInstruction& inst) {
-  if (!inst.shape().IsArray()) return false;
-  switch (inst.opcode()) {
-    case HloOpcode::kBroadcast: case HloOpcode::kReshape: case HloOpcode::kTranspose:
-    case HloOpcode::kSlice: case HloOpcode::kConcatenate: case HloOpcode::kIota:
-    case HloOpcode::kReverse: case HloOpcode::kConstant:
-      return true;
-    case HloOpcode::kReduce:
-      return inst.operand_count() == 2;
-    case HloOpcode::kStochasticConvert:  // needs random bits codegen lacks
-      return false;
-    default:
-      return hlo::IsElementwise(inst.opcode());
-  }
-}
-
-// Per-element recomputation is cheap: fine to repeat for every element a
-// broadcast produces from one operand element.
-bool IsCheap(const HloInstruction& inst) {
-  switch (inst.opcode()) {
-    case HloOpcode::kExp: case HloOpcode::kExpm1: case HloOpcode::kLog: case HloOpcode::kLog1p:
-    case HloOpcode::kLogistic: case HloOpcode::kTanh: case HloOpcode::kSin: case HloOpcode::kCos:
-    case HloOpcode::kTan: case HloOpcode::kAtan2: case HloOpcode::kPower: case HloOpcode::kErf:
-    case HloOpcode::kCbrt: case HloOpcode::kReduce: case HloOpcode::kConcatenate:
-      return false;
-    default:
-      return true;
-  }
-}
-
-// Scalar constants, iotas and broadcasts/reshapes of them: copied into
-// every kernel that reads them instead of being materialized.
-bool IsDuplicable(const HloInstruction& inst) {
-  switch (inst.opcode()) {
-    case HloOpcode::kConstant:
-      return inst.shape().IsArray() && inst.shape().ElementCount() <= 1 && !inst.literal_elided();
-    case HloOpcode::kIota:
-      return inst.shape().IsArray();
-    case HloOpcode::kBroadcast:
-    case HloOpcode::kReshape:
-      return inst.shape().IsArray() && IsDuplicable(*inst.operand(0));
-    default:
-      return false;
-  }
-}
 
 class ComputationFuser {
  public:
@@ -119,7 +73,7 @@ class ComputationFuser {
     if (inst->opcode() == HloOpcode::kConstant) return;  // a constant buffer
     int64_t g = ConsumerGroup(inst);
     bool replicated = g >= 0 && IsReplicated(inst);
-    if (g >= 0 && inst->opcode() != HloOpcode::kReduce && (!replicated || IsCheap(*inst))) {
+    if (g >= 0 && inst->opcode() != HloOpcode::kReduce && (!replicated || IsCheapToRepeat(*inst))) {
       group_[inst] = g;
       members_[g].push_back(inst);
       if (replicated) replicated_.insert(inst);

@@ -1,0 +1,252 @@
+// ElementalEmitter and ConstantPool (see elemental_emitter.h).
+#include "compiler/codegen/elemental_emitter.h"
+
+#include <algorithm>
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+namespace kiln::codegen::internal {
+
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+using mlir::Value;
+
+mlir::MemRefType BufferType(mlir::MLIRContext* ctx, const Shape& shape) {
+  return mlir::MemRefType::get(shape.dims(), StorageType(ctx, shape.element_type()));
+}
+
+mlir::memref::GlobalOp ConstantPool::Get(const HloInstruction& inst) {
+    auto it = globals_.find(&inst);
+    if (it != globals_.end()) return it->second;
+    mlir::MLIRContext* ctx = module_.getContext();
+    mlir::OpBuilder b(ctx);
+    b.setInsertionPointToStart(module_.getBody());
+    const Literal& lit = inst.literal();
+    mlir::MemRefType type = BufferType(ctx, inst.shape());
+    auto tensor = mlir::RankedTensorType::get(inst.shape().dims(), type.getElementType());
+    // Literal storage is dense, row-major and little-endian, as
+    // DenseElementsAttr's raw buffer (pred is one byte, stored as i8).
+    auto data = mlir::DenseElementsAttr::getFromRawBuffer(
+        tensor, llvm::ArrayRef<char>(reinterpret_cast<const char*>(lit.raw()), lit.raw_size()));
+    // Not a C identifier a caller could give another kernel ("__" prefix).
+    std::string name = "__kiln_const_" + prefix_ + "_" + std::to_string(globals_.size());
+    auto global = mlir::memref::GlobalOp::create(
+        b, b.getUnknownLoc(), b.getStringAttr(name), b.getStringAttr("private"),
+        mlir::TypeAttr::get(type), data, b.getUnitAttr(), /*alignment=*/nullptr);
+    globals_[&inst] = global;
+    return global;
+  }
+
+StatusOr<Value> ElementalEmitter::EmitUncached(const HloInstruction& inst, const Index& index) {
+  auto operand = [&](int64_t i, const Index& idx) { return Emit(inst.operand(i), idx); };
+  ElementType t = inst.shape().element_type();
+  switch (inst.opcode()) {
+    case HloOpcode::kParameter:
+      return EmitParameter(inst, index);
+    case HloOpcode::kConstant:
+      return EmitConstant(inst, index);
+    case HloOpcode::kIota: {
+      int64_t dim = inst.GetInt("iota_dimension", 0);
+      if (dim < 0 || dim >= inst.shape().rank())
+        return Error(inst.DebugName() + ": iota_dimension out of range");
+      Value i = mlir::arith::IndexCastOp::create(b_, loc_, b_.getI64Type(), index[dim]);
+      return ops_.Convert(inst, i, ElementType::kS64, t);
+    }
+    case HloOpcode::kCopy:
+      return operand(0, index);
+    case HloOpcode::kBroadcast: {
+      std::vector<int64_t> dims = inst.dimensions();
+      Index idx;
+      for (int64_t d : dims) idx.push_back(index[d]);
+      return operand(0, idx);
+    }
+    case HloOpcode::kReshape:
+      return EmitReshape(inst, index);
+    case HloOpcode::kTranspose: {
+      std::vector<int64_t> perm = inst.dimensions();
+      Index idx(perm.size());
+      for (size_t i = 0; i < perm.size(); ++i) idx[perm[i]] = index[i];
+      return operand(0, idx);
+    }
+    case HloOpcode::kSlice: {
+      const auto* slice = inst.GetAttribute<std::vector<hlo::SliceDim>>("slice");
+      if (!slice || static_cast<int64_t>(slice->size()) != inst.shape().rank())
+        return Error(inst.DebugName() + ": slice needs one slice={...} entry per dimension");
+      Index idx;
+      for (size_t d = 0; d < slice->size(); ++d)
+        idx.push_back(Add(Const((*slice)[d].start), Mul(index[d], Const((*slice)[d].stride))));
+      return operand(0, idx);
+    }
+    case HloOpcode::kReverse: {
+      Index idx = index;
+      for (int64_t d : inst.dimensions())
+        idx[d] = mlir::arith::SubIOp::create(b_, loc_, Const(inst.shape().dim(d) - 1), index[d]);
+      return operand(0, idx);
+    }
+    case HloOpcode::kConcatenate:
+      return EmitConcatenate(inst, index, 0, 0);
+    case HloOpcode::kConvert: {
+      KILN_ASSIGN_OR_RETURN(Value v, operand(0, index));
+      return ops_.Convert(inst, v, inst.operand(0)->shape().element_type(), t);
+    }
+    case HloOpcode::kCompare: {
+      KILN_ASSIGN_OR_RETURN(Value a, operand(0, index));
+      KILN_ASSIGN_OR_RETURN(Value c, operand(1, index));
+      return ops_.Compare(inst, a, c);
+    }
+    case HloOpcode::kSelect: {
+      Index pred_index = inst.operand(0)->shape().IsScalar() ? Index{} : index;
+      KILN_ASSIGN_OR_RETURN(Value p, operand(0, pred_index));
+      KILN_ASSIGN_OR_RETURN(Value x, operand(1, index));
+      KILN_ASSIGN_OR_RETURN(Value y, operand(2, index));
+      return ops_.Select(p, x, y);
+    }
+    case HloOpcode::kClamp: {
+      Index lo_index = inst.operand(0)->shape().IsScalar() ? Index{} : index;
+      Index hi_index = inst.operand(2)->shape().IsScalar() ? Index{} : index;
+      KILN_ASSIGN_OR_RETURN(Value lo, operand(0, lo_index));
+      KILN_ASSIGN_OR_RETURN(Value x, operand(1, index));
+      KILN_ASSIGN_OR_RETURN(Value hi, operand(2, hi_index));
+      return ops_.Clamp(t, lo, x, hi);
+    }
+    case HloOpcode::kReduce:
+      return EmitReduce(inst, index);
+    default:
+      break;
+  }
+  if (hlo::IsElementwiseUnary(inst.opcode()) && inst.operand_count() == 1) {
+    KILN_ASSIGN_OR_RETURN(Value x, operand(0, index));
+    return ops_.Unary(inst, x);
+  }
+  if (hlo::IsElementwiseBinary(inst.opcode()) && inst.operand_count() == 2) {
+    KILN_ASSIGN_OR_RETURN(Value a, operand(0, index));
+    KILN_ASSIGN_OR_RETURN(Value c, operand(1, index));
+    return ops_.Binary(inst, a, c);
+  }
+  return Error(inst.DebugName() + ": codegen does not support " +
+               std::string(hlo::OpcodeName(inst.opcode())) + " in loop kernels");
+}
+
+StatusOr<Value> ElementalEmitter::EmitParameter(const HloInstruction& inst, const Index& index) {
+  int64_t n = inst.parameter_number();
+  if (n < 0 || n >= static_cast<int64_t>(params_.size()))
+    return Error(inst.DebugName() + ": parameter number out of range");
+  if (scalar_params_) return params_[n];
+  Value stored = mlir::memref::LoadOp::create(b_, loc_, params_[n], index);
+  return ops_.FromStorage(stored, inst.shape().element_type());
+}
+
+StatusOr<Value> ElementalEmitter::EmitConstant(const HloInstruction& inst, const Index& index) {
+  if (!inst.has_literal()) return Error(inst.DebugName() + ": constant has no value");
+  if (inst.literal_elided())
+    return Error(inst.DebugName() + ": constant's data was elided ({...}); cannot compile it");
+  if (inst.shape().ElementCount() == 1) return ops_.Constant(inst.literal(), 0);
+  mlir::memref::GlobalOp global = pool_.Get(inst);
+  Value buffer = mlir::memref::GetGlobalOp::create(b_, loc_, global.getType(), global.getSymName());
+  Value stored = mlir::memref::LoadOp::create(b_, loc_, buffer, index);
+  return ops_.FromStorage(stored, inst.shape().element_type());
+}
+
+// Row-major linear position in the result, re-split by the operand's dims.
+StatusOr<Value> ElementalEmitter::EmitReshape(const HloInstruction& inst, const Index& index) {
+  const Shape& in = inst.operand(0)->shape();
+  const Shape& out = inst.shape();
+  if (in.dims() == out.dims()) return Emit(inst.operand(0), index);
+  Value linear = Const(0);
+  for (int64_t d = 0; d < out.rank(); ++d) linear = Add(Mul(linear, Const(out.dim(d))), index[d]);
+  Index idx(in.rank());
+  for (int64_t d = in.rank() - 1; d >= 0; --d) {
+    if (d == 0) {
+      idx[d] = linear;
+      break;
+    }
+    Value size = Const(in.dim(d));
+    idx[d] = mlir::arith::RemUIOp::create(b_, loc_, linear, size);
+    linear = mlir::arith::DivUIOp::create(b_, loc_, linear, size);
+  }
+  return Emit(inst.operand(0), idx);
+}
+
+// Operand k covers positions [offset, offset + size_k) of the concatenated
+// dimension; earlier operands are tested first, each in its own scf.if.
+StatusOr<Value> ElementalEmitter::EmitConcatenate(const HloInstruction& inst, const Index& index,
+                                                  int64_t k, int64_t offset) {
+  std::vector<int64_t> dims = inst.dimensions();
+  if (dims.size() != 1) return Error(inst.DebugName() + ": concatenate needs dimensions={d}");
+  int64_t d = dims[0];
+  const HloInstruction* op = inst.operand(k);
+  auto emit_operand = [&]() -> StatusOr<Value> {
+    Index idx = index;
+    idx[d] = mlir::arith::SubIOp::create(b_, loc_, index[d], Const(offset));
+    return Emit(op, idx);
+  };
+  if (k + 1 == inst.operand_count()) return emit_operand();
+  int64_t end = offset + op->shape().dim(d);
+  Value in_k = mlir::arith::CmpIOp::create(b_, loc_, mlir::arith::CmpIPredicate::ult, index[d],
+                                           Const(end));
+  mlir::Type type = ValueType(b_.getContext(), inst.shape().element_type());
+  auto if_op = mlir::scf::IfOp::create(b_, loc_, mlir::TypeRange{type}, in_k, /*withElseRegion=*/true);
+  mlir::OpBuilder::InsertionGuard guard(b_);
+  {
+    ScopeGuard scope(scopes_);
+    b_.setInsertionPointToStart(if_op.thenBlock());
+    KILN_ASSIGN_OR_RETURN(Value v, emit_operand());
+    mlir::scf::YieldOp::create(b_, loc_, mlir::ValueRange{v});
+  }
+  {
+    ScopeGuard scope(scopes_);
+    b_.setInsertionPointToStart(if_op.elseBlock());
+    KILN_ASSIGN_OR_RETURN(Value v, EmitConcatenate(inst, index, k + 1, end));
+    mlir::scf::YieldOp::create(b_, loc_, mlir::ValueRange{v});
+  }
+  return if_op.getResult(0);
+}
+
+// reduce(operand, init) with a scalar to_apply: for one result element,
+// folds the operand's elements over the reduced dimensions in row-major
+// order, starting from init.
+StatusOr<Value> ElementalEmitter::EmitReduce(const HloInstruction& inst, const Index& index) {
+  if (inst.operand_count() != 2 || !inst.shape().IsArray())
+    return Error(inst.DebugName() + ": codegen supports only single-output reduce");
+  if (!inst.to_apply()) return Error(inst.DebugName() + ": reduce needs to_apply");
+  std::vector<int64_t> reduced = inst.dimensions();
+  std::sort(reduced.begin(), reduced.end());
+  const Shape& in = inst.operand(0)->shape();
+  // Kept dimensions take the result index in order.
+  Index operand_index(in.rank());
+  size_t next = 0;
+  for (int64_t d = 0; d < in.rank(); ++d) {
+    if (std::binary_search(reduced.begin(), reduced.end(), d)) continue;
+    if (next >= index.size()) return Error(inst.DebugName() + ": reduce result rank mismatch");
+    operand_index[d] = index[next++];
+  }
+  KILN_ASSIGN_OR_RETURN(Value init, Emit(inst.operand(1), Index{}));
+  return EmitReduceLoops(inst, reduced, 0, operand_index, init);
+}
+
+StatusOr<Value> ElementalEmitter::EmitReduceLoops(const HloInstruction& inst,
+                                                  const std::vector<int64_t>& reduced,
+                                                  size_t level, Index& operand_index, Value acc) {
+  if (level == reduced.size()) {
+    KILN_ASSIGN_OR_RETURN(Value element, Emit(inst.operand(0), operand_index));
+    const hlo::HloComputation& fn = *inst.to_apply();
+    if (fn.parameter_count() != 2 || !fn.root())
+      return Error(inst.DebugName() + ": reduce's to_apply must take two scalars");
+    ElementalEmitter reducer(b_, loc_, pool_, {acc, element}, /*scalar_params=*/true);
+    return reducer.Emit(fn.root(), Index{});
+  }
+  int64_t d = reduced[level];
+  auto loop = mlir::scf::ForOp::create(b_, loc_, Const(0), Const(inst.operand(0)->shape().dim(d)),
+                                       Const(1), mlir::ValueRange{acc});
+  mlir::OpBuilder::InsertionGuard guard(b_);
+  ScopeGuard scope(scopes_);
+  b_.setInsertionPointToStart(loop.getBody());
+  operand_index[d] = loop.getInductionVar();
+  KILN_ASSIGN_OR_RETURN(Value next,
+                        EmitReduceLoops(inst, reduced, level + 1, operand_index, loop.getRegionIterArgs()[0]));
+  mlir::scf::YieldOp::create(b_, loc_, mlir::ValueRange{next});
+  return loop.getResult(0);
+}
+
+}  // namespace kiln::codegen::internal
