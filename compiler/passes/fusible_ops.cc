@@ -1,6 +1,8 @@
 // Fusion-relevant properties of instructions (see fusible_ops.h).
 #include "compiler/passes/fusible_ops.h"
 
+#include <algorithm>
+
 #include "compiler/hlo/computation.h"
 
 namespace kiln::passes {
@@ -65,6 +67,58 @@ std::optional<int64_t> InPlaceOperandNumber(const HloInstruction& fusion) {
   if (!body) return 0;
   if (target->opcode() != HloOpcode::kParameter || target->user_count() != 1) return std::nullopt;
   return target->parameter_number();
+}
+
+NormalizedTranspose NormalizeTranspose(const HloInstruction& transpose) {
+  const Shape& in = transpose.operand(0)->shape();
+  std::vector<int64_t> perm = transpose.dimensions();
+  // Drop size-1 dimensions: they never constrain the order.
+  std::vector<int64_t> kept_in;
+  for (int64_t d = 0; d < in.rank(); ++d)
+    if (in.dim(d) != 1) kept_in.push_back(d);
+  std::vector<int64_t> order;  // operand dims (size > 1) in result order
+  for (int64_t d : perm)
+    if (in.dim(d) != 1) order.push_back(d);
+  // Runs of operand dims that stay consecutive in the result form groups.
+  std::vector<std::vector<int64_t>> groups;  // in result order
+  for (int64_t d : order) {
+    if (!groups.empty() && groups.back().back() + 1 == d) {
+      groups.back().push_back(d);
+    } else {
+      groups.push_back({d});
+    }
+  }
+  std::vector<size_t> by_operand(groups.size());
+  for (size_t i = 0; i < groups.size(); ++i) by_operand[i] = i;
+  std::sort(by_operand.begin(), by_operand.end(),
+            [&](size_t a, size_t b) { return groups[a].front() < groups[b].front(); });
+  NormalizedTranspose result;
+  std::vector<int64_t> operand_group_of(groups.size());
+  for (size_t k = 0; k < by_operand.size(); ++k) {
+    int64_t size = 1;
+    for (int64_t d : groups[by_operand[k]]) size *= in.dim(d);
+    result.operand_dims.push_back(size);
+    operand_group_of[by_operand[k]] = static_cast<int64_t>(k);
+  }
+  for (size_t i = 0; i < groups.size(); ++i) result.permutation.push_back(operand_group_of[i]);
+  if (result.operand_dims.empty()) {
+    result.operand_dims = {1};
+    result.permutation = {0};
+  }
+  return result;
+}
+
+bool IsTiledTransposeHero(const HloInstruction& inst) {
+  if (inst.opcode() != HloOpcode::kTranspose || !inst.shape().IsArray()) return false;
+  NormalizedTranspose t = NormalizeTranspose(inst);
+  const std::vector<int64_t>& p = t.permutation;
+  bool supported = p == std::vector<int64_t>{1, 0} || p == std::vector<int64_t>{0, 2, 1} ||
+                   p == std::vector<int64_t>{2, 1, 0};
+  if (!supported) return false;
+  // The operand's minor group and the group that becomes the result's minor.
+  int64_t operand_minor = t.operand_dims.back();
+  int64_t result_minor = t.operand_dims[p.back()];
+  return operand_minor >= kMinTiledTransposeDim && result_minor >= kMinTiledTransposeDim;
 }
 
 }  // namespace kiln::passes

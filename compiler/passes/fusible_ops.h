@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "compiler/hlo/instruction.h"
 
@@ -35,5 +36,26 @@ bool IsDuplicable(const hlo::HloInstruction& inst);
 // the operand's value on entry (the buffer assignment shares the operand's
 // buffer, or the emitter copies it first).
 std::optional<int64_t> InPlaceOperandNumber(const hlo::HloInstruction& fusion);
+
+// A transpose with its operand's dimensions collapsed into groups that stay
+// adjacent and in order: operand [g0, g1, ...] (group sizes) becomes result
+// [g_perm[0], g_perm[1], ...].
+struct NormalizedTranspose {
+  std::vector<int64_t> operand_dims;  // group sizes, operand order
+  std::vector<int64_t> permutation;   // result group i is operand group permutation[i]
+};
+NormalizedTranspose NormalizeTranspose(const hlo::HloInstruction& transpose);
+
+// Groups at least this large on both sides of a transpose are worth tiling.
+inline constexpr int64_t kMinTiledTransposeDim = 16;
+
+// A transpose that moves the operand's minor-most dimension, normalized to
+// [1,0], [0,2,1] or [2,1,0], with the two swapped groups at least
+// kMinTiledTransposeDim each. Reading and writing it with one thread per
+// output element would make one side uncoalesced, so codegen tiles it
+// through shared memory (on the host: cache-sized tiles). Fusion keeps such
+// a transpose as its kernel's root: producers fuse into it, it does not fuse
+// into consumers.
+bool IsTiledTransposeHero(const hlo::HloInstruction& inst);
 
 }  // namespace kiln::passes
