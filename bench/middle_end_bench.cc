@@ -65,6 +65,7 @@ int main(int argc, char** argv) {
   std::printf("%-44s %7s %7s %7s %10s %10s %6s %12s %12s %7s %8s\n", "module", "instrs", "after", "kernels",
               "GB unfused", "GB fused", "saved", "temp peak", "lower bound", "ratio", "seconds");
   double worst = 1.0, slowest_per_10k = 0;
+  int64_t total_kernels = 0, total_unfused = 0, total_fused = 0;
   for (const auto& [n, module] : modules) {
     compiler::CompileStats s;
     Status status = compiler::RunMiddleEnd(*module, {}, &s);
@@ -77,6 +78,9 @@ int main(int argc, char** argv) {
     double ratio = s.temp_lower_bound_bytes > 0 ? double(s.temp_peak_bytes) / s.temp_lower_bound_bytes : 1.0;
     worst = std::max(worst, ratio);
     slowest_per_10k = std::max(slowest_per_10k, s.compile_seconds * 1e4 / std::max<int64_t>(n, 1));
+    total_kernels += s.fusions;
+    total_unfused += s.bytes_accessed_unfused;
+    total_fused += s.bytes_accessed_fused;
     double saved = s.bytes_accessed_unfused > 0 ? 1.0 - double(s.bytes_accessed_fused) / s.bytes_accessed_unfused : 0;
     std::printf("%-44s %7lld %7lld %7lld %10s %10s %5.0f%% %12lld %12lld %7.4f %8.3f\n", name.c_str(),
                 static_cast<long long>(n), static_cast<long long>(s.instructions_after_passes),
@@ -84,6 +88,8 @@ int main(int argc, char** argv) {
                 Gb(s.bytes_accessed_fused).c_str(), saved * 100, static_cast<long long>(s.temp_peak_bytes),
                 static_cast<long long>(s.temp_lower_bound_bytes), ratio, s.compile_seconds);
   }
+  std::printf("%-44s %7s %7s %7lld %10s %10s\n", "total", "", "", static_cast<long long>(total_kernels),
+              Gb(total_unfused).c_str(), Gb(total_fused).c_str());
   std::printf("worst temp peak / lower bound: %.4f (target <= 1.10); slowest middle-end: %.3f s per 10k instructions "
               "(target < 2 s)\n",
               worst, slowest_per_10k);

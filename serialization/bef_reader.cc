@@ -234,6 +234,7 @@ class Reader {
       KILN_RETURN_IF_ERROR(Scalars(o->index(), *out.output));
     }
     if (a->constant_index().has_value()) out.constant = a->constant_index().value();
+    out.color = a->color();
     return Status::Ok();
   }
 

@@ -143,7 +143,7 @@ class Writer {
     if (a.output) output = fb::CreateOutputRef(fbb_, Ints(*a.output));
     flatbuffers::Optional<int64_t> constant = flatbuffers::nullopt;
     if (a.constant) constant = *a.constant;
-    return fb::CreateAllocation(fbb_, a.size, a.alignment, parameter, output, constant);
+    return fb::CreateAllocation(fbb_, a.size, a.alignment, parameter, output, constant, a.color);
   }
 
   Offset<fb::Constant> Const(const th::Constant& c) {

@@ -35,6 +35,7 @@ std::string Allocation::ToString() const {
   if (constant) s += " constant " + std::to_string(*constant);
   if (output) s += " output " + ShapeIndexToString(*output);
   if (is_temp()) s += " temp";
+  if (color != 0) s += " color " + std::to_string(color);
   return s;
 }
 

@@ -50,6 +50,9 @@ struct Allocation {
   std::optional<ParameterRef> parameter;  // set: filled from a caller's argument
   std::optional<ShapeIndex> output;       // set: live out, at this result index
   std::optional<int64_t> constant;        // set: index into ThunkProgram::constants
+  // Memory space (XLA's layout S(n)) of the values it holds: temporaries of
+  // different colors never share an arena. 0 is the default device memory.
+  int64_t color = 0;
 
   bool is_parameter() const { return parameter.has_value(); }
   bool is_output() const { return output.has_value(); }
@@ -57,7 +60,7 @@ struct Allocation {
   bool is_temp() const { return !is_parameter() && !is_output() && !is_constant(); }
   // Parameter before constant before output before temp.
   AllocationKind kind() const;
-  // "size=4096 align=64 parameter 0 {} output {1}"
+  // "size=4096 align=64 parameter 0 {} output {1}" (" color 1" when not 0)
   std::string ToString() const;
   bool operator==(const Allocation&) const = default;
 };

@@ -6,7 +6,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -16,9 +18,19 @@ namespace kiln::codegen::internal {
 
 // What later stages need to know about one emitted kernel.
 struct KernelInfo {
+  KernelInfo() = default;
+  KernelInfo(std::string name, int num_args, int64_t num_elements,
+             std::optional<LaunchDims> cuda_launch = std::nullopt)
+      : name(std::move(name)), num_args(num_args), num_elements(num_elements),
+        cuda_launch(cuda_launch) {}
+
   std::string name;
   int num_args = 0;          // parameters + result
   int64_t num_elements = 0;  // elements of the result (threads on CUDA)
+  // The CUDA launch of a kernel with its own thread mapping (the tiled
+  // transpose: one block per tile, shared memory for the tile). Unset: one
+  // thread per result element, in blocks of a fixed size.
+  std::optional<LaunchDims> cuda_launch;
 };
 
 // An MLIR context plus the kernel IR module (defined in kernel_module.h).

@@ -38,6 +38,29 @@ mlir::memref::GlobalOp ConstantPool::Get(const HloInstruction& inst) {
     return global;
   }
 
+StatusOr<std::vector<Value>> ElementalEmitter::EmitUncachedAll(const HloInstruction& inst,
+                                                              const Index& index) {
+  if (inst.opcode() == HloOpcode::kReduce) return EmitReduce(inst, index);
+  if (!inst.shape().IsArray())
+    return Error(inst.DebugName() + ": codegen needs array shapes, got " + inst.shape().ToString(false));
+  KILN_ASSIGN_OR_RETURN(Value v, EmitUncached(inst, index));
+  return std::vector<Value>{v};
+}
+
+StatusOr<Value> ElementalEmitter::EmitIf(Value cond, ElementType type, const ValueFn& then_fn,
+                                         const ValueFn& else_fn) {
+  mlir::Type result = ValueType(b_.getContext(), type);
+  auto if_op = mlir::scf::IfOp::create(b_, loc_, mlir::TypeRange{result}, cond, /*withElseRegion=*/true);
+  mlir::OpBuilder::InsertionGuard guard(b_);
+  for (auto [block, fn] : {std::pair{if_op.thenBlock(), &then_fn}, std::pair{if_op.elseBlock(), &else_fn}}) {
+    ScopeGuard scope(scopes_);
+    b_.setInsertionPointToStart(block);
+    KILN_ASSIGN_OR_RETURN(Value v, (*fn)());
+    mlir::scf::YieldOp::create(b_, loc_, mlir::ValueRange{v});
+  }
+  return if_op.getResult(0);
+}
+
 StatusOr<Value> ElementalEmitter::EmitUncached(const HloInstruction& inst, const Index& index) {
   auto operand = [&](int64_t i, const Index& idx) { return Emit(inst.operand(i), idx); };
   ElementType t = inst.shape().element_type();
@@ -110,8 +133,26 @@ StatusOr<Value> ElementalEmitter::EmitUncached(const HloInstruction& inst, const
       KILN_ASSIGN_OR_RETURN(Value hi, operand(2, hi_index));
       return ops_.Clamp(t, lo, x, hi);
     }
-    case HloOpcode::kReduce:
-      return EmitReduce(inst, index);
+    case HloOpcode::kGetTupleElement: {
+      KILN_ASSIGN_OR_RETURN(std::vector<Value> values, EmitAll(inst.operand(0), index));
+      int64_t i = inst.tuple_index();
+      if (i < 0 || i >= static_cast<int64_t>(values.size()))
+        return Error(inst.DebugName() + ": tuple index out of range");
+      return values[i];
+    }
+    case HloOpcode::kPad:
+      return EmitPad(inst, index);
+    case HloOpcode::kDynamicSlice:
+      return EmitDynamicSlice(inst, index);
+    case HloOpcode::kDynamicUpdateSlice:
+      return EmitDynamicUpdateSlice(inst, index);
+    case HloOpcode::kGather:
+      return EmitGather(inst, index);
+    case HloOpcode::kReduceWindow:
+      return EmitReduceWindow(inst, index);
+    case HloOpcode::kScatter:
+      return Error(inst.DebugName() + ": scatter is compiled only in place, as its kernel's root with "
+                   "operand 0 a kernel parameter that nothing else reads");
     default:
       break;
   }
@@ -185,30 +226,33 @@ StatusOr<Value> ElementalEmitter::EmitConcatenate(const HloInstruction& inst, co
   int64_t end = offset + op->shape().dim(d);
   Value in_k = mlir::arith::CmpIOp::create(b_, loc_, mlir::arith::CmpIPredicate::ult, index[d],
                                            Const(end));
-  mlir::Type type = ValueType(b_.getContext(), inst.shape().element_type());
-  auto if_op = mlir::scf::IfOp::create(b_, loc_, mlir::TypeRange{type}, in_k, /*withElseRegion=*/true);
-  mlir::OpBuilder::InsertionGuard guard(b_);
-  {
-    ScopeGuard scope(scopes_);
-    b_.setInsertionPointToStart(if_op.thenBlock());
-    KILN_ASSIGN_OR_RETURN(Value v, emit_operand());
-    mlir::scf::YieldOp::create(b_, loc_, mlir::ValueRange{v});
-  }
-  {
-    ScopeGuard scope(scopes_);
-    b_.setInsertionPointToStart(if_op.elseBlock());
-    KILN_ASSIGN_OR_RETURN(Value v, EmitConcatenate(inst, index, k + 1, end));
-    mlir::scf::YieldOp::create(b_, loc_, mlir::ValueRange{v});
-  }
-  return if_op.getResult(0);
+  return EmitIf(in_k, inst.shape().element_type(), emit_operand,
+                [&] { return EmitConcatenate(inst, index, k + 1, end); });
 }
 
-// reduce(operand, init) with a scalar to_apply: for one result element,
-// folds the operand's elements over the reduced dimensions in row-major
-// order, starting from init.
-StatusOr<Value> ElementalEmitter::EmitReduce(const HloInstruction& inst, const Index& index) {
-  if (inst.operand_count() != 2 || !inst.shape().IsArray())
-    return Error(inst.DebugName() + ": codegen supports only single-output reduce");
+namespace {
+
+// to_apply computes param0 + param1 (in either order).
+bool IsScalarAdd(const hlo::HloComputation& fn) {
+  const HloInstruction* root = fn.root();
+  if (!root || fn.parameter_count() != 2 || root->opcode() != HloOpcode::kAdd) return false;
+  const HloInstruction* a = root->operand(0);
+  const HloInstruction* b = root->operand(1);
+  return a->opcode() == HloOpcode::kParameter && b->opcode() == HloOpcode::kParameter && a != b;
+}
+
+}  // namespace
+
+// reduce(operands..., inits...) with a scalar to_apply: for one result
+// element, folds the operands' elements over the reduced dimensions in
+// row-major order, starting from the inits. A variadic reduce (N operands,
+// tuple result) carries N accumulators and yields N values.
+StatusOr<std::vector<Value>> ElementalEmitter::EmitReduce(const HloInstruction& inst, const Index& index) {
+  int64_t n = inst.operand_count() / 2;
+  if (n < 1 || inst.operand_count() != 2 * n)
+    return Error(inst.DebugName() + ": reduce takes N operands and N init values");
+  if (inst.shape().IsTuple() ? inst.shape().tuple_size() != n : n != 1)
+    return Error(inst.DebugName() + ": reduce needs one result per operand");
   if (!inst.to_apply()) return Error(inst.DebugName() + ": reduce needs to_apply");
   std::vector<int64_t> reduced = inst.dimensions();
   std::sort(reduced.begin(), reduced.end());
@@ -221,32 +265,72 @@ StatusOr<Value> ElementalEmitter::EmitReduce(const HloInstruction& inst, const I
     if (next >= index.size()) return Error(inst.DebugName() + ": reduce result rank mismatch");
     operand_index[d] = index[next++];
   }
-  KILN_ASSIGN_OR_RETURN(Value init, Emit(inst.operand(1), Index{}));
-  return EmitReduceLoops(inst, reduced, 0, operand_index, init);
+  std::vector<Value> init;
+  for (int64_t i = 0; i < n; ++i) {
+    KILN_ASSIGN_OR_RETURN(Value v, Emit(inst.operand(n + i), Index{}));
+    init.push_back(v);
+  }
+  // A sum of f16/bf16 accumulates in f32 and is rounded once, as XLA's CPU
+  // and GPU backends do after float normalization (and as the evaluator
+  // does): rounding after every step loses bits on long reductions.
+  ElementType t = inst.operand(0)->shape().element_type();
+  bool widened_add =
+      n == 1 && (t == ElementType::kF16 || t == ElementType::kBF16) && IsScalarAdd(*inst.to_apply());
+  if (!widened_add) return EmitReduceLoops(inst, reduced, 0, operand_index, init, false);
+  KILN_ASSIGN_OR_RETURN(std::vector<Value> sum,
+                        EmitReduceLoops(inst, reduced, 0, operand_index, {ops_.Widen(init[0])}, true));
+  return std::vector<Value>{ops_.Narrow(sum[0], t)};
 }
 
-StatusOr<Value> ElementalEmitter::EmitReduceLoops(const HloInstruction& inst,
-                                                  const std::vector<int64_t>& reduced,
-                                                  size_t level, Index& operand_index, Value acc) {
-  if (level == reduced.size()) {
+StatusOr<std::vector<Value>> ElementalEmitter::EmitReduceLoops(const HloInstruction& inst,
+                                                               const std::vector<int64_t>& reduced,
+                                                               size_t level, Index& operand_index,
+                                                               std::vector<Value> acc,
+                                                               bool widened_add) {
+  if (level == reduced.size() && widened_add) {
     KILN_ASSIGN_OR_RETURN(Value element, Emit(inst.operand(0), operand_index));
-    const hlo::HloComputation& fn = *inst.to_apply();
-    if (fn.parameter_count() != 2 || !fn.root())
-      return Error(inst.DebugName() + ": reduce's to_apply must take two scalars");
-    ElementalEmitter reducer(b_, loc_, pool_, {acc, element}, /*scalar_params=*/true);
-    return reducer.Emit(fn.root(), Index{});
+    return std::vector<Value>{mlir::arith::AddFOp::create(b_, loc_, acc[0], ops_.Widen(element))};
+  }
+  if (level == reduced.size()) {
+    std::vector<Value> args = acc;
+    for (size_t i = 0; i < acc.size(); ++i) {
+      KILN_ASSIGN_OR_RETURN(Value element, Emit(inst.operand(i), operand_index));
+      args.push_back(element);
+    }
+    return ApplyScalar(*inst.to_apply(), args);
   }
   int64_t d = reduced[level];
   auto loop = mlir::scf::ForOp::create(b_, loc_, Const(0), Const(inst.operand(0)->shape().dim(d)),
-                                       Const(1), mlir::ValueRange{acc});
+                                       Const(1), acc);
   mlir::OpBuilder::InsertionGuard guard(b_);
   ScopeGuard scope(scopes_);
   b_.setInsertionPointToStart(loop.getBody());
   operand_index[d] = loop.getInductionVar();
-  KILN_ASSIGN_OR_RETURN(Value next,
-                        EmitReduceLoops(inst, reduced, level + 1, operand_index, loop.getRegionIterArgs()[0]));
-  mlir::scf::YieldOp::create(b_, loc_, mlir::ValueRange{next});
-  return loop.getResult(0);
+  std::vector<Value> iter(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
+  KILN_ASSIGN_OR_RETURN(std::vector<Value> next, EmitReduceLoops(inst, reduced, level + 1, operand_index, iter, widened_add));
+  mlir::scf::YieldOp::create(b_, loc_, next);
+  return std::vector<Value>(loop.getResults().begin(), loop.getResults().end());
+}
+
+StatusOr<std::vector<Value>> ElementalEmitter::ApplyScalar(const hlo::HloComputation& fn,
+                                                           const std::vector<Value>& args) {
+  if (fn.parameter_count() != static_cast<int64_t>(args.size()) || !fn.root())
+    return Error("computation " + fn.name() + " must take " + std::to_string(args.size()) + " scalars");
+  ElementalEmitter scalar(b_, loc_, pool_, args, /*scalar_params=*/true);
+  std::vector<const HloInstruction*> results;
+  if (fn.root()->opcode() == HloOpcode::kTuple) {
+    for (const HloInstruction* op : fn.root()->operands()) results.push_back(op);
+  } else {
+    results.push_back(fn.root());
+  }
+  if (2 * results.size() != args.size())
+    return Error("computation " + fn.name() + " must return " + std::to_string(args.size() / 2) + " values");
+  std::vector<Value> values;
+  for (const HloInstruction* r : results) {
+    KILN_ASSIGN_OR_RETURN(Value v, scalar.Emit(r, Index{}));
+    values.push_back(v);
+  }
+  return values;
 }
 
 }  // namespace kiln::codegen::internal

@@ -6,6 +6,7 @@
 // Included only by kiln_codegen's MLIR translation units.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -55,19 +56,49 @@ class ElementalEmitter {
     scopes_.emplace_back();
   }
 
+  // The value of array-shaped `inst` at `index`.
   StatusOr<mlir::Value> Emit(const hlo::HloInstruction* inst, const Index& index) {
+    KILN_ASSIGN_OR_RETURN(std::vector<mlir::Value> values, EmitAll(inst, index));
+    return values[0];
+  }
+  // The values of every output of `inst` at `index`: one for an array, one
+  // per element for a tuple-shaped (variadic) reduce.
+  StatusOr<std::vector<mlir::Value>> EmitAll(const hlo::HloInstruction* inst, const Index& index) {
     std::vector<const void*> key = Key(inst, index);
     for (auto scope = scopes_.rbegin(); scope != scopes_.rend(); ++scope) {
       auto it = scope->find(key);
       if (it != scope->end()) return it->second;
     }
-    KILN_ASSIGN_OR_RETURN(mlir::Value v, EmitUncached(*inst, index));
+    KILN_ASSIGN_OR_RETURN(std::vector<mlir::Value> v, EmitUncachedAll(*inst, index));
     scopes_.back()[key] = v;
     return v;
   }
 
+  // Applies scalar computation `fn` (a reducer or scatter combiner) to
+  // scalar `args`; one result per element of a tuple root.
+  StatusOr<std::vector<mlir::Value>> ApplyScalar(const hlo::HloComputation& fn,
+                                                 const std::vector<mlir::Value>& args);
+
+  // Start indices of dynamic-slice / dynamic-update-slice: the scalar
+  // operands from `first` on, each clamped to [0, dims[d] - sizes[d]].
+  StatusOr<Index> DynamicStarts(const hlo::HloInstruction& inst, int64_t first,
+                                const std::vector<int64_t>& sizes);
+
+  // The start of the operand window an index vector of gather/scatter
+  // selects, unclamped: indices[batch..., k] goes to operand dimension
+  // index_map[k] (the index vector lies along index_vector_dim; == rank
+  // means an implicit trailing dimension of size 1), the batch coordinate of
+  // indices_batching[i] to operand_batching[i]; other dimensions start at 0.
+  // `batch` holds the indices' coordinates other than index_vector_dim.
+  struct IndexVectorMap {
+    int64_t index_vector_dim = 0;
+    std::vector<int64_t> index_map, operand_batching, indices_batching;
+  };
+  StatusOr<Index> WindowStart(const hlo::HloInstruction& indices, const IndexVectorMap& map,
+                              const Index& batch, int64_t operand_rank);
+
  private:
-  using Scope = std::map<std::vector<const void*>, mlir::Value>;
+  using Scope = std::map<std::vector<const void*>, std::vector<mlir::Value>>;
 
   static std::vector<const void*> Key(const hlo::HloInstruction* inst, const Index& index) {
     std::vector<const void*> key{inst};
@@ -83,18 +114,38 @@ class ElementalEmitter {
   };
 
   mlir::Value Add(mlir::Value a, mlir::Value c) { return mlir::arith::AddIOp::create(b_, loc_, a, c); }
+  mlir::Value Sub(mlir::Value a, mlir::Value c) { return mlir::arith::SubIOp::create(b_, loc_, a, c); }
   mlir::Value Mul(mlir::Value a, mlir::Value c) { return mlir::arith::MulIOp::create(b_, loc_, a, c); }
   mlir::Value Const(int64_t v) { return ops_.IndexConstant(v); }
 
+  // scf.if `cond` yielding `then_fn()` or `else_fn()`, each emitted in its
+  // own cache scope.
+  using ValueFn = std::function<StatusOr<mlir::Value>()>;
+  StatusOr<mlir::Value> EmitIf(mlir::Value cond, ElementType type, const ValueFn& then_fn,
+                               const ValueFn& else_fn);
+
+  StatusOr<std::vector<mlir::Value>> EmitUncachedAll(const hlo::HloInstruction& inst, const Index& index);
   StatusOr<mlir::Value> EmitUncached(const hlo::HloInstruction& inst, const Index& index);
   StatusOr<mlir::Value> EmitParameter(const hlo::HloInstruction& inst, const Index& index);
   StatusOr<mlir::Value> EmitConstant(const hlo::HloInstruction& inst, const Index& index);
   StatusOr<mlir::Value> EmitReshape(const hlo::HloInstruction& inst, const Index& index);
   StatusOr<mlir::Value> EmitConcatenate(const hlo::HloInstruction& inst, const Index& index, int64_t k,
                                   int64_t offset);
-  StatusOr<mlir::Value> EmitReduce(const hlo::HloInstruction& inst, const Index& index);
-  StatusOr<mlir::Value> EmitReduceLoops(const hlo::HloInstruction& inst, const std::vector<int64_t>& reduced,
-                                  size_t level, Index& operand_index, mlir::Value acc);
+  StatusOr<std::vector<mlir::Value>> EmitReduce(const hlo::HloInstruction& inst, const Index& index);
+  StatusOr<std::vector<mlir::Value>> EmitReduceLoops(const hlo::HloInstruction& inst,
+                                                     const std::vector<int64_t>& reduced, size_t level,
+                                                     Index& operand_index, std::vector<mlir::Value> acc,
+                                                     bool widened_add);
+
+  // Indexing ops (indexing_ops.cc).
+  StatusOr<mlir::Value> EmitPad(const hlo::HloInstruction& inst, const Index& index);
+  StatusOr<mlir::Value> EmitDynamicSlice(const hlo::HloInstruction& inst, const Index& index);
+  StatusOr<mlir::Value> EmitDynamicUpdateSlice(const hlo::HloInstruction& inst, const Index& index);
+  StatusOr<mlir::Value> EmitGather(const hlo::HloInstruction& inst, const Index& index);
+  // reduce-window (window_ops.cc).
+  StatusOr<mlir::Value> EmitReduceWindow(const hlo::HloInstruction& inst, const Index& index);
+  StatusOr<mlir::Value> EmitWindowLoops(const hlo::HloInstruction& inst, size_t level, const Index& out_index,
+                                        Index& window_index, mlir::Value acc);
 
   mlir::OpBuilder& b_;
   mlir::Location loc_;

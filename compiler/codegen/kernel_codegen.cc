@@ -21,10 +21,15 @@ std::vector<CompiledKernel> HostKernels(const std::vector<KernelInfo>& infos) {
   return kernels;
 }
 
-// One thread per result element; the kernel guards the ragged last block.
+// One thread per result element (the kernel guards the ragged last block),
+// unless the kernel brings its own launch (tiled kernels: one block per tile).
 std::vector<CompiledKernel> CudaKernels(const std::vector<KernelInfo>& infos) {
   std::vector<CompiledKernel> kernels;
   for (const KernelInfo& info : infos) {
+    if (info.cuda_launch) {
+      kernels.push_back({info.name, *info.cuda_launch, info.num_args});
+      continue;
+    }
     int64_t blocks = std::max<int64_t>(1, (info.num_elements + kCudaBlockSize - 1) / kCudaBlockSize);
     kernels.push_back({info.name, LaunchDims{{blocks, 1, 1}, {kCudaBlockSize, 1, 1}, 0}, info.num_args});
   }

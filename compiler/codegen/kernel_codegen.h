@@ -30,10 +30,21 @@ namespace kiln::codegen {
 // A loop kernel: computes `computation` for every element of its root shape.
 // The computation may contain elementwise ops, broadcast, reshape, transpose,
 // slice, reverse, concatenate, iota, convert, select, clamp, compare,
-// constant, parameter and reduce (single-output). A root that is a tuple
-// makes a multi-output kernel: its elements (same dimensions) are computed
-// at each index and written to one output buffer each, after the
-// parameters' buffers. `name` must be a C
+// constant, parameter, pad, dynamic-slice, dynamic-update-slice, gather,
+// reduce and reduce-window (single operand). A root that is a tuple makes a
+// multi-output kernel: its elements (same dimensions) are computed at each
+// index and written to one output buffer each, after the parameters'
+// buffers; a variadic reduce root (tuple result) likewise writes one buffer
+// per result.
+//
+// In-place kernels: when the root is a dynamic-update-slice or a
+// single-operand scatter whose operand 0 is a parameter p that nothing else
+// reads, the kernel iterates over the update's elements only and writes just
+// the updated elements of the output buffer, which must hold parameter p's
+// value on entry (the same buffer may be passed as parameter p and output;
+// the kernel never reads parameter p). Scatter exists only in this form; its
+// combines are atomic, so duplicate indices are correct on CUDA too. On CUDA
+// such a kernel runs one thread per update element. `name` must be a C
 // identifier, unique within one CompileKernels call; it is the exported
 // symbol (host) and the PTX .entry name (CUDA).
 struct KernelSpec {
@@ -49,7 +60,8 @@ struct LaunchDims {
 
 struct CompiledKernel {
   std::string name;
-  LaunchDims launch;  // host: all ones; CUDA: one thread per output element
+  LaunchDims launch;  // host: all ones; CUDA: one thread per output (in-place: update)
+                      // element, or one 32x8 block per tile of a tiled transpose
   int num_args;       // parameters then result
 };
 

@@ -10,15 +10,23 @@
 // (instruction, index) in an enclosing region are reused, so a DAG is not
 // recomputed along each path.
 //
+// In-place kernels (a dynamic-update-slice or scatter root updating a
+// parameter, in_place_emitter.h) iterate over the update's elements instead
+// and store only those; KernelInfo::num_elements is then the update's
+// element count.
+//
 // The flat parallel loop is what both lowerings rely on: the host turns it
 // into a sequential loop, the CUDA lowering maps it to one thread per element.
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <optional>
 
 #include "compiler/codegen/elemental_emitter.h"
+#include "compiler/codegen/in_place_emitter.h"
 #include "compiler/codegen/kernel_module.h"
 #include "compiler/codegen/scalar_ops.h"
+#include "compiler/codegen/transpose_emitter.h"
 #include "compiler/hlo/module.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -53,20 +61,29 @@ using hlo::HloOpcode;
 using mlir::Value;
 
 
-// Every instruction must have an array shape of a supported element type.
+Status CheckArrayShape(const HloInstruction& inst, const Shape& s) {
+  if (!s.IsArray())
+    return Error(inst.DebugName() + ": codegen needs array shapes, got " + s.ToString(false));
+  if (s.is_dynamic()) return Error(inst.DebugName() + ": codegen does not support dynamic shapes");
+  if (!IsSupportedElementType(s.element_type()))
+    return Error(inst.DebugName() + ": codegen does not support element type " +
+                 std::string(ElementTypeName(s.element_type())));
+  return Status::Ok();
+}
+
+// Every instruction must have an array shape of a supported element type,
+// except tuples of such arrays: a multi-output kernel's root tuple and a
+// variadic reduce.
 Status CheckComputation(const hlo::HloComputation& comp) {
   if (!comp.root()) return Error("computation " + comp.name() + " has no root");
   for (const HloInstruction* inst : comp.instructions()) {
     const Shape& s = inst->shape();
-    // A multi-output kernel's root is a tuple of its outputs.
     if (inst == comp.root() && inst->opcode() == HloOpcode::kTuple) continue;
-    if (!s.IsArray())
-      return Error(inst->DebugName() + ": codegen needs array shapes, got " + s.ToString(false));
-    if (s.is_dynamic())
-      return Error(inst->DebugName() + ": codegen does not support dynamic shapes");
-    if (!IsSupportedElementType(s.element_type()))
-      return Error(inst->DebugName() + ": codegen does not support element type " +
-                   std::string(ElementTypeName(s.element_type())));
+    if (inst->opcode() == HloOpcode::kReduce && s.IsTuple()) {
+      for (int64_t i = 0; i < s.tuple_size(); ++i) KILN_RETURN_IF_ERROR(CheckArrayShape(*inst, s.tuple_shape(i)));
+    } else {
+      KILN_RETURN_IF_ERROR(CheckArrayShape(*inst, s));
+    }
     for (const hlo::HloComputation* called : inst->called_computations())
       KILN_RETURN_IF_ERROR(CheckComputation(*called));
   }
@@ -85,6 +102,7 @@ bool IsCIdentifier(const std::string& name) {
 StatusOr<KernelInfo> EmitKernel(mlir::ModuleOp module, const KernelSpec& spec) {
   const hlo::HloComputation& comp = *spec.computation;
   KILN_RETURN_IF_ERROR(CheckComputation(comp).WithContext("kernel " + spec.name));
+  if (IsTiledTransposeKernel(comp)) return EmitTiledTransposeKernel(module, spec);
   mlir::MLIRContext* ctx = module.getContext();
   mlir::OpBuilder b(ctx);
   mlir::Location loc = mlir::NameLoc::get(b.getStringAttr(spec.name));
@@ -94,31 +112,57 @@ StatusOr<KernelInfo> EmitKernel(mlir::ModuleOp module, const KernelSpec& spec) {
   for (int64_t i = 0; i < comp.parameter_count(); ++i)
     arg_types.push_back(BufferType(ctx, comp.parameter(i)->shape()));
   // One output per root tuple element (a multi-output kernel: every output
-  // has the same dimensions and is computed at the same index), else one.
-  std::vector<const HloInstruction*> outputs;
-  if (comp.root()->opcode() == HloOpcode::kTuple) {
-    for (const HloInstruction* op : comp.root()->operands()) outputs.push_back(op);
+  // has the same dimensions and is computed at the same index) or per
+  // result of a variadic reduce root, else one.
+  const HloInstruction* root = comp.root();
+  std::vector<Shape> out_shapes;
+  if (root->opcode() == HloOpcode::kTuple) {
+    for (const HloInstruction* op : root->operands()) out_shapes.push_back(op->shape());
+  } else if (root->shape().IsTuple()) {
+    for (int64_t i = 0; i < root->shape().tuple_size(); ++i) out_shapes.push_back(root->shape().tuple_shape(i));
   } else {
-    outputs.push_back(comp.root());
+    out_shapes.push_back(root->shape());
   }
-  if (outputs.empty()) return Error("kernel " + spec.name + " has no outputs");
-  const Shape& out_shape = outputs[0]->shape();
-  for (const HloInstruction* o : outputs) {
-    if (o->shape().dims() != out_shape.dims())
-      return Error(o->DebugName() + ": the outputs of a multi-output kernel must have the same dimensions");
-    arg_types.push_back(BufferType(ctx, o->shape()));
+  if (out_shapes.empty()) return Error("kernel " + spec.name + " has no outputs");
+  for (const Shape& s : out_shapes) {
+    if (s.dims() != out_shapes[0].dims())
+      return Error(root->DebugName() + ": the outputs of a multi-output kernel must have the same dimensions");
+    arg_types.push_back(BufferType(ctx, s));
   }
+  // An in-place kernel visits the update's elements only (in_place_emitter.h).
+  std::optional<int64_t> in_place = InPlaceParameter(comp);
+  const Shape& iteration_shape = in_place ? InPlaceIterationShape(*root) : out_shapes[0];
+  if (in_place) arg_types.back() = InPlaceOutputType(ctx, *root);
+
   auto func = mlir::func::FuncOp::create(b, loc, spec.name, b.getFunctionType(arg_types, {}));
   mlir::Block* entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
 
   std::vector<Value> args(entry->args_begin(), entry->args_end());
-  std::vector<Value> outs(args.end() - static_cast<std::ptrdiff_t>(outputs.size()), args.end());
-  args.resize(args.size() - outputs.size());
+  std::vector<Value> outs(args.end() - static_cast<std::ptrdiff_t>(out_shapes.size()), args.end());
+  args.resize(args.size() - out_shapes.size());
   ConstantPool pool(module, spec.name);
   ElementalEmitter emitter(b, loc, pool, args, /*scalar_params=*/false);
   ScalarOps ops(b, loc);
-  int64_t n = out_shape.ElementCount();
+  // The body of one iteration: computes and stores the element(s) at `index`.
+  auto emit_element = [&](const Index& index) -> Status {
+    if (in_place) return EmitInPlaceUpdate(b, loc, emitter, *root, index, outs[0]);
+    std::vector<Value> values;
+    if (root->opcode() == HloOpcode::kTuple) {
+      for (const HloInstruction* op : root->operands()) {
+        KILN_ASSIGN_OR_RETURN(Value v, emitter.Emit(op, index));
+        values.push_back(v);
+      }
+    } else {
+      KILN_ASSIGN_OR_RETURN(values, emitter.EmitAll(root, index));
+    }
+    for (size_t k = 0; k < values.size(); ++k) {
+      Value stored = ops.ToStorage(values[k], out_shapes[k].element_type());
+      mlir::memref::StoreOp::create(b, loc, stored, outs[k], index);
+    }
+    return Status::Ok();
+  };
+  int64_t n = iteration_shape.ElementCount();
   Status status = Status::Ok();
   if (n > 0) {
     Value zero = ops.IndexConstant(0), one = ops.IndexConstant(1), count = ops.IndexConstant(n);
@@ -126,27 +170,19 @@ StatusOr<KernelInfo> EmitKernel(mlir::ModuleOp module, const KernelSpec& spec) {
         b, loc, mlir::ValueRange{zero}, mlir::ValueRange{count}, mlir::ValueRange{one},
         [&](mlir::OpBuilder& nested, mlir::Location, mlir::ValueRange ivs) {
           b.setInsertionPoint(nested.getInsertionBlock(), nested.getInsertionPoint());
-          // Delinearize the row-major position into the result index.
-          Index index(out_shape.rank());
+          // Delinearize the row-major position into the iteration index.
+          Index index(iteration_shape.rank());
           Value linear = ivs[0];
-          for (int64_t d = out_shape.rank() - 1; d >= 0; --d) {
+          for (int64_t d = iteration_shape.rank() - 1; d >= 0; --d) {
             if (d == 0) {
               index[d] = linear;
               break;
             }
-            Value size = ops.IndexConstant(out_shape.dim(d));
+            Value size = ops.IndexConstant(iteration_shape.dim(d));
             index[d] = mlir::arith::RemUIOp::create(b, loc, linear, size);
             linear = mlir::arith::DivUIOp::create(b, loc, linear, size);
           }
-          for (size_t k = 0; k < outputs.size(); ++k) {
-            StatusOr<Value> v = emitter.Emit(outputs[k], index);
-            if (!v.ok()) {
-              status = v.status();
-              return;
-            }
-            Value stored = ops.ToStorage(*v, outputs[k]->shape().element_type());
-            mlir::memref::StoreOp::create(b, loc, stored, outs[k], index);
-          }
+          status = emit_element(index);
           nested.setInsertionPoint(b.getInsertionBlock(), b.getInsertionPoint());
         });
   }

@@ -8,10 +8,16 @@
 //   * CUDA: the flat scf.parallel becomes one thread per element
 //     (blockIdx.x * blockDim.x + threadIdx.x, guarded by the element count);
 //     transcendental math ops and frem call libdevice (__nv_*).
+//   * tiled kernels (transpose_emitter.h): on CUDA the tile loop becomes
+//     blockIdx.x, the thread loops (threadIdx.y, threadIdx.x), the tile
+//     buffer dynamic shared memory and the barrier bar.sync 0; on the host
+//     all loops run sequentially, the tile lives on the stack and the
+//     barrier disappears.
 // The remaining math ops (sqrt, abs, floor, ...) become LLVM intrinsics,
 // which both backends lower exactly.
 #include "compiler/codegen/kernel_module.h"
 #include "compiler/codegen/llvm_backend.h"
+#include "compiler/codegen/transpose_emitter.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
@@ -26,6 +32,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/Pass.h"
@@ -243,47 +250,183 @@ Status ExpandNarrowFloatConversions(mlir::ModuleOp module) {
 }
 
 // ---------------------------------------------------------------------------
-// CUDA: the flat scf.parallel of each kernel becomes one thread per element.
+// Host: tiled kernels (transpose_emitter.h) run their tile and thread loops
+// sequentially, so one tile buffer on the stack serves every tile and the
+// barrier has nothing to wait for.
 
-mlir::LLVM::LLVMFuncOp DeclareIntrinsic(mlir::ModuleOp module, llvm::StringRef name) {
+Status PrepareTiledKernelsForHost(mlir::ModuleOp module) {
+  for (auto func : module.getOps<mlir::func::FuncOp>()) {
+    if (func.isExternal()) continue;
+    mlir::Block& entry = func.getBody().front();
+    // Hoisted out of the tile loop: an alloca inside it would grow the
+    // stack on every tile.
+    std::vector<mlir::memref::AllocaOp> buffers;
+    func.walk([&](mlir::memref::AllocaOp alloca) {
+      if (alloca->hasAttr(kTileBufferAttr)) buffers.push_back(alloca);
+    });
+    for (mlir::memref::AllocaOp alloca : buffers) alloca->moveBefore(&entry, entry.begin());
+  }
+  std::vector<mlir::func::CallOp> barriers;
+  module.walk([&](mlir::func::CallOp call) {
+    if (call.getCallee() == kBarrierFunc) barriers.push_back(call);
+  });
+  for (mlir::func::CallOp call : barriers) call.erase();
+  if (auto f = module.lookupSymbol<mlir::func::FuncOp>(kBarrierFunc)) f.erase();
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------
+// CUDA: the flat scf.parallel of each kernel becomes one thread per element;
+// a tiled kernel's tile loop becomes the block index, its thread loops the
+// thread index, its tile buffer dynamic shared memory and its barrier
+// bar.sync 0.
+
+mlir::LLVM::LLVMFuncOp DeclareIntrinsic(mlir::ModuleOp module, llvm::StringRef name,
+                                        mlir::LLVM::LLVMFunctionType type) {
   if (auto f = module.lookupSymbol<mlir::LLVM::LLVMFuncOp>(name)) return f;
   mlir::OpBuilder b(module.getContext());
   b.setInsertionPointToStart(module.getBody());
-  auto type = mlir::LLVM::LLVMFunctionType::get(b.getI32Type(), {});
   return mlir::LLVM::LLVMFuncOp::create(b, module.getLoc(), name, type);
 }
 
-Status MapParallelLoopsToThreads(mlir::ModuleOp module) {
-  std::vector<mlir::scf::ParallelOp> loops;
-  for (auto func : module.getOps<mlir::func::FuncOp>())
-    for (auto loop : func.getBody().front().getOps<mlir::scf::ParallelOp>()) loops.push_back(loop);
-  auto tid = DeclareIntrinsic(module, "llvm.nvvm.read.ptx.sreg.tid.x");
-  auto ctaid = DeclareIntrinsic(module, "llvm.nvvm.read.ptx.sreg.ctaid.x");
-  auto ntid = DeclareIntrinsic(module, "llvm.nvvm.read.ptx.sreg.ntid.x");
-  for (mlir::scf::ParallelOp loop : loops) {
-    if (loop.getNumLoops() != 1 || loop.getNumResults() != 0)
-      return Error("internal error: kernel loop is not a flat scf.parallel");
-    mlir::OpBuilder b(loop);
-    mlir::Location loc = loop.getLoc();
-    auto sreg = [&](mlir::LLVM::LLVMFuncOp f) -> Value {
-      Value v = mlir::LLVM::CallOp::create(b, loc, f, mlir::ValueRange{}).getResult();
-      return mlir::arith::IndexCastUIOp::create(b, loc, b.getIndexType(), v);
-    };
-    Value block = mlir::arith::MulIOp::create(b, loc, sreg(ctaid), sreg(ntid));
-    Value linear = mlir::arith::AddIOp::create(b, loc, block, sreg(tid));
-    // i = lower + linear * step
-    Value i = mlir::arith::AddIOp::create(
-        b, loc, loop.getLowerBound()[0], mlir::arith::MulIOp::create(b, loc, linear, loop.getStep()[0]));
-    Value in_range = mlir::arith::CmpIOp::create(b, loc, mlir::arith::CmpIPredicate::ult, i,
-                                                 loop.getUpperBound()[0]);
-    auto guard = mlir::scf::IfOp::create(b, loc, in_range, /*withElseRegion=*/false);
-    mlir::Block* body = loop.getBody();
-    body->getArgument(0).replaceAllUsesWith(i);
-    mlir::Block* then = guard.thenBlock();
-    then->getOperations().splice(then->begin(), body->getOperations(), body->begin(),
-                                 std::prev(body->end()));
-    loop.erase();
+// The special registers a kernel reads (each an i32 of no arguments).
+struct SpecialRegisters {
+  explicit SpecialRegisters(mlir::ModuleOp module) {
+    auto type = mlir::LLVM::LLVMFunctionType::get(mlir::IntegerType::get(module.getContext(), 32), {});
+    tid_x = DeclareIntrinsic(module, "llvm.nvvm.read.ptx.sreg.tid.x", type);
+    tid_y = DeclareIntrinsic(module, "llvm.nvvm.read.ptx.sreg.tid.y", type);
+    ctaid_x = DeclareIntrinsic(module, "llvm.nvvm.read.ptx.sreg.ctaid.x", type);
+    ntid_x = DeclareIntrinsic(module, "llvm.nvvm.read.ptx.sreg.ntid.x", type);
   }
+  // The register's value as an index, read at `b`'s insertion point.
+  static Value Read(mlir::OpBuilder& b, mlir::Location loc, mlir::LLVM::LLVMFuncOp f) {
+    Value v = mlir::LLVM::CallOp::create(b, loc, f, mlir::ValueRange{}).getResult();
+    return mlir::arith::IndexCastUIOp::create(b, loc, b.getIndexType(), v);
+  }
+  mlir::LLVM::LLVMFuncOp tid_x, tid_y, ctaid_x, ntid_x;
+};
+
+// The value of `loop`'s induction variable k in iteration `id`:
+// lower_k + id * step_k.
+Value IterationValue(mlir::OpBuilder& b, mlir::scf::ParallelOp loop, unsigned k, Value id) {
+  mlir::Location loc = loop.getLoc();
+  return mlir::arith::AddIOp::create(b, loc, loop.getLowerBound()[k],
+                                     mlir::arith::MulIOp::create(b, loc, id, loop.getStep()[k]));
+}
+
+// Replaces `loop` by its body with the induction variables set to `ivs`,
+// moved into `into` before `at`.
+void InlineParallelLoop(mlir::scf::ParallelOp loop, const std::vector<Value>& ivs, mlir::Block* into,
+                        mlir::Block::iterator at) {
+  mlir::Block* body = loop.getBody();
+  for (size_t k = 0; k < ivs.size(); ++k) body->getArgument(k).replaceAllUsesWith(ivs[k]);
+  into->getOperations().splice(at, body->getOperations(), body->begin(), std::prev(body->end()));
+  loop.erase();
+}
+
+Status MapFlatLoop(mlir::scf::ParallelOp loop, const SpecialRegisters& regs) {
+  if (loop.getNumLoops() != 1 || loop.getNumResults() != 0)
+    return Error("internal error: kernel loop is not a flat scf.parallel");
+  mlir::OpBuilder b(loop);
+  mlir::Location loc = loop.getLoc();
+  Value block = mlir::arith::MulIOp::create(b, loc, SpecialRegisters::Read(b, loc, regs.ctaid_x),
+                                            SpecialRegisters::Read(b, loc, regs.ntid_x));
+  Value linear = mlir::arith::AddIOp::create(b, loc, block, SpecialRegisters::Read(b, loc, regs.tid_x));
+  // Guarded: the last block is ragged.
+  Value i = IterationValue(b, loop, 0, linear);
+  Value in_range = mlir::arith::CmpIOp::create(b, loc, mlir::arith::CmpIPredicate::ult, i,
+                                               loop.getUpperBound()[0]);
+  auto guard = mlir::scf::IfOp::create(b, loc, in_range, /*withElseRegion=*/false);
+  InlineParallelLoop(loop, {i}, guard.thenBlock(), guard.thenBlock()->begin());
+  return Status::Ok();
+}
+
+// The tile buffer as a view of the kernel's dynamic shared memory (an
+// external [0 x T] array in address space 3, as CUDA's `extern __shared__`).
+void MapTileBufferToSharedMemory(mlir::ModuleOp module, mlir::func::FuncOp func,
+                                 mlir::memref::AllocaOp alloca) {
+  mlir::MLIRContext* ctx = module.getContext();
+  mlir::MemRefType type = alloca.getType();
+  auto shared = mlir::IntegerAttr::get(mlir::IntegerType::get(ctx, 64), 3);
+  auto raw_type = mlir::MemRefType::get({0}, type.getElementType(), mlir::MemRefLayoutAttrInterface{}, shared);
+  auto tile_type = mlir::MemRefType::get(type.getShape(), type.getElementType(),
+                                         mlir::MemRefLayoutAttrInterface{}, shared);
+  std::string name = "__kiln_smem_" + func.getSymName().str();
+  mlir::OpBuilder b(ctx);
+  if (!module.lookupSymbol(name)) {
+    b.setInsertionPointToStart(module.getBody());
+    mlir::memref::GlobalOp::create(b, alloca.getLoc(), b.getStringAttr(name),
+                                   /*sym_visibility=*/nullptr, mlir::TypeAttr::get(raw_type),
+                                   /*initial_value=*/nullptr, /*constant=*/nullptr,
+                                   b.getI64IntegerAttr(16));
+  }
+  b.setInsertionPoint(alloca);
+  Value raw = mlir::memref::GetGlobalOp::create(b, alloca.getLoc(), raw_type, name);
+  int64_t cols = type.getShape()[1];
+  Value tile = mlir::memref::ReinterpretCastOp::create(
+      b, alloca.getLoc(), tile_type, raw, /*offset=*/0, type.getShape(), llvm::ArrayRef<int64_t>{cols, 1});
+  alloca.getResult().replaceAllUsesWith(tile);
+  alloca.erase();
+}
+
+Status MapTiledLoop(mlir::ModuleOp module, mlir::func::FuncOp func, mlir::scf::ParallelOp tiles,
+                    const SpecialRegisters& regs) {
+  if (tiles.getNumLoops() != 1 || tiles.getNumResults() != 0)
+    return Error("internal error: tile loop is not a one-dimensional scf.parallel");
+  std::vector<mlir::scf::ParallelOp> threads;
+  std::vector<mlir::memref::AllocaOp> buffers;
+  std::vector<mlir::func::CallOp> barriers;
+  tiles.getBody()->walk([&](mlir::Operation* op) {
+    if (auto loop = mlir::dyn_cast<mlir::scf::ParallelOp>(op); loop && loop->hasAttr(kThreadsAttr))
+      threads.push_back(loop);
+    if (auto alloca = mlir::dyn_cast<mlir::memref::AllocaOp>(op); alloca && alloca->hasAttr(kTileBufferAttr))
+      buffers.push_back(alloca);
+    if (auto call = mlir::dyn_cast<mlir::func::CallOp>(op); call && call.getCallee() == kBarrierFunc)
+      barriers.push_back(call);
+  });
+  // The grid has exactly one block per tile: no guard.
+  mlir::OpBuilder b(tiles);
+  Value tile = IterationValue(b, tiles, 0, SpecialRegisters::Read(b, tiles.getLoc(), regs.ctaid_x));
+  InlineParallelLoop(tiles, {tile}, tiles->getBlock(), mlir::Block::iterator(tiles));
+  for (mlir::scf::ParallelOp loop : threads) {
+    if (loop.getNumLoops() != 2 || loop.getNumResults() != 0)
+      return Error("internal error: thread loop is not a two-dimensional scf.parallel");
+    // The block is exactly the loop's extent (32x8): no guard.
+    b.setInsertionPoint(loop);
+    std::vector<Value> ivs = {
+        IterationValue(b, loop, 0, SpecialRegisters::Read(b, loop.getLoc(), regs.tid_y)),
+        IterationValue(b, loop, 1, SpecialRegisters::Read(b, loop.getLoc(), regs.tid_x))};
+    InlineParallelLoop(loop, ivs, loop->getBlock(), mlir::Block::iterator(loop));
+  }
+  for (mlir::memref::AllocaOp alloca : buffers) MapTileBufferToSharedMemory(module, func, alloca);
+  auto i32 = mlir::IntegerType::get(module.getContext(), 32);
+  auto sync = DeclareIntrinsic(module, "llvm.nvvm.barrier.cta.sync.aligned.all",
+                               mlir::LLVM::LLVMFunctionType::get(
+                                   mlir::LLVM::LLVMVoidType::get(module.getContext()), {i32}));
+  for (mlir::func::CallOp call : barriers) {
+    b.setInsertionPoint(call);
+    Value zero = mlir::arith::ConstantIntOp::create(b, call.getLoc(), i32, 0);
+    mlir::LLVM::CallOp::create(b, call.getLoc(), sync, mlir::ValueRange{zero});
+    call.erase();
+  }
+  return Status::Ok();
+}
+
+Status MapParallelLoopsToThreads(mlir::ModuleOp module) {
+  std::vector<std::pair<mlir::func::FuncOp, mlir::scf::ParallelOp>> loops;
+  for (auto func : module.getOps<mlir::func::FuncOp>()) {
+    if (func.isExternal()) continue;
+    for (auto loop : func.getBody().front().getOps<mlir::scf::ParallelOp>()) loops.push_back({func, loop});
+  }
+  SpecialRegisters regs(module);
+  for (auto [func, loop] : loops) {
+    if (loop->hasAttr(kTilesAttr)) {
+      KILN_RETURN_IF_ERROR(MapTiledLoop(module, func, loop, regs));
+    } else {
+      KILN_RETURN_IF_ERROR(MapFlatLoop(loop, regs));
+    }
+  }
+  if (auto f = module.lookupSymbol<mlir::func::FuncOp>(kBarrierFunc)) f.erase();
   return Status::Ok();
 }
 
@@ -341,6 +484,7 @@ StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> CloneForLowering(const KernelModule&
 StatusOr<std::vector<uint8_t>> LowerToHostObject(const KernelModule& km,
                                                  const std::vector<KernelInfo>& kernels) {
   KILN_ASSIGN_OR_RETURN(mlir::OwningOpRef<mlir::ModuleOp> module, CloneForLowering(km));
+  KILN_RETURN_IF_ERROR(PrepareTiledKernelsForHost(*module));
   KILN_RETURN_IF_ERROR(ExpandNarrowFloatConversions(*module));
   bool unused = false;
   KILN_RETURN_IF_ERROR(ReplaceMathWithCalls(*module, Target::kHost, &unused));

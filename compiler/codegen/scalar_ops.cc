@@ -145,6 +145,38 @@ Value ScalarOps::Select(Value pred, Value on_true, Value on_false) {
 }
 
 // ---------------------------------------------------------------------------
+// Index arithmetic.
+
+Value ScalarOps::IndexFromInteger(Value v, ElementType t) {
+  mlir::Type i64 = b_.getI64Type();
+  Value wide = v;
+  if (BitWidth(t) < 64) {
+    wide = IsSignedInteger(t) ? Value(mlir::arith::ExtSIOp::create(b_, loc_, i64, v))
+                              : Value(mlir::arith::ExtUIOp::create(b_, loc_, i64, v));
+  } else if (!IsSignedInteger(t)) {
+    Value negative = mlir::arith::CmpIOp::create(b_, loc_, Pi::slt, v, IntConst(i64, 0));
+    wide = Select(negative, IntConst(i64, INT64_MAX), v);
+  }
+  return mlir::arith::IndexCastOp::create(b_, loc_, b_.getIndexType(), wide);
+}
+
+Value ScalarOps::ClampIndex(Value v, int64_t lo, int64_t hi) {
+  Value low = mlir::arith::MaxSIOp::create(b_, loc_, v, IndexConstant(lo));
+  return mlir::arith::MinSIOp::create(b_, loc_, low, IndexConstant(hi));
+}
+
+Value ScalarOps::IndexCompare(Pi pred, Value a, Value b) {
+  return mlir::arith::CmpIOp::create(b_, loc_, pred, a, b);
+}
+
+Value ScalarOps::AllOf(const std::vector<Value>& preds) {
+  if (preds.empty()) return IntConst(b_.getI1Type(), 1);
+  Value all = preds[0];
+  for (size_t i = 1; i < preds.size(); ++i) all = mlir::arith::AndIOp::create(b_, loc_, all, preds[i]);
+  return all;
+}
+
+// ---------------------------------------------------------------------------
 // Unary ops.
 
 StatusOr<Value> ScalarOps::Unary(const hlo::HloInstruction& inst, Value x) {

@@ -14,6 +14,9 @@
 #include "common/literal.h"
 #include "common/status.h"
 #include "compiler/hlo/instruction.h"
+#include <vector>
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 
 namespace kiln::codegen::internal {
@@ -47,13 +50,26 @@ class ScalarOps {
   mlir::Value Clamp(ElementType type, mlir::Value lo, mlir::Value x, mlir::Value hi);
   mlir::Value Select(mlir::Value pred, mlir::Value on_true, mlir::Value on_false);
 
- private:
-  mlir::Value FloatConst(mlir::Type type, double value);
-  mlir::Value IntConst(mlir::Type type, int64_t value);
+  // Index arithmetic of the indexing ops (dynamic-slice, gather, scatter).
+  // An integer element as an index: signed types sign-extend, unsigned ones
+  // zero-extend, and a u64 above INT64_MAX saturates (as the evaluator reads
+  // start indices).
+  mlir::Value IndexFromInteger(mlir::Value v, ElementType type);
+  // min(max(v, lo), hi) on signed index values.
+  mlir::Value ClampIndex(mlir::Value v, int64_t lo, int64_t hi);
+  // Signed comparison of index values, and the conjunction of predicates
+  // (true when `preds` is empty).
+  mlir::Value IndexCompare(mlir::arith::CmpIPredicate pred, mlir::Value a, mlir::Value b);
+  mlir::Value AllOf(const std::vector<mlir::Value>& preds);
+
   // f16/bf16 -> f32; other values unchanged.
   mlir::Value Widen(mlir::Value v);
   // Rounds an f32/f64 compute value to `type`'s representation.
   mlir::Value Narrow(mlir::Value v, ElementType type);
+
+ private:
+  mlir::Value FloatConst(mlir::Type type, double value);
+  mlir::Value IntConst(mlir::Type type, int64_t value);
   mlir::Value IsNan(mlir::Value v);
   // Rounds f64 to f32 with round-to-odd, so that a following f32 -> f16/bf16
   // rounding gives the correctly rounded f64 -> f16/bf16 result.

@@ -3,6 +3,7 @@
 
 #include "compiler/emitter/cost_model.h"
 #include "compiler/emitter/program_builder.h"
+#include "compiler/passes/fusible_ops.h"
 #include "compiler/passes/passes.h"
 
 namespace kiln::emitter {
@@ -27,6 +28,33 @@ th::Thunk MakeCopy(const HloInstruction& origin, const std::string& suffix, th::
 
 bool Overlaps(const th::BufferSlice& a, const th::BufferSlice& b) {
   return a.allocation == b.allocation && a.offset < b.end() && b.offset < a.end();
+}
+
+struct Move {
+  th::BufferSlice from, to;
+};
+
+// Emits `moves` as copies that behave as if all sources were read before
+// any destination is written: a move whose source overlaps one of
+// `destinations` is staged through a fresh temporary first.
+void EmitMoves(ProgramBuilder& builder, const std::vector<Move>& moves,
+               const std::vector<th::BufferSlice>& destinations, const HloInstruction& origin,
+               th::SequenceThunk& seq) {
+  std::vector<Move> direct, staged;
+  for (const Move& m : moves) {
+    if (m.from == m.to || m.from.size == 0) continue;
+    bool reads_destination = false;
+    for (const th::BufferSlice& d : destinations) reads_destination |= Overlaps(m.from, d);
+    (reads_destination ? staged : direct).push_back(m);
+  }
+  std::vector<th::BufferSlice> stages;
+  for (const Move& m : staged) {
+    th::BufferSlice stage{builder.AddTemp(m.from.size), 0, m.from.size};
+    stages.push_back(stage);
+    seq.thunks.push_back(MakeCopy(origin, ".stage", m.from, stage));
+  }
+  for (const Move& m : direct) seq.thunks.push_back(MakeCopy(origin, ".result", m.from, m.to));
+  for (size_t i = 0; i < staged.size(); ++i) seq.thunks.push_back(MakeCopy(origin, ".result", stages[i], staged[i].to));
 }
 
 // XLA's known_trip_count backend config: {"known_trip_count":{"n":"7"}}.
@@ -56,7 +84,23 @@ StatusOr<th::SequenceThunk> ComputationEmitter::Emit() {
   th::SequenceThunk seq;
   for (const HloInstruction* inst : assignment_->schedule().sequence)
     KILN_RETURN_IF_ERROR(EmitInstruction(*inst, seq));
+  KILN_RETURN_IF_ERROR(EmitOutputCopies(seq));
   return seq;
+}
+
+Status ComputationEmitter::EmitOutputCopies(th::SequenceThunk& seq) {
+  const auto& copies = assignment_->output_copies();
+  if (copies.empty()) return Status::Ok();
+  std::vector<Move> moves;
+  std::vector<th::BufferSlice> destinations;
+  for (const pipeline::OutputCopy& c : copies) {
+    KILN_ASSIGN_OR_RETURN(th::BufferSlice from, ToProgram(c.from, comp_.root()));
+    KILN_ASSIGN_OR_RETURN(th::BufferSlice to, ToProgram(c.to, comp_.root()));
+    moves.push_back({from, to});
+    destinations.push_back(to);
+  }
+  EmitMoves(builder_, moves, destinations, *comp_.root(), seq);
+  return Status::Ok();
 }
 
 Status ComputationEmitter::EmitInstruction(const HloInstruction& inst, th::SequenceThunk& seq) {
@@ -100,6 +144,20 @@ Status ComputationEmitter::EmitFusion(const HloInstruction& fusion, th::Sequence
   for (const ShapeIndex& index : ArrayLeaves(fusion.shape())) {
     KILN_ASSIGN_OR_RETURN(th::BufferSlice out, Slice(&fusion, index));
     kernel.args.push_back({out, true});
+  }
+  // An in-place kernel (dynamic-update-slice / scatter root) writes only
+  // the updated elements: its output must hold the operand's value first.
+  // Buffer assignment shares the two slices when the operand dies here;
+  // otherwise copy it.
+  if (std::optional<int64_t> p = passes::InPlaceOperandNumber(fusion); p && fusion.shape().IsArray()) {
+    const th::BufferSlice& in = kernel.args.at(*p).slice;
+    const th::BufferSlice& out = kernel.args.back().slice;
+    if (in != out) {
+      if (Overlaps(in, out))
+        return Error(fusion.DebugName() + ": in-place operand " + in.ToString() + " partly overlaps output " +
+                     out.ToString());
+      seq.thunks.push_back(MakeCopy(fusion, ".in_place", in, out));
+    }
   }
   builder_.result().kernels.push_back({kernel.kernel_name, body});
   th::ThunkInfo info = InfoFor(fusion);
@@ -149,26 +207,16 @@ Status ComputationEmitter::EmitGemm(const HloInstruction& dot, th::SequenceThunk
 Status ComputationEmitter::CopyLeaves(const ComputationEmitter& callee, const HloInstruction* from,
                                       const ParameterBindings& to, const HloInstruction& origin,
                                       th::SequenceThunk& seq) {
-  struct Move { th::BufferSlice from, to; };
-  std::vector<Move> direct, staged;
+  std::vector<Move> moves;
   for (const ShapeIndex& index : ArrayLeaves(from->shape())) {
     KILN_ASSIGN_OR_RETURN(th::BufferSlice src, callee.Slice(from, index));
     auto it = to.find({0, index});
     if (it == to.end()) return Error(origin.DebugName() + ": no destination for result leaf " + ShapeIndexToString(index));
-    const th::BufferSlice& dst = it->second;
-    if (src == dst || src.size == 0) continue;
-    bool reads_destination = false;
-    for (const auto& [key, slice] : to) reads_destination |= Overlaps(src, slice);
-    (reads_destination ? staged : direct).push_back({src, dst});
+    moves.push_back({src, it->second});
   }
-  std::vector<th::BufferSlice> stages;
-  for (const Move& m : staged) {
-    th::BufferSlice stage{builder_.AddTemp(m.from.size), 0, m.from.size};
-    stages.push_back(stage);
-    seq.thunks.push_back(MakeCopy(origin, ".stage", m.from, stage));
-  }
-  for (const Move& m : direct) seq.thunks.push_back(MakeCopy(origin, ".result", m.from, m.to));
-  for (size_t i = 0; i < staged.size(); ++i) seq.thunks.push_back(MakeCopy(origin, ".result", stages[i], staged[i].to));
+  std::vector<th::BufferSlice> destinations;
+  for (const auto& [key, slice] : to) destinations.push_back(slice);
+  EmitMoves(builder_, moves, destinations, origin, seq);
   return Status::Ok();
 }
 

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "compiler/emitter/program_builder.h"
+#include "compiler/pipeline/in_place.h"
 #include "compiler/pipeline/list_scheduler.h"
 #include "compiler/passes/hlo_builder.h"
 
@@ -102,7 +103,7 @@ std::vector<ShapeIndex> ComputationEmitter::ArrayLeaves(const Shape& shape) {
 
 Status ComputationEmitter::Init() {
   KILN_ASSIGN_OR_RETURN(pipeline::BufferAssignment ba,
-                        pipeline::AssignBuffersMinimizingMemory(comp_));
+                        pipeline::AssignBuffersMinimizingMemory(comp_, options_));
   assignment_.emplace(std::move(ba));
   const auto& local = assignment_->allocations();
   for (size_t a = 0; a < local.size(); ++a) {
@@ -132,35 +133,17 @@ Status ComputationEmitter::Init() {
   return Status::Ok();
 }
 
-namespace {
-
-// A fusion whose every element reads only the same element of each operand:
-// elementwise ops over operands of the result's dimensions, plus scalar
-// constants and their broadcasts.
-bool IsElementwiseKernel(const hlo::HloInstruction& inst) {
-  const hlo::HloComputation* fused =
-      inst.opcode() == HloOpcode::kFusion ? inst.called_computation("calls") : nullptr;
-  if (!fused || !fused->root()) return false;
-  const std::vector<int64_t>& dims = fused->root()->shape().dims();
-  for (const hlo::HloInstruction* m : fused->instructions()) {
-    switch (m->opcode()) {
-      case HloOpcode::kParameter:
-        if (m->shape().dims() != dims) return false;
-        break;
-      case HloOpcode::kConstant:
-        if (m->shape().rank() != 0) return false;
-        break;
-      case HloOpcode::kBroadcast:
-        if (m->operand(0)->opcode() != HloOpcode::kConstant) return false;
-        break;
-      default:
-        if (!hlo::IsElementwise(m->opcode()) || m->shape().dims() != dims) return false;
-    }
+bool ComputationEmitter::UpdatesInPlace(const hlo::HloInstruction& inst, const ShapeIndex& index,
+                                        int64_t buffer) const {
+  std::vector<pipeline::OperandUse> uses = assignment_->points_to().OperandUses(&inst);
+  const pipeline::OperandUse* only = nullptr;
+  for (const pipeline::OperandUse& use : uses) {
+    if (use.buffer != buffer) continue;
+    if (only) return false;  // read twice: the second read could see the new value
+    only = &use;
   }
-  return true;
+  return only && pipeline::CanShareOperandBuffer(inst, only->operand_number, only->operand_index, index);
 }
-
-}  // namespace
 
 std::optional<th::BufferSlice> ComputationEmitter::ResultSlotFor(const th::Allocation& alloc, int32_t local) const {
   // Only a root leaf's own output allocation (not a parameter or constant
@@ -180,24 +163,32 @@ std::optional<th::BufferSlice> ComputationEmitter::ResultSlotFor(const th::Alloc
     buffer = id;
   }
   if (leaves != 1 || !buffer || pt.buffer(*buffer).size != slot->second.size) return std::nullopt;
+  // The allocation is first written by the earliest buffer placed in it (a
+  // chain of in-place updates can start before the root value).
+  int64_t first = *buffer;
+  for (const pipeline::LogicalBuffer& b : pt.buffers())
+    if (assignment_->placement(b.id).slice.allocation == local &&
+        assignment_->placement(b.id).live_start < assignment_->placement(first).live_start)
+      first = b.id;
+  const int64_t first_write = assignment_->placement(first).live_start;
   // Writing the caller's slice must not clobber a value still to be read:
   // the caller's value there is this computation's parameter leaf (a while
-  // loop's state), so it must be dead before the buffer is defined.
-  int64_t defined_at = assignment_->placement(*buffer).live_start;
+  // loop's state), so it must be dead before the first write, or be read
+  // only by that first writer, which updates it in place.
   for (const hlo::HloInstruction* param : comp_.parameters()) {
-    if (!param) continue;
+    if (!param || !bindings_) continue;
     for (const auto& [index, id] : pt.LeavesOf(param)) {
-      auto bound = bindings_ ? bindings_->find({param->parameter_number(), index}) : bindings_->end();
-      if (!bindings_ || bound == bindings_->end()) continue;
+      auto bound = bindings_->find({param->parameter_number(), index});
+      if (bound == bindings_->end()) continue;
       const th::BufferSlice& s = bound->second;
       bool overlaps = s.allocation == slot->second.allocation && s.offset < slot->second.end() &&
                       slot->second.offset < s.end();
       int64_t last_read = assignment_->placement(id).live_end;
-      // A kernel reading the old value at the very point it writes the new
-      // one is fine only if it reads each element before writing that same
-      // element and no other (an elementwise kernel).
-      bool in_place_ok = last_read == defined_at && IsElementwiseKernel(*pt.buffer(*buffer).defining);
-      if (overlaps && last_read >= defined_at && !in_place_ok) return std::nullopt;
+      if (!overlaps || last_read < first_write) continue;
+      const pipeline::LogicalBuffer& writer = pt.buffer(first);
+      bool in_place_ok = last_read == first_write && s == slot->second &&
+                         UpdatesInPlace(*writer.defining, writer.index, id);
+      if (!in_place_ok) return std::nullopt;
     }
   }
   return slot->second;
@@ -206,6 +197,16 @@ std::optional<th::BufferSlice> ComputationEmitter::ResultSlotFor(const th::Alloc
 StatusOr<th::BufferSlice> ComputationEmitter::Slice(const hlo::HloInstruction* inst,
                                                     const ShapeIndex& index) const {
   KILN_ASSIGN_OR_RETURN(th::BufferSlice local, assignment_->SliceFor(inst, index));
+  return ToProgram(local, inst);
+}
+
+StatusOr<th::BufferSlice> ComputationEmitter::ResultSlice(const ShapeIndex& index) const {
+  KILN_ASSIGN_OR_RETURN(th::BufferSlice local, assignment_->ResultSlice(index));
+  return ToProgram(local, comp_.root());
+}
+
+StatusOr<th::BufferSlice> ComputationEmitter::ToProgram(const th::BufferSlice& local,
+                                                        const hlo::HloInstruction* inst) const {
   int32_t global = global_.at(local.allocation);
   if (global >= 0) return th::BufferSlice{global, local.offset, local.size};
   if (auto b = bound_.find(local.allocation); b != bound_.end())
@@ -237,7 +238,7 @@ Status BuildSignature(const hlo::HloModule& module, const ComputationEmitter& en
   }
   sig.result = passes::WithoutLayout(comp.root()->shape());
   for (const ShapeIndex& index : ComputationEmitter::ArrayLeaves(sig.result)) {
-    KILN_ASSIGN_OR_RETURN(th::BufferSlice slice, entry.Slice(comp.root(), index));
+    KILN_ASSIGN_OR_RETURN(th::BufferSlice slice, entry.ResultSlice(index));
     sig.result_leaves.push_back({index, slice});
   }
   for (const hlo::InputOutputAlias& a : module.config().input_output_alias)
@@ -250,7 +251,9 @@ Status BuildSignature(const hlo::HloModule& module, const ComputationEmitter& en
 StatusOr<EmittedProgram> EmitThunkProgram(const hlo::HloModule& module) {
   if (!module.entry() || !module.entry()->root()) return Error("module has no entry computation");
   ProgramBuilder builder;
-  ComputationEmitter entry(builder, *module.entry(), std::nullopt);
+  pipeline::BufferAssignmentOptions options;
+  options.aliases = module.config().input_output_alias;
+  ComputationEmitter entry(builder, *module.entry(), std::nullopt, {}, std::move(options));
   KILN_RETURN_IF_ERROR(entry.Init());
   KILN_ASSIGN_OR_RETURN(builder.program().root, entry.Emit());
   KILN_RETURN_IF_ERROR(BuildSignature(module, entry, builder.program().signature));
@@ -259,8 +262,9 @@ StatusOr<EmittedProgram> EmitThunkProgram(const hlo::HloModule& module) {
 
 std::string SupportedOpsSummary() {
   return "elementwise ops, broadcast, reshape, bitcast, transpose, slice, concatenate, iota, convert, "
-         "compare, select, clamp, reverse, reduce, dot, tuple, get-tuple-element, call, while, "
-         "conditional, parameter, constant";
+         "compare, select, clamp, reverse, pad, dynamic-slice, dynamic-update-slice, gather, scatter "
+         "(single operand), reduce (also variadic), reduce-window (single operand), dot, tuple, "
+         "get-tuple-element, call, while, conditional, parameter, constant";
 }
 
 }  // namespace kiln::emitter

@@ -46,15 +46,25 @@ class ComputationEmitter {
   // `results` (optional, keyed {0, leaf index}): caller slices the root's
   // leaves should be computed into directly, saving the copy afterwards;
   // used where that is safe (see Init).
+  // `options` carries the entry's input_output_alias (see
+  // pipeline::BufferAssignmentOptions).
   ComputationEmitter(ProgramBuilder& builder, const hlo::HloComputation& computation,
-                     std::optional<ParameterBindings> bindings, ParameterBindings results = {})
-      : builder_(builder), comp_(computation), bindings_(std::move(bindings)), results_(std::move(results)) {}
+                     std::optional<ParameterBindings> bindings, ParameterBindings results = {},
+                     pipeline::BufferAssignmentOptions options = {})
+      : builder_(builder),
+        comp_(computation),
+        bindings_(std::move(bindings)),
+        results_(std::move(results)),
+        options_(std::move(options)) {}
 
   Status Init();
   StatusOr<thunks::SequenceThunk> Emit();
 
   // The program slice of leaf `index` of `inst`'s value.
   StatusOr<thunks::BufferSlice> Slice(const hlo::HloInstruction* inst, const ShapeIndex& index) const;
+  // The program slice holding result leaf `index` once the computation ran
+  // (after its output copies, see pipeline::OutputCopy).
+  StatusOr<thunks::BufferSlice> ResultSlice(const ShapeIndex& index) const;
   // Array leaves of `shape` (tokens and tuples excluded).
   static std::vector<ShapeIndex> ArrayLeaves(const Shape& shape);
 
@@ -70,6 +80,13 @@ class ComputationEmitter {
   Status CopyLeaves(const ComputationEmitter& callee, const hlo::HloInstruction* from,
                     const ParameterBindings& to, const hlo::HloInstruction& origin,
                     thunks::SequenceThunk& seq);
+  // The entry's output copies into donated parameters (and out of them).
+  Status EmitOutputCopies(thunks::SequenceThunk& seq);
+  // Program slice of a slice of this computation's assignment.
+  StatusOr<thunks::BufferSlice> ToProgram(const thunks::BufferSlice& local, const hlo::HloInstruction* inst) const;
+  // True if `inst` may write its result leaf `index` over the buffer
+  // `buffer` it reads (a shared pair the caller's slices realize).
+  bool UpdatesInPlace(const hlo::HloInstruction& inst, const ShapeIndex& index, int64_t buffer) const;
 
   ProgramBuilder& builder_;
   const hlo::HloComputation& comp_;
@@ -79,6 +96,7 @@ class ComputationEmitter {
 
   std::optional<ParameterBindings> bindings_;
   ParameterBindings results_;
+  pipeline::BufferAssignmentOptions options_;
   std::optional<pipeline::BufferAssignment> assignment_;
   // Program allocation of each local allocation (-1: bound to a caller slice,
   // see bound_).

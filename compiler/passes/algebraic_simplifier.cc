@@ -70,12 +70,6 @@ bool IsAllBitsSet(const Literal& lit) {
   return (lit.GetU64(0) & mask) == mask;
 }
 
-bool IsIdentityPermutation(const std::vector<int64_t>& perm) {
-  for (size_t i = 0; i < perm.size(); ++i)
-    if (perm[i] != static_cast<int64_t>(i)) return false;
-  return true;
-}
-
 bool IsScalarBroadcast(const HloInstruction* inst) {
   return inst->opcode() == HloOpcode::kBroadcast && inst->operand(0)->shape().IsScalar();
 }

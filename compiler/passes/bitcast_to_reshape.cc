@@ -13,12 +13,6 @@
 namespace kiln::passes {
 namespace {
 
-bool IsIdentityPermutation(const std::vector<int64_t>& perm) {
-  for (size_t i = 0; i < perm.size(); ++i)
-    if (perm[i] != static_cast<int64_t>(i)) return false;
-  return true;
-}
-
 // Dimensions from major to minor.
 std::vector<int64_t> MajorToMinor(const Shape& shape) {
   std::vector<int64_t> m2m = shape.MinorToMajor();
@@ -117,6 +111,22 @@ StatusOr<bool> LayoutNormalization::Run(hlo::HloModule& module) {
       if (!inst->shape().has_layout() && !inst->shape().IsTuple()) continue;
       Shape before = inst->shape();
       inst->mutable_shape().clear_layout();
+      // Keep the memory space S(n): buffer assignment gives each one its
+      // own arena. The layout left is the dense row-major one.
+      std::vector<std::pair<const Shape*, Shape*>> work{{&before, &inst->mutable_shape()}};
+      while (!work.empty()) {
+        auto [from, to] = work.back();
+        work.pop_back();
+        if (from->IsTuple()) {
+          for (int64_t i = 0; i < from->tuple_size(); ++i)
+            work.push_back({&from->tuple_shape(i), &to->mutable_tuple_shapes()[i]});
+        } else if (from->layout() && from->layout()->memory_space != 0) {
+          Layout kept;
+          kept.minor_to_major = to->MinorToMajor();
+          kept.memory_space = from->layout()->memory_space;
+          to->set_layout(std::move(kept));
+        }
+      }
       changed |= !(before == inst->shape());
     }
   }

@@ -35,12 +35,6 @@ std::vector<int64_t> Concat(std::vector<int64_t> a, const std::vector<int64_t>& 
   return a;
 }
 
-bool IsIdentity(const std::vector<int64_t>& perm) {
-  for (size_t i = 0; i < perm.size(); ++i)
-    if (perm[i] != static_cast<int64_t>(i)) return false;
-  return true;
-}
-
 // The compute type of a dot: f32 for f32/bf16/f16 (narrow floats are
 // widened), f64 for f64; nullopt for integer and complex dots.
 std::optional<ElementType> GemmType(const HloInstruction& dot) {
@@ -72,10 +66,10 @@ class DotRewriter {
     // lhs as [b,m,k], or [b,k,m] when that needs no transpose.
     std::vector<int64_t> lhs_mk = Concat(dn.lhs_batch, lfree, dn.lhs_contracting);
     std::vector<int64_t> lhs_km = Concat(dn.lhs_batch, dn.lhs_contracting, lfree);
-    bool lhs_t = !IsIdentity(lhs_mk) && IsIdentity(lhs_km);
+    bool lhs_t = !IsIdentityPermutation(lhs_mk) && IsIdentityPermutation(lhs_km);
     std::vector<int64_t> rhs_kn = Concat(dn.rhs_batch, dn.rhs_contracting, rfree);
     std::vector<int64_t> rhs_nk = Concat(dn.rhs_batch, rfree, dn.rhs_contracting);
-    bool rhs_t = !IsIdentity(rhs_kn) && IsIdentity(rhs_nk);
+    bool rhs_t = !IsIdentityPermutation(rhs_kn) && IsIdentityPermutation(rhs_nk);
     HloInstruction* lhs = Operand(dot_->operand(0), lhs_t ? lhs_km : lhs_mk,
                                   lhs_t ? std::vector<int64_t>{b, k, m} : std::vector<int64_t>{b, m, k});
     HloInstruction* rhs = Operand(dot_->operand(1), rhs_t ? rhs_nk : rhs_kn,
@@ -110,7 +104,7 @@ class DotRewriter {
                           const std::vector<int64_t>& dims) {
     HloInstruction* v = operand;
     const Shape& s = operand->shape();
-    if (!IsIdentity(perm)) {
+    if (!IsIdentityPermutation(perm)) {
       std::vector<int64_t> tdims;
       for (int64_t d : perm) tdims.push_back(s.dim(d));
       v = Add(HloOpcode::kTranspose, Shape(s.element_type(), tdims), {v}, operand->name() + ".gemm_t");

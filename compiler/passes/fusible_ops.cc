@@ -11,14 +11,33 @@ using hlo::HloInstruction;
 using hlo::HloOpcode;
 
 bool IsKernelOp(const HloInstruction& inst) {
-  if (!inst.shape().IsArray()) return false;
+  const Shape& shape = inst.shape();
+  if (inst.opcode() == HloOpcode::kReduce) {
+    // N operands and N inits; a variadic reduce has a tuple of N arrays.
+    int64_t n = inst.operand_count() / 2;
+    if (n < 1 || inst.operand_count() != 2 * n) return false;
+    if (n == 1) return shape.IsArray();
+    if (!shape.IsTuple() || shape.tuple_size() != n) return false;
+    for (int64_t i = 0; i < n; ++i)
+      if (!shape.tuple_shape(i).IsArray()) return false;
+    return true;
+  }
+  if (!shape.IsArray()) return false;
   switch (inst.opcode()) {
     case HloOpcode::kBroadcast: case HloOpcode::kReshape: case HloOpcode::kTranspose:
     case HloOpcode::kSlice: case HloOpcode::kConcatenate: case HloOpcode::kIota:
-    case HloOpcode::kReverse: case HloOpcode::kConstant:
+    case HloOpcode::kReverse: case HloOpcode::kConstant: case HloOpcode::kPad:
+    case HloOpcode::kGather:
       return true;
-    case HloOpcode::kReduce:
-      return inst.operand_count() == 2;
+    // Start indices as one scalar operand per dimension.
+    case HloOpcode::kDynamicSlice:
+      return inst.operand_count() == 1 + inst.operand(0)->shape().rank();
+    case HloOpcode::kDynamicUpdateSlice:
+      return inst.operand_count() == 2 + inst.operand(0)->shape().rank();
+    // Single operand only (see the contract in fusible_ops.h).
+    case HloOpcode::kScatter:
+    case HloOpcode::kReduceWindow:
+      return inst.operand_count() == (inst.opcode() == HloOpcode::kScatter ? 3 : 2);
     case HloOpcode::kStochasticConvert:  // needs random bits codegen lacks
       return false;
     default:
@@ -32,6 +51,7 @@ bool IsCheapToRepeat(const HloInstruction& inst) {
     case HloOpcode::kLogistic: case HloOpcode::kTanh: case HloOpcode::kSin: case HloOpcode::kCos:
     case HloOpcode::kTan: case HloOpcode::kAtan2: case HloOpcode::kPower: case HloOpcode::kErf:
     case HloOpcode::kCbrt: case HloOpcode::kReduce: case HloOpcode::kConcatenate:
+    case HloOpcode::kReduceWindow: case HloOpcode::kScatter:
       return false;
     default:
       return true;
@@ -52,21 +72,21 @@ bool IsDuplicable(const HloInstruction& inst) {
   }
 }
 
-std::optional<int64_t> InPlaceOperandNumber(const HloInstruction& fusion) {
-  const hlo::HloComputation* body = nullptr;
-  if (fusion.opcode() == HloOpcode::kFusion) {
-    if (fusion.called_computations().size() != 1) return std::nullopt;
-    body = fusion.called_computations()[0];
-  }
-  const HloInstruction* root = body ? body->root() : &fusion;
-  if (!root) return std::nullopt;
-  if (root->opcode() != HloOpcode::kDynamicUpdateSlice && root->opcode() != HloOpcode::kScatter)
-    return std::nullopt;
-  if (!root->shape().IsArray() || root->operand_count() < 1) return std::nullopt;
+std::optional<int64_t> InPlaceParameterNumber(const hlo::HloComputation& body) {
+  const HloInstruction* root = body.root();
+  if (!root || !root->shape().IsArray()) return std::nullopt;
+  bool dus = root->opcode() == HloOpcode::kDynamicUpdateSlice && root->operand_count() >= 2;
+  bool scatter = root->opcode() == HloOpcode::kScatter && root->operand_count() == 3;
+  if (!dus && !scatter) return std::nullopt;
   const HloInstruction* target = root->operand(0);
-  if (!body) return 0;
   if (target->opcode() != HloOpcode::kParameter || target->user_count() != 1) return std::nullopt;
   return target->parameter_number();
+}
+
+std::optional<int64_t> InPlaceOperandNumber(const HloInstruction& fusion) {
+  if (fusion.opcode() != HloOpcode::kFusion || fusion.called_computations().size() != 1)
+    return std::nullopt;
+  return InPlaceParameterNumber(*fusion.called_computations()[0]);
 }
 
 NormalizedTranspose NormalizeTranspose(const HloInstruction& transpose) {

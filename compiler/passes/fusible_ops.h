@@ -13,11 +13,29 @@
 #include <optional>
 #include <vector>
 
+#include "compiler/hlo/computation.h"
 #include "compiler/hlo/instruction.h"
 
 namespace kiln::passes {
 
-// Instructions codegen turns into kernel code (loop and input kernels).
+// Instructions codegen turns into kernel code (loop and input kernels):
+// elementwise ops, broadcast, reshape, transpose, slice, concatenate, iota,
+// reverse, constant, pad, gather, dynamic-slice and dynamic-update-slice
+// (scalar start indices), reduce (also variadic: a tuple of N arrays),
+// single-operand reduce-window and single-operand scatter.
+//
+// Contract with the fusion pass for the ops codegen emits only as a
+// kernel's root:
+//  * scatter is emitted only in place (InPlaceOperandNumber): it must be
+//    its kernel's root, its operand 0 must stay outside the kernel (a
+//    fusion parameter; never fuse the operand's producer into it), and
+//    nothing else in the kernel may read that parameter. Other producers
+//    (indices, updates) may fuse into it.
+//  * a variadic reduce (tuple-shaped) must be its kernel's root, as a
+//    single reduce is; its get-tuple-elements stay outside.
+//  * a dynamic-update-slice is emitted in place when it is the root and
+//    its operand 0 is such a parameter, otherwise elementally (any
+//    position in a kernel is fine).
 bool IsKernelOp(const hlo::HloInstruction& inst);
 
 // Per-element recomputation is cheap: fine to repeat for every element a
@@ -28,7 +46,7 @@ bool IsCheapToRepeat(const hlo::HloInstruction& inst);
 // every kernel that reads them instead of being materialized.
 bool IsDuplicable(const hlo::HloInstruction& inst);
 
-// For a fusion (or a fused computation's root) that writes its result into
+// For a fusion that writes its result into
 // the buffer of one of its operands, i.e. whose root is a
 // dynamic-update-slice or scatter updating a fusion parameter that nothing
 // else in the fusion reads: the number of that operand. The kernel then
@@ -36,6 +54,9 @@ bool IsDuplicable(const hlo::HloInstruction& inst);
 // the operand's value on entry (the buffer assignment shares the operand's
 // buffer, or the emitter copies it first).
 std::optional<int64_t> InPlaceOperandNumber(const hlo::HloInstruction& fusion);
+// The same for a fused computation: the number of the parameter its root
+// updates in place.
+std::optional<int64_t> InPlaceParameterNumber(const hlo::HloComputation& body);
 
 // A transpose with its operand's dimensions collapsed into groups that stay
 // adjacent and in order: operand [g0, g1, ...] (group sizes) becomes result

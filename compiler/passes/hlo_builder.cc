@@ -36,4 +36,10 @@ Shape WithoutLayout(Shape shape) {
   return shape;
 }
 
+bool IsIdentityPermutation(const std::vector<int64_t>& perm) {
+  for (size_t i = 0; i < perm.size(); ++i)
+    if (perm[i] != static_cast<int64_t>(i)) return false;
+  return true;
+}
+
 }  // namespace kiln::passes

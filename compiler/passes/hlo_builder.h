@@ -37,4 +37,7 @@ hlo::HloInstruction* AddInstruction(hlo::HloComputation& computation, hlo::HloOp
 // shapes a pass creates carry no layout).
 Shape WithoutLayout(Shape shape);
 
+// Whether `perm` maps every position to itself (a no-op transpose).
+bool IsIdentityPermutation(const std::vector<int64_t>& perm);
+
 }  // namespace kiln::passes

@@ -40,10 +40,12 @@ Status RunOptimizationPipeline(hlo::HloModule& module, const PipelineOptions& op
   pipeline.AddPass<WhileLoopTripCount>();
   pipeline.AddPass<WhileLoopInvariantCodeMotion>();
   // Library-call forms; their reshapes and transposes simplify again.
+  pipeline.AddPass<ConvolutionCanonicalization>();  // 1x1 convolutions become dots
   pipeline.AddPass<DotCanonicalization>();
   AddSimplification(pipeline);
   // Kernels around the library calls.
   pipeline.AddPass<KernelFusion>();
+  pipeline.AddPass<MultiOutputFusion>();
   pipeline.AddPass<SiblingFusion>();
   pipeline.AddPass<DeadCodeElimination>();
   StatusOr<bool> changed = pipeline.Run(module);

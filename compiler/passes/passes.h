@@ -7,6 +7,7 @@
 #pragma once
 
 #include "compiler/passes/hlo_pass.h"
+#include "compiler/passes/priority_fusion.h"
 
 namespace kiln::passes {
 
@@ -50,24 +51,61 @@ class DotCanonicalization : public HloPass {
   StatusOr<bool> Run(hlo::HloModule& module) override;
 };
 
+// Rewrites every convolution into the form library thunks take (cuDNN, host
+// im2col + GEMM): dim_labels b01f_01io->b01f (b0f_0io->b0f, b012f_012io->
+// b012f, ...), with transposes of the operands into that order and of the
+// result back where the labels differ; window, group counts and other
+// attributes are kept. A floating-point 1x1 convolution without padding,
+// stride, dilation or groups becomes reshape -> dot -> reshape (transposes
+// only where the layout needs them) for the GEMM thunk. Runs before
+// DotCanonicalization, which canonicalizes those dots.
+class ConvolutionCanonicalization : public HloPass {
+ public:
+  std::string_view name() const override { return "convolution-canonicalization"; }
+  StatusOr<bool> Run(hlo::HloModule& module) override;
+};
+
 // Groups the instructions that codegen emits (elementwise ops, broadcast,
 // reshape, transpose, slice, concatenate, iota, convert, compare, select,
-// reduce, ...) into fusion instructions, one loop kernel each:
-//   * a producer joins its consumers' kernel when all its users are in that
-//     kernel, so elementwise chains become one kernel;
-//   * a reduce takes its producers (kind=kInput) but is always a kernel's
-//     root, so a reduction is never recomputed per consumer element;
-//   * only cheap producers are fused through a broadcast (which re-reads
-//     each element many times), and scalar constants and broadcasts of them
-//     are duplicated into every kernel that uses them;
+// reduce, ...) into fusion instructions by priority (priority_fusion.h):
+//   * producers are fused into all their consumers, highest estimated time
+//     saved on options.target first, while that saving is positive;
+//   * cheap producers are duplicated into several consumers within a
+//     budget; expensive ones (transcendentals, reductions) never are;
+//   * a reduction takes its producers and elementwise epilogues of its own
+//     dimensions (kind=kInput), so it is never recomputed per element;
+//   * a tiled transpose, dynamic-update-slice or scatter stays its
+//     kernel's root; scalar constants, iotas and their broadcasts are
+//     duplicated into every kernel that uses them;
 //   * a reshape left alone on a buffer becomes a bitcast (no kernel: a
 //     row-major reshape moves no data).
-// Runs on the entry computation and on every while / conditional computation
-// reachable from it.
+// Each fusion records its decisions (fusion_decisions.h). Runs on the entry
+// computation and on every while / conditional computation reachable from it.
 class KernelFusion : public HloPass {
  public:
+  KernelFusion() = default;
+  explicit KernelFusion(FusionOptions options) : options_(std::move(options)) {}
   std::string_view name() const override { return "kernel-fusion"; }
   StatusOr<bool> Run(hlo::HloModule& module) override;
+
+ private:
+  FusionOptions options_;
+};
+
+// Producer-consumer multi-output fusion: a kernel whose value is also used
+// outside its consumer kernel is fused into that consumer anyway, and the
+// merged kernel returns both values (a tuple root; outputs of the same
+// dimensions), so the consumer does not read it back from memory. Never
+// merges when another path joins the two (that would be a cycle).
+class MultiOutputFusion : public HloPass {
+ public:
+  MultiOutputFusion() = default;
+  explicit MultiOutputFusion(FusionOptions options) : options_(std::move(options)) {}
+  std::string_view name() const override { return "multi-output-fusion"; }
+  StatusOr<bool> Run(hlo::HloModule& module) override;
+
+ private:
+  FusionOptions options_;
 };
 
 // Multi-output fusion of siblings: loop / input kernels with the same

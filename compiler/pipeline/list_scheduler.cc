@@ -202,14 +202,15 @@ SequentialSchedule DfsMemorySchedule(const hlo::HloComputation& computation) {
   return FromOrder(computation, *g, DfsOrder(*g));
 }
 
-StatusOr<BufferAssignment> AssignBuffersMinimizingMemory(const hlo::HloComputation& computation) {
+StatusOr<BufferAssignment> AssignBuffersMinimizingMemory(const hlo::HloComputation& computation,
+                                                         const BufferAssignmentOptions& options) {
   std::optional<MemoryGraph> g = BuildGraph(computation);
-  if (!g) return AssignBuffers(computation, PostOrderSchedule(computation));
+  if (!g) return AssignBuffers(computation, PostOrderSchedule(computation), options);
   std::optional<BufferAssignment> best;
   std::vector<int32_t> post_order(g->order.size());
   for (size_t i = 0; i < post_order.size(); ++i) post_order[i] = static_cast<int32_t>(i);
   for (const std::vector<int32_t>& order : {ListOrder(*g), DfsOrder(*g), post_order}) {
-    KILN_ASSIGN_OR_RETURN(BufferAssignment candidate, AssignBuffers(computation, FromOrder(computation, *g, order)));
+    KILN_ASSIGN_OR_RETURN(BufferAssignment candidate, AssignBuffers(computation, FromOrder(computation, *g, order), options));
     if (!best || candidate.peak_temp_bytes() < best->peak_temp_bytes()) best.emplace(std::move(candidate));
   }
   return std::move(*best);

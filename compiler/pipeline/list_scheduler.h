@@ -36,6 +36,7 @@ SequentialSchedule MemoryMinimizingSchedule(const hlo::HloComputation& computati
 
 // AssignBuffers under the MemoryMinimizingSchedule, without assigning the
 // winning schedule a second time.
-StatusOr<BufferAssignment> AssignBuffersMinimizingMemory(const hlo::HloComputation& computation);
+StatusOr<BufferAssignment> AssignBuffersMinimizingMemory(const hlo::HloComputation& computation,
+                                                         const BufferAssignmentOptions& options = {});
 
 }  // namespace kiln::pipeline

@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include "compiler/pipeline/in_place.h"
+
 namespace kiln::pipeline {
 namespace {
 
@@ -78,6 +80,7 @@ Status PointsToAnalysis::Define(const hlo::HloInstruction* inst) {
     buffer.defining = inst;
     buffer.index = index;
     buffer.size = LeafBytes(*leaf);
+    buffer.color = MemorySpaceOf(*leaf);
     leaves[index] = buffer.id;
     buffers_.push_back(std::move(buffer));
   }
@@ -113,6 +116,13 @@ StatusOr<int64_t> PointsToAnalysis::BufferAt(const hlo::HloInstruction* inst, co
   if (leaf == it->second.end())
     return Error(inst->DebugName() + " has no array leaf at " + ShapeIndexToString(index));
   return leaf->second;
+}
+
+std::vector<OperandUse> PointsToAnalysis::OperandUses(const hlo::HloInstruction* inst) const {
+  std::vector<OperandUse> uses;
+  for (int64_t i = 0; i < inst->operand_count(); ++i)
+    for (const auto& [index, id] : LeavesOf(inst->operand(i))) uses.push_back({i, index, id});
+  return uses;
 }
 
 }  // namespace kiln::pipeline

@@ -24,6 +24,14 @@ struct LogicalBuffer {
   const hlo::HloInstruction* defining = nullptr;
   ShapeIndex index;   // leaf of defining->shape()
   int64_t size = 0;   // bytes (Shape::ByteSize of the leaf; 0 for tokens)
+  int64_t color = 0;  // memory space S(n) of the leaf's layout
+};
+
+// One operand leaf a (non-forwarding) instruction reads, and its buffer.
+struct OperandUse {
+  int64_t operand_number = 0;
+  ShapeIndex operand_index;
+  int64_t buffer = 0;
 };
 
 // True for opcodes whose output only forwards operand buffers.
@@ -43,6 +51,9 @@ class PointsToAnalysis {
   const std::map<ShapeIndex, int64_t>& LeavesOf(const hlo::HloInstruction* inst) const;
   // The buffer at leaf `index` of `inst`, or an error naming the instruction.
   StatusOr<int64_t> BufferAt(const hlo::HloInstruction* inst, const ShapeIndex& index) const;
+  // Every operand leaf `inst` reads, in operand order; a buffer read through
+  // two operands (or two leaves) appears twice.
+  std::vector<OperandUse> OperandUses(const hlo::HloInstruction* inst) const;
 
  private:
   Status Define(const hlo::HloInstruction* inst);

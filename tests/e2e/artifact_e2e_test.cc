@@ -85,26 +85,35 @@ TEST(ArtifactE2ETest, EveryGeneratedPtxAssemblesForSm90) {
     for (const bef::KernelEntry& k : image.kernels) {
       EXPECT_NE(image.ptx.find(".entry " + k.name), std::string::npos) << k.name;
       EXPECT_GE(k.launch.grid.x, 1);
-      EXPECT_EQ(k.launch.block.x, 256);
+      // Flat kernels: 256 threads per block, no shared memory. Tiled
+      // transposes: 32x8 threads sharing one 32x33 tile.
+      bool tiled = k.launch.shared_memory_bytes > 0;
+      EXPECT_EQ(k.launch.block.x, tiled ? 32 : 256) << k.name;
+      EXPECT_EQ(k.launch.block.y, tiled ? 8 : 1) << k.name;
+      if (tiled) EXPECT_EQ(k.launch.shared_memory_bytes % (32 * 33), 0) << k.name;
     }
   }
 }
 
 TEST(ArtifactE2ETest, UnsupportedOpIsNamedWithItsLocation) {
   auto module = hlo::ParseHloModule(R"(HloModule m
-ENTRY e {
+lt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=LT
+}
+ENTRY main {
   x = f32[4,4] parameter(0)
-  i = s32[2] parameter(1)
-  ROOT g = f32[2,4] gather(x, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,4}
+  ROOT srt = f32[4,4] sort(x), dimensions={1}, to_apply=lt
 }
 )");
   ASSERT_TRUE(module.ok()) << module.status().message();
   auto artifact = compiler::CompileModule(**module, {});
   ASSERT_FALSE(artifact.ok());
   const std::string message = artifact.status().message();
-  EXPECT_NE(message.find("%g"), std::string::npos) << message;
-  EXPECT_NE(message.find(":5:"), std::string::npos) << message;
-  EXPECT_NE(message.find("'gather'"), std::string::npos) << message;
+  EXPECT_NE(message.find("%srt"), std::string::npos) << message;
+  EXPECT_NE(message.find(":9:"), std::string::npos) << message;
+  EXPECT_NE(message.find("'sort'"), std::string::npos) << message;
   EXPECT_EQ(message.find('\n'), std::string::npos) << message;
 }
 

@@ -23,7 +23,13 @@ class OpsE2ETest : public ::testing::Test {
   static inline const std::string kReducers =
       "add_f32 {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n\n"
       "max_f32 {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] maximum(a, b)\n}\n\n"
-      "mul_s32 {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n  ROOT s = s32[] multiply(a, b)\n}\n\n";
+      "mul_s32 {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n  ROOT s = s32[] multiply(a, b)\n}\n\n"
+      // (value, index) pairs: the larger value, the smaller index on ties.
+      "argmax {\n  av = f32[] parameter(0)\n  ai = s32[] parameter(1)\n  bv = f32[] parameter(2)\n"
+      "  bi = s32[] parameter(3)\n  gt = pred[] compare(av, bv), direction=GT\n"
+      "  eq = pred[] compare(av, bv), direction=EQ\n  lt = pred[] compare(ai, bi), direction=LT\n"
+      "  tie = pred[] and(eq, lt)\n  keep = pred[] or(gt, tie)\n  v = f32[] select(keep, av, bv)\n"
+      "  i = s32[] select(keep, ai, bi)\n  ROOT t = (f32[], s32[]) tuple(v, i)\n}\n\n";
   std::unique_ptr<runtime::Device> device_;
 };
 
@@ -237,6 +243,104 @@ ENTRY e {
   ROOT r = f32[4] add(c, x)
 }
 )", *device_);
+}
+
+// Indexing and windowed ops. Random s32 indices lie in [-8, 8), so the
+// seeds exercise XLA's clamping (dynamic slices, gather) and skipping
+// (scatter) of out-of-range starts.
+constexpr uint64_t kIndexSeeds[] = {1, 2, 3, 4, 5};
+
+TEST_F(OpsE2ETest, PadWithNegativeAndInteriorPadding) {
+  Check("  x = f32[3,4] parameter(0)\n  v = f32[] parameter(1)\n"
+        "  ROOT p = f32[8,5] pad(x, v), padding=2_1_1x-1_-1_1\n");
+  // Fused between elementwise ops, cropping two elements at the low end.
+  Check("  x = f32[4] parameter(0)\n  z = f32[] constant(0)\n  e = f32[4] exponential(x)\n"
+        "  p = f32[9] pad(e, z), padding=-2_1_2\n  ROOT r = f32[9] add(p, p)\n");
+}
+
+TEST_F(OpsE2ETest, DynamicSliceClampsStartIndices) {
+  for (uint64_t seed : kIndexSeeds) {
+    Check("  x = f32[6,5] parameter(0)\n  i = s32[] parameter(1)\n  j = s32[] parameter(2)\n"
+          "  d = f32[3,4] dynamic-slice(x, i, j), dynamic_slice_sizes={3,4}\n  ROOT n = f32[3,4] negate(d)\n",
+          seed);
+  }
+}
+
+TEST_F(OpsE2ETest, DynamicUpdateSliceElemental) {
+  // The operand is computed in the same kernel: every element is written.
+  for (uint64_t seed : kIndexSeeds) {
+    Check("  x = f32[6,5] parameter(0)\n  u = f32[2,3] parameter(1)\n  i = s32[] parameter(2)\n"
+          "  j = s32[] parameter(3)\n  y = f32[6,5] multiply(x, x)\n"
+          "  ROOT d = f32[6,5] dynamic-update-slice(y, u, i, j)\n",
+          seed);
+  }
+}
+
+TEST_F(OpsE2ETest, DynamicUpdateSliceInPlace) {
+  // The operand is an entry parameter: the kernel writes only the window
+  // into a buffer that already holds x.
+  for (uint64_t seed : kIndexSeeds) {
+    Check("  x = f32[6,5] parameter(0)\n  u = f32[2,3] parameter(1)\n  i = s32[] parameter(2)\n"
+          "  j = s32[] parameter(3)\n  n = f32[2,3] negate(u)\n"
+          "  ROOT d = f32[6,5] dynamic-update-slice(x, n, i, j)\n",
+          seed);
+  }
+}
+
+TEST_F(OpsE2ETest, GatherEmbeddingLookupMultiDimAndBatching) {
+  for (uint64_t seed : kIndexSeeds) {
+    // Embedding lookup: rows of a [10,4] table, fused with a consumer.
+    Check("  t = f32[10,4] parameter(0)\n  ids = s32[6] parameter(1)\n"
+          "  g = f32[6,4] gather(t, ids), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, "
+          "index_vector_dim=1, slice_sizes={1,4}\n  ROOT r = f32[6,4] add(g, g)\n",
+          seed);
+    // 2-d index vectors along dimension 2, 2x3 windows.
+    Check("  x = f32[5,6,3] parameter(0)\n  i = s32[2,3,2] parameter(1)\n"
+          "  ROOT g = f32[2,3,2,3] gather(x, i), offset_dims={2,3}, collapsed_slice_dims={0}, "
+          "start_index_map={0,1}, index_vector_dim=2, slice_sizes={1,2,3}\n",
+          seed);
+    // Operand dimension 0 batched with the indices' dimension 0.
+    Check("  x = f32[3,5,2] parameter(0)\n  i = s32[3,4] parameter(1)\n"
+          "  ROOT g = f32[3,4,2] gather(x, i), offset_dims={2}, collapsed_slice_dims={1}, start_index_map={1}, "
+          "operand_batching_dims={0}, start_indices_batching_dims={0}, index_vector_dim=2, slice_sizes={1,1,2}\n",
+          seed);
+  }
+}
+
+TEST_F(OpsE2ETest, ScatterAddWithDuplicateIndices) {
+  // Rows 1 (three times) and 4 get updates; row 9 is out of bounds: skipped.
+  Check("  x = f32[6,3] parameter(0)\n  idx = s32[5,1] constant({{1},{4},{1},{9},{1}})\n"
+        "  u = f32[5,3] parameter(1)\n  e = f32[5,3] exponential(u)\n"
+        "  ROOT s = f32[6,3] scatter(x, idx, e), update_window_dims={1}, inserted_window_dims={0}, "
+        "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add_f32\n",
+        1, CompareOptions{1e-6, 1e-6});
+  for (uint64_t seed : kIndexSeeds) {
+    Check("  x = s32[8] parameter(0)\n  idx = s32[6] parameter(1)\n  u = s32[6] parameter(2)\n"
+          "  ROOT s = s32[8] scatter(x, idx, u), update_window_dims={}, inserted_window_dims={0}, "
+          "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=mul_s32\n",
+          seed);
+  }
+}
+
+TEST_F(OpsE2ETest, VariadicArgmaxReduce) {
+  Check("  x = f32[5,7] parameter(0)\n  io = s32[5,7] iota(), iota_dimension=1\n"
+        "  ninf = f32[] constant(-inf)\n  zero = s32[] constant(0)\n"
+        "  r = (f32[5], s32[5]) reduce(x, io, ninf, zero), dimensions={1}, to_apply=argmax\n"
+        "  v = f32[5] get-tuple-element(r), index=0\n  i = s32[5] get-tuple-element(r), index=1\n"
+        "  ROOT t = (f32[5], s32[5]) tuple(v, i)\n");
+}
+
+TEST_F(OpsE2ETest, ReduceWindowPoolingForms) {
+  // 2x2 max pool, stride 2, with padding; a dilated sum; a 1-d running sum.
+  Check("  x = f32[2,5,6] parameter(0)\n  ninf = f32[] constant(-inf)\n"
+        "  ROOT r = f32[2,3,3] reduce-window(x, ninf), window={size=1x2x2 stride=1x2x2 pad=0_0x0_1x0_0}, "
+        "to_apply=max_f32\n");
+  Check("  x = f32[5,6] parameter(0)\n  z = f32[] constant(0)\n"
+        "  ROOT r = f32[5,3] reduce-window(x, z), window={size=2x3 stride=2x2 pad=1_1x1_2 lhs_dilate=2x1 "
+        "rhs_dilate=1x2}, to_apply=add_f32\n");
+  Check("  x = f32[8] parameter(0)\n  z = f32[] constant(0)\n"
+        "  ROOT r = f32[8] reduce-window(x, z), window={size=8 pad=7_0}, to_apply=add_f32\n",
+        1, CompareOptions{1e-6, 1e-6});
 }
 
 }  // namespace

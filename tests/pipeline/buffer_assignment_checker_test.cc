@@ -213,12 +213,14 @@ TEST(BufferAssignmentChecker, EveryCorpusComputationUnderBothSchedules) {
       ++computations;
       for (int which = 0; which < 2; ++which) {
         SequentialSchedule schedule = which == 0 ? PostOrderSchedule(*comp) : MemoryMinimizingSchedule(*comp);
-        auto a = AssignBuffers(*comp, std::move(schedule));
+        BufferAssignmentOptions options;
+        if (comp == (*module)->entry()) options.aliases = (*module)->config().input_output_alias;
+        auto a = AssignBuffers(*comp, std::move(schedule), options);
         if (!a.ok()) {
           ADD_FAILURE() << file << " " << comp->name() << ": " << a.status().message();
           continue;
         }
-        auto result = CheckAssignment(*a);
+        auto result = CheckAssignment(*a, options.aliases);
         if (!result.ok()) {
           ADD_FAILURE() << file << " " << comp->name() << (which ? " (memory-minimizing)" : " (post-order)")
                         << ": " << result.errors.front();

@@ -65,22 +65,26 @@ run "$BEF_RUN" mlp.bef --device=host --output= --output=
 check '[[ $code == 0 ]]' "bef-run on the compiled artifact: $err"
 
 # --- middle-end only -----------------------------------------------------------------
-cat >gather.hlo <<'HLO'
-HloModule g
+cat >sort.hlo <<'HLO'
+HloModule s
+lt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=LT
+}
 ENTRY main {
   x = f32[4,4] parameter(0)
-  i = s32[2] parameter(1)
-  ROOT g = f32[2,4] gather(x, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,4}
+  ROOT srt = f32[4,4] sort(x), dimensions={1}, to_apply=lt
 }
 HLO
-run "$BEF_COMPILE" gather.hlo --stop-after=buffer-assignment --stats=- --dump-dir=mid
+run "$BEF_COMPILE" sort.hlo --stop-after=buffer-assignment --stats=- --dump-dir=mid
 check '[[ $code == 0 && $out == *"\"temp_peak_bytes\""* && -s mid/buffer_assignment.txt && ! -e mid/thunk_program.txt ]]' \
   "--stop-after on an op without kernels: exit $code, $err"
 
 # --- one-line errors -------------------------------------------------------------------
-run "$BEF_COMPILE" gather.hlo -o g.bef
-expect_error "bef-compile does not support opcode 'gather'" "unsupported op"
-check '[[ ! -e g.bef ]]' "a failed compilation left an output file"
+run "$BEF_COMPILE" sort.hlo -o s.bef
+expect_error "bef-compile does not support opcode 'sort'" "unsupported op"
+check '[[ ! -e s.bef ]]' "a failed compilation left an output file"
 run "$BEF_COMPILE" missing.hlo -o x.bef
 expect_error "missing.hlo" "missing input"
 run "$BEF_COMPILE" "$MLP"

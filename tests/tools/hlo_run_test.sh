@@ -57,12 +57,16 @@ ENTRY main {
 }
 EOF
 
-cat >gather.hlo <<'EOF'
-HloModule gather
+cat >sort.hlo <<'EOF'
+HloModule sort
+lt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=LT
+}
 ENTRY main {
   x = f32[4,4] parameter(0)
-  i = s32[2] parameter(1)
-  ROOT g = f32[2,4] gather(x, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,4}
+  ROOT srt = f32[4,4] sort(x), dimensions={1}, to_apply=lt
 }
 EOF
 
@@ -305,9 +309,9 @@ if "$HLO_RUN" --help | grep -q -- '--device'; then
     "--expected_output=4x4xf32=[$row][$row][$row][$row]" \
     "--expected_output=4x4xf32=[1 2 3 4][1 2 3 4][1 2 3 4][1 2 3 4]"
   expect_code 0 "mlp on the host device"
-  run "$HLO_RUN" gather.hlo --device=host
+  run "$HLO_RUN" sort.hlo --device=host
   expect_code 1 "unsupported op"
-  expect_err_line "bef-compile does not support opcode 'gather'" "unsupported op"
+  expect_err_line "bef-compile does not support opcode 'sort'" "unsupported op"
   run "$HLO_RUN" add_mul.hlo --device=tpu
   expect_code 1 "unknown device"
   expect_err_line "unknown --device 'tpu'" "unknown device"

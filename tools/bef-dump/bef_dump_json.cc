@@ -145,6 +145,7 @@ class ArtifactJson {
       if (a.output) j_.IntArray(*a.output);
       else j_.Null();
       OptionalInt("constant", a.constant);
+      j_.Field("color", a.color);
       j_.EndObject();
     }
     j_.EndArray();

@@ -1,0 +1,270 @@
+// The tiled transpose kernel (see transpose_emitter.h for the IR shape).
+//
+// Every supported transpose is viewed as operand [P, X, Q, Y] -> result
+// [P, Y, Q, X], where X and Y are the two swapped groups of the normalized
+// transpose and P, Q the batch groups that stay in place:
+//   [1,0]:   operand (X, Y)    -> (Y, X)       P = Q = 1
+//   [0,2,1]: operand (P, X, Y) -> (P, Y, X)    Q = 1
+//   [2,1,0]: operand (X, Q, Y) -> (Y, Q, X)    P = 1
+// A tile covers 32 consecutive x and 32 consecutive y for one (p, q). The
+// load phase walks the tile with y fastest (the operand's minor dimension:
+// coalesced reads), the store phase with x fastest (the result's minor
+// dimension: coalesced writes). The operand is any fused elementwise
+// expression, evaluated by the ElementalEmitter at the operand index.
+#include "compiler/codegen/transpose_emitter.h"
+
+#include <functional>
+#include <vector>
+
+#include "compiler/codegen/elemental_emitter.h"
+#include "compiler/codegen/scalar_ops.h"
+#include "compiler/passes/fusible_ops.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+namespace kiln::codegen::internal {
+namespace {
+
+using hlo::HloInstruction;
+using mlir::Value;
+
+// The normalized transpose in the [P, X, Q, Y] form, plus which operand
+// groups exist (P only for [0,2,1], Q only for [2,1,0]).
+struct TransposePlan {
+  int64_t p = 1, x = 1, q = 1, y = 1;
+  std::vector<int64_t> permutation;   // of the normalized groups
+  std::vector<int64_t> operand_groups;  // group sizes, operand order
+
+  int64_t TilesX() const { return (x + kTileSize - 1) / kTileSize; }
+  int64_t TilesY() const { return (y + kTileSize - 1) / kTileSize; }
+  int64_t NumTiles() const { return p * q * TilesX() * TilesY(); }
+};
+
+TransposePlan Plan(const HloInstruction& transpose) {
+  passes::NormalizedTranspose t = passes::NormalizeTranspose(transpose);
+  TransposePlan plan;
+  plan.permutation = t.permutation;
+  plan.operand_groups = t.operand_dims;
+  const std::vector<int64_t>& g = t.operand_dims;
+  if (t.permutation.size() == 2) {
+    plan.x = g[0], plan.y = g[1];
+  } else if (t.permutation[0] == 0) {  // [0,2,1]
+    plan.p = g[0], plan.x = g[1], plan.y = g[2];
+  } else {  // [2,1,0]
+    plan.x = g[0], plan.q = g[1], plan.y = g[2];
+  }
+  return plan;
+}
+
+// Assigns the dimensions of `shape` to groups of the given sizes: each
+// group is a run of consecutive dimensions larger than 1 (size-1 dimensions
+// belong to none and are indexed by 0).
+std::vector<std::vector<int64_t>> GroupDims(const Shape& shape, const std::vector<int64_t>& sizes) {
+  std::vector<std::vector<int64_t>> groups(sizes.size());
+  size_t k = 0;
+  int64_t product = 1;
+  for (int64_t d = 0; d < shape.rank(); ++d) {
+    if (shape.dim(d) == 1) continue;
+    while (k < sizes.size() && product == sizes[k] && !groups[k].empty()) ++k, product = 1;
+    groups[k].push_back(d);
+    product *= shape.dim(d);
+  }
+  return groups;
+}
+
+// Emits index arithmetic on `b`.
+class IndexMath {
+ public:
+  IndexMath(mlir::OpBuilder& b, mlir::Location loc) : b_(b), loc_(loc), ops_(b, loc) {}
+
+  Value Const(int64_t v) { return ops_.IndexConstant(v); }
+  Value Add(Value a, Value c) { return mlir::arith::AddIOp::create(b_, loc_, a, c); }
+  Value Mul(Value a, int64_t c) { return mlir::arith::MulIOp::create(b_, loc_, a, Const(c)); }
+  Value Div(Value a, int64_t c) { return c == 1 ? a : mlir::arith::DivUIOp::create(b_, loc_, a, Const(c)); }
+  Value Rem(Value a, int64_t c) {
+    return c == 1 ? Const(0) : mlir::arith::RemUIOp::create(b_, loc_, a, Const(c));
+  }
+  Value Less(Value a, int64_t c) {
+    return mlir::arith::CmpIOp::create(b_, loc_, mlir::arith::CmpIPredicate::ult, a, Const(c));
+  }
+  Value And(Value a, Value c) { return mlir::arith::AndIOp::create(b_, loc_, a, c); }
+
+  // The multi-index of `shape` whose groups (GroupDims) have the row-major
+  // positions `group_values`.
+  Index MultiIndex(const Shape& shape, const std::vector<int64_t>& group_sizes,
+                   const std::vector<Value>& group_values) {
+    Index index(shape.rank(), Const(0));
+    std::vector<std::vector<int64_t>> groups = GroupDims(shape, group_sizes);
+    for (size_t k = 0; k < groups.size(); ++k) {
+      Value linear = group_values[k];
+      for (size_t i = groups[k].size(); i-- > 0;) {
+        int64_t d = groups[k][i];
+        index[d] = i == 0 ? linear : Rem(linear, shape.dim(d));
+        if (i > 0) linear = Div(linear, shape.dim(d));
+      }
+    }
+    return index;
+  }
+
+ private:
+  mlir::OpBuilder& b_;
+  mlir::Location loc_;
+  ScalarOps ops_;
+};
+
+// The operand's group positions for tile coordinates (p, x, q, y), in
+// operand group order.
+std::vector<Value> OperandGroups(const TransposePlan& plan, Value p, Value x, Value q, Value y) {
+  if (plan.permutation.size() == 2) return {x, y};
+  if (plan.permutation[0] == 0) return {p, x, y};
+  return {x, q, y};
+}
+
+// One pass of the block over the tile: `scf.parallel (%ty, %tx) = (0, 0)
+// to (8, 32) {kiln.threads}`, in which thread (ty, tx) visits tile rows
+// row = ty, ty + 8, ty + 16, ty + 24 of column tx (an scf.for), calling
+// `body(row, tx, row_pos, col_pos)` where the tile's row and column lie at
+// row_pos = row0 + row < rows and col_pos = col0 + tx < cols (guarded by an
+// scf.if: the tiles at the edges are ragged). Returns the first error of
+// `body`.
+using TileBody = std::function<Status(Value row, Value col, Value row_pos, Value col_pos)>;
+Status TilePass(mlir::OpBuilder& b, mlir::Location loc, IndexMath& m, Value row0, int64_t rows,
+                Value col0, int64_t cols, const TileBody& body) {
+  Status status = Status::Ok();
+  auto loop = mlir::scf::ParallelOp::create(
+      b, loc, mlir::ValueRange{m.Const(0), m.Const(0)},
+      mlir::ValueRange{m.Const(kTileRowsPerPass), m.Const(kTileSize)},
+      mlir::ValueRange{m.Const(1), m.Const(1)},
+      [&](mlir::OpBuilder& threads, mlir::Location, mlir::ValueRange ids) {
+        mlir::OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(threads.getInsertionBlock(), threads.getInsertionPoint());
+        Value ty = ids[0], col = ids[1];
+        Value col_pos = m.Add(col0, col);
+        mlir::scf::ForOp::create(
+            b, loc, m.Const(0), m.Const(kTileSize), m.Const(kTileRowsPerPass), mlir::ValueRange{},
+            [&](mlir::OpBuilder& rows_loop, mlir::Location, Value r, mlir::ValueRange) {
+              mlir::Block* block = rows_loop.getInsertionBlock();
+              b.setInsertionPoint(block, rows_loop.getInsertionPoint());
+              Value row = m.Add(ty, r);
+              Value row_pos = m.Add(row0, row);
+              Value in_bounds = m.And(m.Less(row_pos, rows), m.Less(col_pos, cols));
+              auto guarded = mlir::scf::IfOp::create(b, loc, in_bounds, /*withElseRegion=*/false);
+              b.setInsertionPointToStart(guarded.thenBlock());
+              status = body(row, col, row_pos, col_pos);
+              b.setInsertionPointToEnd(block);
+              mlir::scf::YieldOp::create(b, loc);
+            });
+      });
+  loop->setAttr(kThreadsAttr, b.getUnitAttr());
+  return status;
+}
+
+mlir::func::FuncOp BarrierFunc(mlir::ModuleOp module) {
+  if (auto f = module.lookupSymbol<mlir::func::FuncOp>(kBarrierFunc)) return f;
+  mlir::OpBuilder b(module.getContext());
+  b.setInsertionPointToStart(module.getBody());
+  auto f = mlir::func::FuncOp::create(b, module.getLoc(), kBarrierFunc, b.getFunctionType({}, {}));
+  f.setPrivate();
+  return f;
+}
+
+}  // namespace
+
+bool IsTiledTransposeKernel(const hlo::HloComputation& comp) {
+  const HloInstruction* root = comp.root();
+  return root && passes::IsTiledTransposeHero(*root) && root->operand(0)->shape().IsArray();
+}
+
+StatusOr<KernelInfo> EmitTiledTransposeKernel(mlir::ModuleOp module, const KernelSpec& spec) {
+  const hlo::HloComputation& comp = *spec.computation;
+  const HloInstruction* root = comp.root();
+  const HloInstruction* operand = root->operand(0);
+  const Shape& out_shape = root->shape();
+  TransposePlan plan = Plan(*root);
+  mlir::MLIRContext* ctx = module.getContext();
+  mlir::OpBuilder b(ctx);
+  mlir::Location loc = mlir::NameLoc::get(b.getStringAttr(spec.name));
+  mlir::func::FuncOp barrier = BarrierFunc(module);
+  b.setInsertionPointToEnd(module.getBody());
+
+  std::vector<mlir::Type> arg_types;
+  for (int64_t i = 0; i < comp.parameter_count(); ++i)
+    arg_types.push_back(BufferType(ctx, comp.parameter(i)->shape()));
+  mlir::MemRefType out_type = BufferType(ctx, out_shape);
+  arg_types.push_back(out_type);
+  auto func = mlir::func::FuncOp::create(b, loc, spec.name, b.getFunctionType(arg_types, {}));
+  mlir::Block* entry = func.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  std::vector<Value> args(entry->args_begin(), entry->args_end());
+  Value out = args.back();
+  args.pop_back();
+
+  ConstantPool pool(module, spec.name);
+  ElementalEmitter emitter(b, loc, pool, args, /*scalar_params=*/false);
+  IndexMath m(b, loc);
+  std::vector<int64_t> result_groups;  // sizes, result order
+  for (int64_t g : plan.permutation) result_groups.push_back(plan.operand_groups[g]);
+
+  Status status = Status::Ok();
+  auto tiles = mlir::scf::ParallelOp::create(
+      b, loc, mlir::ValueRange{m.Const(0)}, mlir::ValueRange{m.Const(plan.NumTiles())},
+      mlir::ValueRange{m.Const(1)},
+      [&](mlir::OpBuilder& nested, mlir::Location, mlir::ValueRange ivs) {
+        b.setInsertionPoint(nested.getInsertionBlock(), nested.getInsertionPoint());
+        // tile = ((p * Q + q) * tiles_y + tile_y) * tiles_x + tile_x
+        Value t = ivs[0];
+        Value x0 = m.Mul(m.Rem(t, plan.TilesX()), kTileSize);
+        t = m.Div(t, plan.TilesX());
+        Value y0 = m.Mul(m.Rem(t, plan.TilesY()), kTileSize);
+        t = m.Div(t, plan.TilesY());
+        Value q = m.Rem(t, plan.q), p = m.Div(t, plan.q);
+        auto tile_type = mlir::MemRefType::get({kTileSize, kTileSize + kTilePadding},
+                                               out_type.getElementType());
+        auto buffer = mlir::memref::AllocaOp::create(b, loc, tile_type);
+        buffer->setAttr(kTileBufferAttr, b.getUnitAttr());
+        Value tile = buffer;
+
+        // Load, along the operand's minor group y:
+        // tile[row][col] = operand(p, x0 + row, q, y0 + col).
+        auto load = [&](Value row, Value col, Value x, Value y) -> Status {
+          Index index = m.MultiIndex(operand->shape(), plan.operand_groups,
+                                     OperandGroups(plan, p, x, q, y));
+          KILN_ASSIGN_OR_RETURN(Value v, emitter.Emit(operand, index));
+          Value stored = ScalarOps(b, loc).ToStorage(v, out_shape.element_type());
+          mlir::memref::StoreOp::create(b, loc, stored, tile, mlir::ValueRange{row, col});
+          return Status::Ok();
+        };
+        // Store, along the result's minor group x:
+        // result(p, y0 + row, q, x0 + col) = tile[col][row].
+        auto store = [&](Value row, Value col, Value y, Value x) -> Status {
+          std::vector<Value> operand_groups = OperandGroups(plan, p, x, q, y);
+          std::vector<Value> groups;
+          for (int64_t g : plan.permutation) groups.push_back(operand_groups[g]);
+          Index index = m.MultiIndex(out_shape, result_groups, groups);
+          Value v = mlir::memref::LoadOp::create(b, loc, tile, mlir::ValueRange{col, row});
+          mlir::memref::StoreOp::create(b, loc, v, out, index);
+          return Status::Ok();
+        };
+        status = TilePass(b, loc, m, x0, plan.x, y0, plan.y, load);
+        if (!status.ok()) return;
+        // Every thread's loads land in the tile before any thread reads it.
+        mlir::func::CallOp::create(b, loc, barrier, mlir::ValueRange{});
+        status = TilePass(b, loc, m, y0, plan.y, x0, plan.x, store);
+        nested.setInsertionPoint(b.getInsertionBlock(), b.getInsertionPoint());
+      });
+  tiles->setAttr(kTilesAttr, b.getUnitAttr());
+  KILN_RETURN_IF_ERROR(status.WithContext("kernel " + spec.name));
+  b.setInsertionPointToEnd(entry);
+  mlir::func::ReturnOp::create(b, loc);
+
+  int64_t element_bytes = (out_type.getElementTypeBitWidth() + 7) / 8;
+  LaunchDims launch{{plan.NumTiles(), 1, 1},
+                    {kTileSize, kTileRowsPerPass, 1},
+                    kTileSize * (kTileSize + kTilePadding) * element_bytes};
+  KernelInfo info(spec.name, static_cast<int>(arg_types.size()), out_shape.ElementCount(), launch);
+  return info;
+}
+
+}  // namespace kiln::codegen::internal

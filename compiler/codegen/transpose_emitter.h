@@ -1,0 +1,51 @@
+// The tiled transpose kernel: for a fusion whose root is a tiled-transpose
+// hero (passes::IsTiledTransposeHero), a kernel that moves the data through
+// a 32x33 tile so that both the reads of the operand and the writes of the
+// result are coalesced (CUDA: shared memory; host: an L1-resident tile).
+//
+// The kernel IR has an explicit two-level structure that both lowerings
+// (mlir_lowering.cc) map, and that holds all the index math:
+//
+//   scf.parallel (%tile) {kiln.tiles}               // CUDA: blockIdx.x
+//     %buf = memref.alloca() {kiln.tile}            // CUDA: shared memory
+//     scf.parallel (%ty, %tx) {kiln.threads} ...    // load: operand -> %buf
+//     func.call @kiln.barrier()                     // CUDA: bar.sync 0
+//     scf.parallel (%ty, %tx) {kiln.threads} ...    // store: %buf -> result
+//
+// The thread loops run (kTileRowsPerPass x kTileSize) iterations, the CUDA
+// block (threadIdx.y, threadIdx.x); each thread handles kTileSize /
+// kTileRowsPerPass rows. Included only by kiln_codegen's MLIR translation
+// units.
+#pragma once
+
+#include <cstdint>
+
+#include "common/status.h"
+#include "compiler/codegen/codegen_internal.h"
+#include "compiler/hlo/computation.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace kiln::codegen::internal {
+
+inline constexpr int64_t kTileSize = 32;         // tile edge, in elements
+inline constexpr int64_t kTilePadding = 1;       // extra column: no bank conflicts
+inline constexpr int64_t kTileRowsPerPass = 8;   // threadIdx.y extent
+
+// Discardable attributes marking the structure for the lowerings.
+inline constexpr char kTilesAttr[] = "kiln.tiles";
+inline constexpr char kThreadsAttr[] = "kiln.threads";
+inline constexpr char kTileBufferAttr[] = "kiln.tile";
+// The private function whose calls are block-wide barriers.
+inline constexpr char kBarrierFunc[] = "kiln.barrier";
+
+// True when `comp`'s root is a transpose that passes::IsTiledTransposeHero
+// accepts (and whose operand and result are arrays).
+bool IsTiledTransposeKernel(const hlo::HloComputation& comp);
+
+// Emits the tiled kernel for `spec` into `module`. The returned KernelInfo
+// carries the CUDA launch (grid = tiles, block = 32x8, dynamic shared
+// memory = the tile). The caller has checked the computation's shapes and
+// element types.
+StatusOr<KernelInfo> EmitTiledTransposeKernel(mlir::ModuleOp module, const KernelSpec& spec);
+
+}  // namespace kiln::codegen::internal
