@@ -1,9 +1,12 @@
 // ConvolutionCanonicalization: every convolution in the form library thunks
 // take (cuDNN, host im2col + GEMM), or a dot when it is one.
 //
-// Canonical is feature-last (NHWC-style) throughout, as XLA's GPU conv
+// Canonical is feature-last (NHWC-style) throughout, as XLA's CPU conv
 // canonicalization uses: input b01f, kernel 01io, output b01f (b0f_0io->b0f
-// in 1D, b012f_012io->b012f in 3D). Other dim_labels get transposes of the
+// in 1D, b012f_012io->b012f in 3D); the feature-major NCHW/KCRS form
+// (bf01_oi01->bf01), which cuDNN takes as it is, is left alone too, and
+// feature-major activations keep their order (only the kernel moves).
+// Other dim_labels get transposes of the
 // operands into that order and a transpose of the result back; window,
 // group counts and every other attribute stay as they are, since relabelling
 // dimensions changes neither the window nor the sums (spatial dimensions
@@ -68,6 +71,36 @@ ConvDimensionNumbers CanonicalLabels(int64_t spatial) {
   return dn;
 }
 
+// The feature-major (NCHW / KCRS) orders: [batch, feature, spatial...] and
+// [output feature, input feature, spatial...].
+std::vector<int64_t> LeadingPair(int64_t a, int64_t b, const std::vector<int64_t>& spatial) {
+  std::vector<int64_t> order{a, b};
+  order.insert(order.end(), spatial.begin(), spatial.end());
+  return order;
+}
+std::vector<int64_t> FeatureMajorInputOrder(const ConvDimensionNumbers& dn) {
+  return LeadingPair(dn.input_batch, dn.input_feature, dn.input_spatial);
+}
+std::vector<int64_t> FeatureMajorOutputOrder(const ConvDimensionNumbers& dn) {
+  return LeadingPair(dn.output_batch, dn.output_feature, dn.output_spatial);
+}
+std::vector<int64_t> FeatureMajorKernelOrder(const ConvDimensionNumbers& dn) {
+  return LeadingPair(dn.kernel_output_feature, dn.kernel_input_feature, dn.kernel_spatial);
+}
+
+// bf01_oi01->bf01 for two spatial dimensions.
+ConvDimensionNumbers FeatureMajorLabels(int64_t spatial) {
+  ConvDimensionNumbers dn;
+  dn.input_batch = dn.output_batch = dn.kernel_output_feature = 0;
+  dn.input_feature = dn.output_feature = dn.kernel_input_feature = 1;
+  for (int64_t i = 0; i < spatial; ++i) {
+    dn.input_spatial.push_back(i + 2);
+    dn.output_spatial.push_back(i + 2);
+    dn.kernel_spatial.push_back(i + 2);
+  }
+  return dn;
+}
+
 // The permutation p with p[perm[i]] = i.
 std::vector<int64_t> Inverse(const std::vector<int64_t>& perm) {
   std::vector<int64_t> inverse(perm.size());
@@ -97,17 +130,21 @@ class ConvRewriter {
       : conv_(conv), dn_(dn), comp_(*conv->parent()), names_(names) {}
 
   // Transposes in, canonical convolution, transpose back out.
+  // Activations already feature-major (NCHW) keep that order, which cuDNN
+  // takes, and only the kernel moves; anything else goes feature-last.
   Status ToCanonical() {
     const int64_t spatial = static_cast<int64_t>(dn_.input_spatial.size());
-    HloInstruction* input = conv_->operand(0);
-    HloInstruction* kernel = conv_->operand(1);
-    input = Transpose(input, CanonicalInputOrder(dn_), input->name() + ".conv_t");
-    kernel = Transpose(kernel, CanonicalKernelOrder(dn_), kernel->name() + ".conv_t");
-    std::vector<int64_t> out_order = CanonicalOutputOrder(dn_);
+    bool feature_major = IsIdentityPermutation(FeatureMajorInputOrder(dn_)) &&
+                         IsIdentityPermutation(FeatureMajorOutputOrder(dn_));
+    std::vector<int64_t> in_order = feature_major ? FeatureMajorInputOrder(dn_) : CanonicalInputOrder(dn_);
+    std::vector<int64_t> k_order = feature_major ? FeatureMajorKernelOrder(dn_) : CanonicalKernelOrder(dn_);
+    std::vector<int64_t> out_order = feature_major ? FeatureMajorOutputOrder(dn_) : CanonicalOutputOrder(dn_);
+    HloInstruction* input = Transpose(conv_->operand(0), in_order, conv_->operand(0)->name() + ".conv_t");
+    HloInstruction* kernel = Transpose(conv_->operand(1), k_order, conv_->operand(1)->name() + ".conv_t");
     std::unique_ptr<HloInstruction> clone =
         conv_->CloneWithOperands({input, kernel}, names_.Get(conv_->name() + ".canonical"));
     clone->mutable_shape() = Permuted(conv_->shape(), out_order);
-    clone->SetAttribute("dim_labels", CanonicalLabels(spatial));
+    clone->SetAttribute("dim_labels", feature_major ? FeatureMajorLabels(spatial) : CanonicalLabels(spatial));
     clone->set_location(conv_->location());
     HloInstruction* canonical = comp_.AddInstruction(std::move(clone));
     return Replace(Transpose(canonical, Inverse(out_order), conv_->name() + ".result"));
@@ -209,9 +246,20 @@ class ConvRewriter {
   NameUniquer& names_;
 };
 
+bool IsFeatureMajor(const ConvDimensionNumbers& dn) {
+  return IsIdentityPermutation(FeatureMajorInputOrder(dn)) &&
+         IsIdentityPermutation(FeatureMajorKernelOrder(dn)) &&
+         IsIdentityPermutation(FeatureMajorOutputOrder(dn));
+}
+
+// Feature-last (b01f_01io->b01f), or the feature-major NCHW form
+// (bf01_oi01->bf01) that cuDNN also takes directly: transposing those would
+// only add two kernels per convolution.
 bool IsCanonical(const ConvDimensionNumbers& dn) {
-  return IsIdentityPermutation(CanonicalInputOrder(dn)) && IsIdentityPermutation(CanonicalKernelOrder(dn)) &&
-         IsIdentityPermutation(CanonicalOutputOrder(dn));
+  bool feature_last = IsIdentityPermutation(CanonicalInputOrder(dn)) &&
+                      IsIdentityPermutation(CanonicalKernelOrder(dn)) &&
+                      IsIdentityPermutation(CanonicalOutputOrder(dn));
+  return feature_last || IsFeatureMajor(dn);
 }
 
 }  // namespace

@@ -24,6 +24,13 @@ std::string CanonicalLabels(int64_t spatial) {
   return "b" + digits + "f_" + digits + "io->b" + digits + "f";
 }
 
+// The feature-major form (bf01_oi01->bf01) cuDNN takes directly.
+std::string FeatureMajorLabels(int64_t spatial) {
+  std::string digits;
+  for (int64_t i = 0; i < spatial; ++i) digits += std::to_string(i);
+  return "bf" + digits + "_oi" + digits + "->bf" + digits;
+}
+
 // Every convolution left in `module` has canonical dim_labels.
 void ExpectAllCanonical(const hlo::HloModule& module, const std::string& what) {
   for (const hlo::HloComputation* c : module.computations())
@@ -31,9 +38,10 @@ void ExpectAllCanonical(const hlo::HloModule& module, const std::string& what) {
       if (inst->opcode() != hlo::HloOpcode::kConvolution) continue;
       const auto* dn = inst->GetAttribute<hlo::ConvDimensionNumbers>("dim_labels");
       ASSERT_NE(dn, nullptr) << what;
-      EXPECT_EQ(hlo::ConvDimensionNumbersToString(*dn),
-                CanonicalLabels(static_cast<int64_t>(dn->input_spatial.size())))
-          << what << ": " << inst->name();
+      std::string labels = hlo::ConvDimensionNumbersToString(*dn);
+      int64_t spatial = static_cast<int64_t>(dn->input_spatial.size());
+      EXPECT_TRUE(labels == CanonicalLabels(spatial) || labels == FeatureMajorLabels(spatial))
+          << what << ": " << inst->name() << " has " << labels;
     }
 }
 
@@ -71,7 +79,8 @@ ENTRY e {
             false);
 }
 
-TEST(ConvolutionCanonicalization, NchwOihwGetsTransposes) {
+// NCHW with a KCRS filter is what cuDNN takes: left as it is.
+TEST(ConvolutionCanonicalization, NchwOihwIsLeftAlone) {
   ConvolutionCanonicalization pass;
   CheckPass(pass, R"(HloModule m
 
@@ -81,15 +90,28 @@ ENTRY e {
   ROOT c = f32[2,4,3,5] convolution(x, k), window={size=3x2 stride=2x1 pad=1_1x0_1}, dim_labels=bf01_oi01->bf01, operand_precision={highest,highest}, metadata={op_name="conv"}
 }
 )",
+            false);
+}
+
+// NCHW activations with an HWIO filter: the activations keep their
+// feature-major order and only the (small) kernel is transposed to KCRS.
+TEST(ConvolutionCanonicalization, NchwHwioMovesOnlyTheKernel) {
+  ConvolutionCanonicalization pass;
+  CheckPass(pass, R"(HloModule m
+
+ENTRY e {
+  x = f32[2,3,6,5] parameter(0)
+  k = f32[3,2,3,4] parameter(1)
+  ROOT c = f32[2,4,3,5] convolution(x, k), window={size=3x2 stride=2x1 pad=1_1x0_1}, dim_labels=bf01_01io->bf01, operand_precision={highest,highest}, metadata={op_name="conv"}
+}
+)",
             true, R"(HloModule m
 
 ENTRY e {
   x = f32[2,3,6,5] parameter(0)
-  k = f32[4,3,3,2] parameter(1)
-  x.conv_t = f32[2,6,5,3] transpose(x), dimensions={0,2,3,1}
-  k.conv_t = f32[3,2,3,4] transpose(k), dimensions={2,3,1,0}
-  c.canonical = f32[2,3,5,4] convolution(x.conv_t, k.conv_t), window={size=3x2 stride=2x1 pad=1_1x0_1}, dim_labels=b01f_01io->b01f, operand_precision={highest,highest}, metadata={op_name="conv"}
-  ROOT c.result = f32[2,4,3,5] transpose(c.canonical), dimensions={0,3,1,2}
+  k = f32[3,2,3,4] parameter(1)
+  k.conv_t = f32[4,3,3,2] transpose(k), dimensions={3,2,0,1}
+  ROOT c.canonical = f32[2,4,3,5] convolution(x, k.conv_t), window={size=3x2 stride=2x1 pad=1_1x0_1}, dim_labels=bf01_oi01->bf01, operand_precision={highest,highest}, metadata={op_name="conv"}
 }
 )");
 }
@@ -150,19 +172,17 @@ TEST(ConvolutionCanonicalization, GroupedConvolutionKeepsGroups) {
 
 ENTRY e {
   x = f32[1,4,5,5] parameter(0)
-  k = f32[6,2,3,3] parameter(1)
-  ROOT c = f32[1,6,3,3] convolution(x, k), window={size=3x3}, dim_labels=bf01_oi01->bf01, feature_group_count=2
+  k = f32[6,3,3,2] parameter(1)
+  ROOT c = f32[1,6,3,3] convolution(x, k), window={size=3x3}, dim_labels=bf01_o01i->bf01, feature_group_count=2
 }
 )",
             true, R"(HloModule m
 
 ENTRY e {
   x = f32[1,4,5,5] parameter(0)
-  k = f32[6,2,3,3] parameter(1)
-  x.conv_t = f32[1,5,5,4] transpose(x), dimensions={0,2,3,1}
-  k.conv_t = f32[3,3,2,6] transpose(k), dimensions={2,3,1,0}
-  c.canonical = f32[1,3,3,6] convolution(x.conv_t, k.conv_t), window={size=3x3}, dim_labels=b01f_01io->b01f, feature_group_count=2
-  ROOT c.result = f32[1,6,3,3] transpose(c.canonical), dimensions={0,3,1,2}
+  k = f32[6,3,3,2] parameter(1)
+  k.conv_t = f32[6,2,3,3] transpose(k), dimensions={0,3,1,2}
+  ROOT c.canonical = f32[1,6,3,3] convolution(x, k.conv_t), window={size=3x3}, dim_labels=bf01_oi01->bf01, feature_group_count=2
 }
 )");
 }
@@ -236,16 +256,16 @@ TEST(ConvolutionCanonicalization, OneDimensionalAndThreeDimensional) {
 
 ENTRY e {
   x = f32[2,3,7] parameter(0)
-  k = f32[4,3,3] parameter(1)
-  ROOT c = f32[2,4,3] convolution(x, k), window={size=3 stride=2}, dim_labels=bf0_oi0->bf0
+  k = f32[3,3,4] parameter(1)
+  ROOT c = f32[2,4,3] convolution(x, k), window={size=3 stride=2}, dim_labels=bf0_0io->bf0
 }
 )");
   CheckRewritesSameValues(R"(HloModule m
 
 ENTRY e {
   x = f32[2,2,4,3,3] parameter(0)
-  k = f32[3,2,2,2,2] parameter(1)
-  ROOT c = f32[2,3,3,2,2] convolution(x, k), window={size=2x2x2}, dim_labels=bf012_oi012->bf012
+  k = f32[2,2,2,2,3] parameter(1)
+  ROOT c = f32[2,3,3,2,2] convolution(x, k), window={size=2x2x2}, dim_labels=bf012_012io->bf012
 }
 )");
 }
@@ -321,8 +341,8 @@ TEST(ConvolutionCanonicalization, IntegerOneByOneStaysConvolution) {
 
 ENTRY e {
   x = s32[2,5,3,4] parameter(0)
-  k = s32[6,5,1,1] parameter(1)
-  ROOT c = s32[2,6,3,4] convolution(x, k), window={size=1x1}, dim_labels=bf01_oi01->bf01
+  k = s32[1,1,5,6] parameter(1)
+  ROOT c = s32[2,6,3,4] convolution(x, k), window={size=1x1}, dim_labels=bf01_01io->bf01
 }
 )");
 }
