@@ -57,6 +57,39 @@ def write_inputs(path, workdir, seed):
     return flags, len(module.results)
 
 
+def write_inputs_isolated(path, workdir, seed, timeout):
+    """write_inputs in a forked child: loading a module compiles it with XLA
+    in process, and XLA's compiler crashes on some modules; a crash must skip
+    that module, not end the benchmark."""
+    import multiprocessing
+    import xla_run
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.SimpleQueue()
+
+    def child():
+        try:
+            queue.put(("ok", write_inputs(path, workdir, seed)))
+        except xla_run.Refused as e:
+            queue.put(("refused", str(e)))
+        except Exception as e:  # reported as a skip below
+            queue.put(("error", "%s: %s" % (type(e).__name__, e)))
+
+    proc = ctx.Process(target=child)
+    proc.start()
+    proc.join(timeout)
+    if proc.is_alive():
+        proc.kill()
+        raise RuntimeError("loading the module with XLA timed out")
+    if proc.exitcode != 0 or queue.empty():
+        raise RuntimeError("XLA crashed loading the module (exit %s)" % proc.exitcode)
+    kind, value = queue.get()
+    if kind == "refused":
+        raise xla_run.Refused(value)
+    if kind == "error":
+        raise RuntimeError(value)
+    return value
+
+
 def time_xla(path, inputs, iterations, timeout):
     proc = subprocess.run([sys.executable, XLA_RUN, path, "--iterations=%d" % iterations] + inputs,
                           capture_output=True, text=True, timeout=timeout)
@@ -124,7 +157,7 @@ def main(argv):
             workdir = os.path.join(work, re.sub(r"[^\w.-]", "_", name))
             os.makedirs(workdir)
             try:
-                inputs, results = write_inputs(path, workdir, args.seed)
+                inputs, results = write_inputs_isolated(path, workdir, args.seed, args.timeout)
                 if args.engine == "bef":
                     bef = compile_bef(args.build_dir, path, workdir, args.timeout)
                     time_kiln = lambda: time_bef(args.build_dir, bef, inputs, results, args.iterations, args.timeout)
