@@ -196,17 +196,7 @@ StatusOr<Value> ElementalEmitter::EmitReshape(const HloInstruction& inst, const 
   if (in.dims() == out.dims()) return Emit(inst.operand(0), index);
   Value linear = Const(0);
   for (int64_t d = 0; d < out.rank(); ++d) linear = Add(Mul(linear, Const(out.dim(d))), index[d]);
-  Index idx(in.rank());
-  for (int64_t d = in.rank() - 1; d >= 0; --d) {
-    if (d == 0) {
-      idx[d] = linear;
-      break;
-    }
-    Value size = Const(in.dim(d));
-    idx[d] = mlir::arith::RemUIOp::create(b_, loc_, linear, size);
-    linear = mlir::arith::DivUIOp::create(b_, loc_, linear, size);
-  }
-  return Emit(inst.operand(0), idx);
+  return Emit(inst.operand(0), ops_.Delinearize(linear, in.dims()));
 }
 
 // Operand k covers positions [offset, offset + size_k) of the concatenated

@@ -170,19 +170,7 @@ StatusOr<KernelInfo> EmitKernel(mlir::ModuleOp module, const KernelSpec& spec) {
         b, loc, mlir::ValueRange{zero}, mlir::ValueRange{count}, mlir::ValueRange{one},
         [&](mlir::OpBuilder& nested, mlir::Location, mlir::ValueRange ivs) {
           b.setInsertionPoint(nested.getInsertionBlock(), nested.getInsertionPoint());
-          // Delinearize the row-major position into the iteration index.
-          Index index(iteration_shape.rank());
-          Value linear = ivs[0];
-          for (int64_t d = iteration_shape.rank() - 1; d >= 0; --d) {
-            if (d == 0) {
-              index[d] = linear;
-              break;
-            }
-            Value size = ops.IndexConstant(iteration_shape.dim(d));
-            index[d] = mlir::arith::RemUIOp::create(b, loc, linear, size);
-            linear = mlir::arith::DivUIOp::create(b, loc, linear, size);
-          }
-          status = emit_element(index);
+          status = emit_element(ops.Delinearize(ivs[0], iteration_shape.dims()));
           nested.setInsertionPoint(b.getInsertionBlock(), b.getInsertionPoint());
         });
   }

@@ -539,4 +539,15 @@ StatusOr<Value> ScalarOps::Convert(const hlo::HloInstruction& inst, Value v, Ele
   return Narrow(f, to);
 }
 
+std::vector<Value> ScalarOps::Delinearize(Value linear, const std::vector<int64_t>& dims) {
+  std::vector<Value> index(dims.size());
+  for (size_t d = dims.size(); d-- > 1;) {
+    Value size = IndexConstant(dims[d]);
+    index[d] = mlir::arith::RemUIOp::create(b_, loc_, linear, size);
+    linear = mlir::arith::DivUIOp::create(b_, loc_, linear, size);
+  }
+  if (!dims.empty()) index[0] = linear;
+  return index;
+}
+
 }  // namespace kiln::codegen::internal

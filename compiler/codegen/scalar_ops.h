@@ -61,6 +61,8 @@ class ScalarOps {
   // (true when `preds` is empty).
   mlir::Value IndexCompare(mlir::arith::CmpIPredicate pred, mlir::Value a, mlir::Value b);
   mlir::Value AllOf(const std::vector<mlir::Value>& preds);
+  // The multi-index of row-major position `linear` in an array of `dims`.
+  std::vector<mlir::Value> Delinearize(mlir::Value linear, const std::vector<int64_t>& dims);
 
   // f16/bf16 -> f32; other values unchanged.
   mlir::Value Widen(mlir::Value v);
