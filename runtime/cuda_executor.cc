@@ -150,6 +150,8 @@ Status RunThunk(const th::Thunk& t, CudaExecutionContext& ctx, int depth) {
   switch (t.kind()) {
     case th::ThunkKind::kKernel: return RunKernel(*t.As<th::KernelThunk>(), ctx);
     case th::ThunkKind::kGemm: return RunGemm(*t.As<th::GemmThunk>(), ctx);
+    case th::ThunkKind::kConvolution:
+      return Error("convolution thunks are not supported on the cuda backend yet (cuDNN)");
     case th::ThunkKind::kCopy: return RunCopy(*t.As<th::CopyThunk>(), ctx);
     case th::ThunkKind::kMemset: return RunMemset(*t.As<th::MemsetThunk>(), ctx);
     case th::ThunkKind::kSequence:

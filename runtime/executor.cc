@@ -3,6 +3,7 @@
 
 #include <cstring>
 
+#include "kernels_lib/host_convolution.h"
 #include "kernels_lib/host_gemm.h"
 
 namespace kiln::runtime {
@@ -87,6 +88,12 @@ Status RunThunk(const th::Thunk& t, ExecutionContext& ctx, int depth) {
     case th::ThunkKind::kGemm: {
       const th::GemmThunk& g = *t.As<th::GemmThunk>();
       return kernels::HostGemm(g, Address(ctx, g.lhs), Address(ctx, g.rhs), Address(ctx, g.out));
+    }
+    case th::ThunkKind::kConvolution: {
+      const th::ConvolutionThunk& c = *t.As<th::ConvolutionThunk>();
+      if (c.operands.size() != 2) return Error("convolution: expected 2 operands");
+      return kernels::HostConvolution(c, Address(ctx, c.operands[0]), Address(ctx, c.operands[1]),
+                                      Address(ctx, c.result));
     }
     case th::ThunkKind::kCopy: return RunCopy(*t.As<th::CopyThunk>(), ctx);
     case th::ThunkKind::kMemset: return RunMemset(*t.As<th::MemsetThunk>(), ctx);

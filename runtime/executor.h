@@ -2,8 +2,9 @@
 // base pointers bound by LoadedExecutable. Internal to the runtime.
 //
 // Executes Kernel (resolved host symbol called with the argument slice
-// pointers), Gemm (cblas), Copy, Memset, Sequence, While and Conditional;
-// every other kind fails with "not supported on host yet: <kind>".
+// pointers), Gemm (cblas), Convolution (im2col + cblas), Copy, Memset,
+// Sequence, While and Conditional; every other kind fails with
+// "not supported on host yet: <kind>".
 #pragma once
 
 #include <chrono>

@@ -231,6 +231,23 @@ bool IsScalarAdd(const hlo::HloComputation& fn) {
   return a->opcode() == HloOpcode::kParameter && b->opcode() == HloOpcode::kParameter && a != b;
 }
 
+// Marks the float ops emitted into `block` after `before` (a single-result
+// reduce's combiner) reassociable. HLO leaves the order of a reduction
+// unspecified, as XLA's backends use it; the flag lets LLVM's loop
+// vectorizer split the accumulator into vector lanes and interleaved
+// partial sums instead of one serial chain of dependent adds.
+void AllowReassociation(mlir::Block* block, mlir::Operation* before) {
+  auto it = before ? std::next(before->getIterator()) : block->begin();
+  for (; it != block->end(); ++it) {
+    it->walk([](mlir::arith::ArithFastMathInterface op) {
+      mlir::arith::FastMathFlagsAttr flags = op.getFastMathFlagsAttr();
+      auto value = (flags ? flags.getValue() : mlir::arith::FastMathFlags::none) |
+                   mlir::arith::FastMathFlags::reassoc;
+      op->setAttr(op.getFastMathAttrName(), mlir::arith::FastMathFlagsAttr::get(op->getContext(), value));
+    });
+  }
+}
+
 }  // namespace
 
 // reduce(operands..., inits...) with a scalar to_apply: for one result
@@ -279,7 +296,8 @@ StatusOr<std::vector<Value>> ElementalEmitter::EmitReduceLoops(const HloInstruct
                                                                bool widened_add) {
   if (level == reduced.size() && widened_add) {
     KILN_ASSIGN_OR_RETURN(Value element, Emit(inst.operand(0), operand_index));
-    return std::vector<Value>{mlir::arith::AddFOp::create(b_, loc_, acc[0], ops_.Widen(element))};
+    return std::vector<Value>{mlir::arith::AddFOp::create(b_, loc_, acc[0], ops_.Widen(element),
+                                                          mlir::arith::FastMathFlags::reassoc)};
   }
   if (level == reduced.size()) {
     std::vector<Value> args = acc;
@@ -287,7 +305,11 @@ StatusOr<std::vector<Value>> ElementalEmitter::EmitReduceLoops(const HloInstruct
       KILN_ASSIGN_OR_RETURN(Value element, Emit(inst.operand(i), operand_index));
       args.push_back(element);
     }
-    return ApplyScalar(*inst.to_apply(), args);
+    mlir::Block* block = b_.getInsertionBlock();
+    mlir::Operation* before = block->empty() ? nullptr : &block->back();
+    KILN_ASSIGN_OR_RETURN(std::vector<Value> combined, ApplyScalar(*inst.to_apply(), args));
+    if (acc.size() == 1) AllowReassociation(block, before);
+    return combined;
   }
   int64_t d = reduced[level];
   auto loop = mlir::scf::ForOp::create(b_, loc_, Const(0), Const(inst.operand(0)->shape().dim(d)),

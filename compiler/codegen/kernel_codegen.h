@@ -47,9 +47,27 @@ namespace kiln::codegen {
 // such a kernel runs one thread per update element. `name` must be a C
 // identifier, unique within one CompileKernels call; it is the exported
 // symbol (host) and the PTX .entry name (CUDA).
+//
+// `aliasing` says how the buffers the kernel will be called with overlap, as
+// buffer assignment placed them (empty: any two may overlap). It lets the
+// kernel promise LLVM what it needs to hoist loads out of inner loops and
+// vectorize them: an argument that overlaps no other written one is
+// `noalias`, and an output that is exactly a parameter's buffer (an
+// elementwise kernel updating its dying operand in place) is written through
+// that parameter's pointer, so reads and writes visibly hit the same element.
+struct KernelArgumentAliasing {
+  // same_buffer[i] = j (j < i) when argument i is passed exactly argument
+  // j's buffer, else -1.
+  std::vector<int64_t> same_buffer;
+  // disjoint[i]: argument i overlaps no other argument, except ones with the
+  // same buffer (same_buffer) and read-only ones when i is read-only too.
+  std::vector<bool> disjoint;
+};
+
 struct KernelSpec {
   std::string name;
   const hlo::HloComputation* computation = nullptr;
+  KernelArgumentAliasing aliasing;  // per argument: parameters, then outputs
 };
 
 struct LaunchDims {

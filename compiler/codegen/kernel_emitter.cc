@@ -1,7 +1,8 @@
 // HLO -> kernel IR. Each kernel becomes one func.func whose arguments are
 // static-shape memrefs (parameters in number order, then the result) and
-// whose body is a one-dimensional scf.parallel over the result's elements in
-// row-major order; each iteration computes one element "elementally", as
+// whose body is an scf.parallel over the result's index space (one loop
+// dimension per result dimension); each iteration computes one element
+// "elementally", as
 // XLA's loop emitter does: the value of an instruction at a multi-index is
 // built from its operands' values at the indices the op maps it to
 // (broadcast drops dimensions, transpose permutes, reshape re-linearizes,
@@ -15,8 +16,11 @@
 // and store only those; KernelInfo::num_elements is then the update's
 // element count.
 //
-// The flat parallel loop is what both lowerings rely on: the host turns it
-// into a sequential loop, the CUDA lowering maps it to one thread per element.
+// The parallel loop is what both lowerings rely on: the host turns it into a
+// nest of sequential loops, whose innermost one walks the minor dimension
+// with affine addresses (vectorizable, with values of the outer dimensions
+// hoisted out of it); the CUDA lowering flattens it into one thread per
+// element.
 #include <algorithm>
 #include <cctype>
 #include <map>
@@ -99,6 +103,33 @@ bool IsCIdentifier(const std::string& name) {
   return true;
 }
 
+// Applies what the caller knows of the argument buffers (KernelSpec): an
+// output passed exactly a parameter's buffer of the same type is written
+// through the parameter (its own argument stays unused), and every argument
+// that no other argument can write through is marked llvm.noalias.
+void ApplyAliasing(const KernelArgumentAliasing& aliasing, mlir::func::FuncOp func, std::vector<Value>& params,
+                   std::vector<Value>& outs) {
+  size_t n = params.size() + outs.size();
+  if (aliasing.same_buffer.size() != n || aliasing.disjoint.size() != n) return;
+  std::vector<bool> paired(n, false), redirected(n, false);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t j = aliasing.same_buffer[i];
+    if (j < 0 || static_cast<size_t>(j) >= i) continue;
+    paired[i] = paired[j] = true;
+    if (i < params.size() || static_cast<size_t>(j) >= params.size()) continue;
+    Value& out = outs[i - params.size()];
+    if (out.getType() != params[j].getType()) continue;
+    out = params[j];
+    redirected[i] = redirected[j] = true;
+  }
+  mlir::UnitAttr unit = mlir::UnitAttr::get(func.getContext());
+  for (size_t i = 0; i < n; ++i) {
+    bool is_unused_output = redirected[i] && i >= params.size();
+    if (aliasing.disjoint[i] && !is_unused_output && (!paired[i] || redirected[i]))
+      func.setArgAttr(static_cast<unsigned>(i), "llvm.noalias", unit);
+  }
+}
+
 StatusOr<KernelInfo> EmitKernel(mlir::ModuleOp module, const KernelSpec& spec) {
   const hlo::HloComputation& comp = *spec.computation;
   KILN_RETURN_IF_ERROR(CheckComputation(comp).WithContext("kernel " + spec.name));
@@ -141,6 +172,7 @@ StatusOr<KernelInfo> EmitKernel(mlir::ModuleOp module, const KernelSpec& spec) {
   std::vector<Value> args(entry->args_begin(), entry->args_end());
   std::vector<Value> outs(args.end() - static_cast<std::ptrdiff_t>(out_shapes.size()), args.end());
   args.resize(args.size() - out_shapes.size());
+  ApplyAliasing(spec.aliasing, func, args, outs);
   ConstantPool pool(module, spec.name);
   ElementalEmitter emitter(b, loc, pool, args, /*scalar_params=*/false);
   ScalarOps ops(b, loc);
@@ -165,12 +197,20 @@ StatusOr<KernelInfo> EmitKernel(mlir::ModuleOp module, const KernelSpec& spec) {
   int64_t n = iteration_shape.ElementCount();
   Status status = Status::Ok();
   if (n > 0) {
-    Value zero = ops.IndexConstant(0), one = ops.IndexConstant(1), count = ops.IndexConstant(n);
+    // One loop dimension per iteration dimension (a scalar gets one loop of
+    // one iteration and the empty index).
+    const std::vector<int64_t>& dims = iteration_shape.dims();
+    int64_t rank = static_cast<int64_t>(dims.size());
+    std::vector<Value> zeros, ones, counts;
+    for (int64_t d = 0; d < std::max<int64_t>(rank, 1); ++d) {
+      zeros.push_back(ops.IndexConstant(0));
+      ones.push_back(ops.IndexConstant(1));
+      counts.push_back(ops.IndexConstant(rank == 0 ? 1 : dims[d]));
+    }
     mlir::scf::ParallelOp::create(
-        b, loc, mlir::ValueRange{zero}, mlir::ValueRange{count}, mlir::ValueRange{one},
-        [&](mlir::OpBuilder& nested, mlir::Location, mlir::ValueRange ivs) {
+        b, loc, zeros, counts, ones, [&](mlir::OpBuilder& nested, mlir::Location, mlir::ValueRange ivs) {
           b.setInsertionPoint(nested.getInsertionBlock(), nested.getInsertionPoint());
-          status = emit_element(ops.Delinearize(ivs[0], iteration_shape.dims()));
+          status = emit_element(rank == 0 ? Index{} : Index(ivs.begin(), ivs.end()));
           nested.setInsertionPoint(b.getInsertionBlock(), b.getInsertionPoint());
         });
   }

@@ -1,12 +1,13 @@
 // Kernel IR -> LLVM IR, for the host and for CUDA. Both paths share the
 // conversion to the LLVM dialect (bare-pointer calling convention: a
 // static-shape memref argument becomes one pointer) and differ in:
-//   * host: scf.parallel runs as a sequential loop; f16/bf16 <-> f32
+//   * host: scf.parallel runs as a nest of sequential loops; f16/bf16 <-> f32
 //     conversions are expanded to integer code (x86-64 without F16C would
 //     otherwise call compiler-rt helpers the shared object cannot rely on);
 //     transcendental math ops call libm.
-//   * CUDA: the flat scf.parallel becomes one thread per element
-//     (blockIdx.x * blockDim.x + threadIdx.x, guarded by the element count);
+//   * CUDA: the kernel's scf.parallel becomes one thread per element
+//     (blockIdx.x * blockDim.x + threadIdx.x, guarded by the element count
+//     and delinearized into the loop's dimensions);
 //     transcendental math ops and frem call libdevice (__nv_*).
 //   * tiled kernels (transpose_emitter.h): on CUDA the tile loop becomes
 //     blockIdx.x, the thread loops (threadIdx.y, threadIdx.x), the tile
@@ -34,6 +35,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
@@ -276,7 +278,7 @@ Status PrepareTiledKernelsForHost(mlir::ModuleOp module) {
 }
 
 // ---------------------------------------------------------------------------
-// CUDA: the flat scf.parallel of each kernel becomes one thread per element;
+// CUDA: the scf.parallel of each kernel becomes one thread per element;
 // a tiled kernel's tile loop becomes the block index, its thread loops the
 // thread index, its tile buffer dynamic shared memory and its barrier
 // bar.sync 0.
@@ -324,20 +326,47 @@ void InlineParallelLoop(mlir::scf::ParallelOp loop, const std::vector<Value>& iv
   loop.erase();
 }
 
+// The iteration count of each of `loop`'s dimensions, when all are constant.
+std::optional<std::vector<int64_t>> ConstantTripCounts(mlir::scf::ParallelOp loop) {
+  std::vector<int64_t> counts;
+  for (unsigned k = 0; k < loop.getNumLoops(); ++k) {
+    std::optional<int64_t> lb = mlir::getConstantIntValue(loop.getLowerBound()[k]);
+    std::optional<int64_t> ub = mlir::getConstantIntValue(loop.getUpperBound()[k]);
+    std::optional<int64_t> step = mlir::getConstantIntValue(loop.getStep()[k]);
+    if (!lb || !ub || !step || *step <= 0) return std::nullopt;
+    counts.push_back(*ub > *lb ? (*ub - *lb + *step - 1) / *step : 0);
+  }
+  return counts;
+}
+
+// A kernel's N-dimensional scf.parallel as one thread per iteration: the
+// linear thread id is delinearized, row-major, into the loop's iteration
+// numbers.
 Status MapFlatLoop(mlir::scf::ParallelOp loop, const SpecialRegisters& regs) {
-  if (loop.getNumLoops() != 1 || loop.getNumResults() != 0)
-    return Error("internal error: kernel loop is not a flat scf.parallel");
+  std::optional<std::vector<int64_t>> counts = ConstantTripCounts(loop);
+  if (!counts || loop.getNumResults() != 0)
+    return Error("internal error: kernel loop is not a static scf.parallel");
   mlir::OpBuilder b(loop);
   mlir::Location loc = loop.getLoc();
+  auto index = [&](int64_t v) { return mlir::arith::ConstantIndexOp::create(b, loc, v).getResult(); };
   Value block = mlir::arith::MulIOp::create(b, loc, SpecialRegisters::Read(b, loc, regs.ctaid_x),
                                             SpecialRegisters::Read(b, loc, regs.ntid_x));
   Value linear = mlir::arith::AddIOp::create(b, loc, block, SpecialRegisters::Read(b, loc, regs.tid_x));
+  int64_t total = 1;
+  for (int64_t c : *counts) total *= c;
   // Guarded: the last block is ragged.
-  Value i = IterationValue(b, loop, 0, linear);
-  Value in_range = mlir::arith::CmpIOp::create(b, loc, mlir::arith::CmpIPredicate::ult, i,
-                                               loop.getUpperBound()[0]);
+  Value in_range = mlir::arith::CmpIOp::create(b, loc, mlir::arith::CmpIPredicate::ult, linear, index(total));
   auto guard = mlir::scf::IfOp::create(b, loc, in_range, /*withElseRegion=*/false);
-  InlineParallelLoop(loop, {i}, guard.thenBlock(), guard.thenBlock()->begin());
+  b.setInsertionPointToStart(guard.thenBlock());
+  std::vector<Value> ivs(counts->size());
+  Value rest = linear;
+  for (size_t k = counts->size(); k-- > 0;) {
+    Value count = index((*counts)[k]);
+    Value id = k == 0 ? rest : mlir::arith::RemUIOp::create(b, loc, rest, count).getResult();
+    if (k > 0) rest = mlir::arith::DivUIOp::create(b, loc, rest, count);
+    ivs[k] = IterationValue(b, loop, static_cast<unsigned>(k), id);
+  }
+  InlineParallelLoop(loop, ivs, guard.thenBlock(), b.getInsertionPoint());
   return Status::Ok();
 }
 

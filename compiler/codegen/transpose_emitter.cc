@@ -11,9 +11,18 @@
 // coalesced reads), the store phase with x fastest (the result's minor
 // dimension: coalesced writes). The operand is any fused elementwise
 // expression, evaluated by the ElementalEmitter at the operand index.
+//
+// The hero need not be the root (passes::FindTiledTransposeHero): an
+// epilogue of elementwise ops and group-preserving reshapes may follow it.
+// The tile then holds the hero's values, and the store phase evaluates the
+// epilogue at the output element it writes, from the hero's value in the
+// tile and the epilogue's other operands read at the same group positions
+// (coalesced, in output order).
 #include "compiler/codegen/transpose_emitter.h"
 
 #include <functional>
+#include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "compiler/codegen/elemental_emitter.h"
@@ -28,7 +37,56 @@ namespace kiln::codegen::internal {
 namespace {
 
 using hlo::HloInstruction;
+using hlo::HloOpcode;
 using mlir::Value;
+
+// The epilogue from the hero up to the root as a computation over scalars,
+// for an ElementalEmitter with scalar parameters (as a reducer is
+// applied): parameter 0 is the hero's value, parameter i > 0 the value of
+// `operands[i - 1]` (an epilogue operand not using the hero) at the same
+// group positions. Every instruction using the hero is elementwise or a
+// reshape keeping the hero's groups (passes::FindTiledTransposeHero), so
+// each of them is evaluated at the element the store phase writes.
+struct Epilogue {
+  std::unique_ptr<hlo::HloComputation> comp;
+  std::vector<const HloInstruction*> operands;
+};
+
+Epilogue CloneEpilogue(const hlo::HloComputation& comp, const HloInstruction* hero) {
+  Epilogue e;
+  e.comp = std::make_unique<hlo::HloComputation>(comp.name() + ".epilogue");
+  std::unordered_map<const HloInstruction*, HloInstruction*> clones;
+  auto parameter = [&](const HloInstruction& of, int64_t n) {
+    auto param = std::make_unique<HloInstruction>(HloOpcode::kParameter, "epilogue_param_" + std::to_string(n),
+                                                  of.shape());
+    param->set_parameter_number(n);
+    return e.comp->AddInstruction(std::move(param));
+  };
+  clones[hero] = parameter(*hero, 0);
+  std::unordered_map<const HloInstruction*, HloInstruction*> params;  // other operand -> parameter
+  for (const HloInstruction* inst : comp.PostOrder()) {
+    bool uses_hero = false;
+    for (const HloInstruction* op : inst->operands()) uses_hero |= clones.count(op) > 0;
+    if (!uses_hero || clones.count(inst)) continue;
+    std::vector<HloInstruction*> operands;
+    for (const HloInstruction* op : inst->operands()) {
+      auto it = clones.find(op);
+      if (it != clones.end()) {
+        operands.push_back(it->second);
+        continue;
+      }
+      HloInstruction*& param = params[op];
+      if (!param) {
+        e.operands.push_back(op);
+        param = parameter(*op, static_cast<int64_t>(e.operands.size()));
+      }
+      operands.push_back(param);
+    }
+    clones[inst] = e.comp->AddInstruction(inst->CloneWithOperands(operands, inst->name()));
+  }
+  e.comp->set_root(clones.at(comp.root()));
+  return e;
+}
 
 // The normalized transpose in the [P, X, Q, Y] form, plus which operand
 // groups exist (P only for [0,2,1], Q only for [2,1,0]).
@@ -173,16 +231,21 @@ mlir::func::FuncOp BarrierFunc(mlir::ModuleOp module) {
 }  // namespace
 
 bool IsTiledTransposeKernel(const hlo::HloComputation& comp) {
-  const HloInstruction* root = comp.root();
-  return root && passes::IsTiledTransposeHero(*root) && root->operand(0)->shape().IsArray();
+  const HloInstruction* hero = passes::FindTiledTransposeHero(comp);
+  return hero && hero->operand(0)->shape().IsArray();
 }
 
 StatusOr<KernelInfo> EmitTiledTransposeKernel(mlir::ModuleOp module, const KernelSpec& spec) {
   const hlo::HloComputation& comp = *spec.computation;
   const HloInstruction* root = comp.root();
-  const HloInstruction* operand = root->operand(0);
+  const HloInstruction* hero = passes::FindTiledTransposeHero(comp);
+  if (!hero) return Error("kernel " + spec.name + ": no tiled transpose hero");
+  const HloInstruction* operand = hero->operand(0);
   const Shape& out_shape = root->shape();
-  TransposePlan plan = Plan(*root);
+  const ElementType hero_type = hero->shape().element_type();
+  TransposePlan plan = Plan(*hero);
+  Epilogue epilogue;
+  if (hero != root) epilogue = CloneEpilogue(comp, hero);
   mlir::MLIRContext* ctx = module.getContext();
   mlir::OpBuilder b(ctx);
   mlir::Location loc = mlir::NameLoc::get(b.getStringAttr(spec.name));
@@ -202,7 +265,10 @@ StatusOr<KernelInfo> EmitTiledTransposeKernel(mlir::ModuleOp module, const Kerne
   args.pop_back();
 
   ConstantPool pool(module, spec.name);
+  // One emitter per phase: a value cached in the load phase's loops does
+  // not dominate the store phase.
   ElementalEmitter emitter(b, loc, pool, args, /*scalar_params=*/false);
+  ElementalEmitter store_emitter(b, loc, pool, args, /*scalar_params=*/false);
   IndexMath m(b, loc);
   std::vector<int64_t> result_groups;  // sizes, result order
   for (int64_t g : plan.permutation) result_groups.push_back(plan.operand_groups[g]);
@@ -221,7 +287,7 @@ StatusOr<KernelInfo> EmitTiledTransposeKernel(mlir::ModuleOp module, const Kerne
         t = m.Div(t, plan.TilesY());
         Value q = m.Rem(t, plan.q), p = m.Div(t, plan.q);
         auto tile_type = mlir::MemRefType::get({kTileSize, kTileSize + kTilePadding},
-                                               out_type.getElementType());
+                                               BufferType(ctx, hero->shape()).getElementType());
         auto buffer = mlir::memref::AllocaOp::create(b, loc, tile_type);
         buffer->setAttr(kTileBufferAttr, b.getUnitAttr());
         Value tile = buffer;
@@ -232,18 +298,34 @@ StatusOr<KernelInfo> EmitTiledTransposeKernel(mlir::ModuleOp module, const Kerne
           Index index = m.MultiIndex(operand->shape(), plan.operand_groups,
                                      OperandGroups(plan, p, x, q, y));
           KILN_ASSIGN_OR_RETURN(Value v, emitter.Emit(operand, index));
-          Value stored = ScalarOps(b, loc).ToStorage(v, out_shape.element_type());
+          Value stored = ScalarOps(b, loc).ToStorage(v, hero_type);
           mlir::memref::StoreOp::create(b, loc, stored, tile, mlir::ValueRange{row, col});
           return Status::Ok();
         };
         // Store, along the result's minor group x:
-        // result(p, y0 + row, q, x0 + col) = tile[col][row].
+        // result(p, y0 + row, q, x0 + col) = epilogue(tile[col][row]).
         auto store = [&](Value row, Value col, Value y, Value x) -> Status {
           std::vector<Value> operand_groups = OperandGroups(plan, p, x, q, y);
           std::vector<Value> groups;
           for (int64_t g : plan.permutation) groups.push_back(operand_groups[g]);
           Index index = m.MultiIndex(out_shape, result_groups, groups);
           Value v = mlir::memref::LoadOp::create(b, loc, tile, mlir::ValueRange{col, row});
+          if (epilogue.comp) {
+            ScalarOps ops(b, loc);
+            std::vector<Value> values{ops.FromStorage(v, hero_type)};
+            // An operand of a reshape-free stretch of the epilogue has that
+            // stretch's shape, which splits into the same groups.
+            for (const HloInstruction* op : epilogue.operands) {
+              Index at = op->shape().dims() == out_shape.dims()
+                             ? index
+                             : m.MultiIndex(op->shape(), result_groups, groups);
+              KILN_ASSIGN_OR_RETURN(Value value, store_emitter.Emit(op, at));
+              values.push_back(value);
+            }
+            ElementalEmitter scalar(b, loc, pool, values, /*scalar_params=*/true);
+            KILN_ASSIGN_OR_RETURN(Value result, scalar.Emit(epilogue.comp->root(), index));
+            v = ops.ToStorage(result, out_shape.element_type());
+          }
           mlir::memref::StoreOp::create(b, loc, v, out, index);
           return Status::Ok();
         };
@@ -259,7 +341,7 @@ StatusOr<KernelInfo> EmitTiledTransposeKernel(mlir::ModuleOp module, const Kerne
   b.setInsertionPointToEnd(entry);
   mlir::func::ReturnOp::create(b, loc);
 
-  int64_t element_bytes = (out_type.getElementTypeBitWidth() + 7) / 8;
+  int64_t element_bytes = (BufferType(ctx, hero->shape()).getElementTypeBitWidth() + 7) / 8;
   LaunchDims launch{{plan.NumTiles(), 1, 1},
                     {kTileSize, kTileRowsPerPass, 1},
                     kTileSize * (kTileSize + kTilePadding) * element_bytes};

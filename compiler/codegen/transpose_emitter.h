@@ -1,7 +1,9 @@
-// The tiled transpose kernel: for a fusion whose root is a tiled-transpose
-// hero (passes::IsTiledTransposeHero), a kernel that moves the data through
-// a 32x33 tile so that both the reads of the operand and the writes of the
-// result are coalesced (CUDA: shared memory; host: an L1-resident tile).
+// The tiled transpose kernel: for a fusion with a tiled-transpose hero
+// (passes::FindTiledTransposeHero: the root, or followed by an elementwise
+// epilogue up to the root), a kernel that moves the data through a 32x33
+// tile so that both the reads of the operand and the writes of the result
+// are coalesced (CUDA: shared memory; host: an L1-resident tile). The tile
+// holds the hero's values; the store phase applies the epilogue.
 //
 // The kernel IR has an explicit two-level structure that both lowerings
 // (mlir_lowering.cc) map, and that holds all the index math:
@@ -38,8 +40,8 @@ inline constexpr char kTileBufferAttr[] = "kiln.tile";
 // The private function whose calls are block-wide barriers.
 inline constexpr char kBarrierFunc[] = "kiln.barrier";
 
-// True when `comp`'s root is a transpose that passes::IsTiledTransposeHero
-// accepts (and whose operand and result are arrays).
+// True when `comp` has a tiled transpose hero (passes::FindTiledTransposeHero)
+// whose operand is an array.
 bool IsTiledTransposeKernel(const hlo::HloComputation& comp);
 
 // Emits the tiled kernel for `spec` into `module`. The returned KernelInfo

@@ -11,6 +11,7 @@
 
 #include "compiler/codegen/kernel_codegen.h"
 #include "compiler/driver/fusion_report.h"
+#include "compiler/driver/kernel_aliasing.h"
 #include "compiler/emitter/thunk_emitter.h"
 #include "compiler/hlo/printer.h"
 #include "compiler/passes/optimization_pipeline.h"
@@ -86,7 +87,8 @@ int64_t CountThunks(const th::SequenceThunk& root) {
 Status AddKernelImages(const emitter::EmittedProgram& emitted, const CompileOptions& options,
                        bef::Artifact& artifact) {
   std::vector<codegen::KernelSpec> specs;
-  for (const emitter::KernelRequest& k : emitted.kernels) specs.push_back({k.name, k.computation});
+  std::map<std::string, codegen::KernelArgumentAliasing> aliasing = KernelAliasing(artifact.program);
+  for (const emitter::KernelRequest& k : emitted.kernels) specs.push_back({k.name, k.computation, aliasing[k.name]});
   codegen::CodegenOptions cg;
   cg.host = options.host;
   cg.cuda = options.cuda;

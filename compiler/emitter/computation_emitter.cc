@@ -15,6 +15,10 @@ using hlo::HloOpcode;
 namespace {
 
 bool IsGemmType(ElementType t) { return t == ElementType::kF32 || t == ElementType::kF64; }
+// The host convolution widens f16 and bf16 to f32 (kernels_lib/host_convolution.h).
+bool IsConvolutionType(ElementType t) {
+  return IsGemmType(t) || t == ElementType::kF16 || t == ElementType::kBF16;
+}
 
 th::Thunk MakeThunk(th::ThunkInfo info, th::ThunkBody body) { return th::Thunk{std::move(info), std::move(body)}; }
 
@@ -122,6 +126,7 @@ Status ComputationEmitter::EmitInstruction(const HloInstruction& inst, th::Seque
       return Status::Ok();
     case HloOpcode::kFusion: return EmitFusion(inst, seq);
     case HloOpcode::kDot: return EmitGemm(inst, seq);
+    case HloOpcode::kConvolution: return EmitConvolution(inst, seq);
     case HloOpcode::kWhile: return EmitWhile(inst, seq);
     case HloOpcode::kConditional: return EmitConditional(inst, seq);
     default:
@@ -201,6 +206,54 @@ Status ComputationEmitter::EmitGemm(const HloInstruction& dot, th::SequenceThunk
   th::ThunkInfo info = InfoFor(dot);
   info.cost = GemmCost(dot);
   seq.thunks.push_back(MakeThunk(std::move(info), std::move(g)));
+  return Status::Ok();
+}
+
+// A convolution, in any dimension numbers (ConvolutionCanonicalization has
+// put it in b01f_01io->b01f or bf01_oi01->bf01, but the thunk carries the
+// numbers and layouts, so the library needs no particular one).
+Status ComputationEmitter::EmitConvolution(const HloInstruction& conv, th::SequenceThunk& seq) {
+  const hlo::ConvDimensionNumbers* dn = conv.GetAttribute<hlo::ConvDimensionNumbers>("dim_labels");
+  if (!dn || conv.operand_count() != 2) return Error(conv.DebugName() + ": malformed convolution");
+  const Shape& in = conv.operand(0)->shape();
+  const Shape& kernel = conv.operand(1)->shape();
+  const Shape& out = conv.shape();
+  if (!in.IsArray() || !kernel.IsArray() || !out.IsArray() || !IsConvolutionType(in.element_type()) ||
+      !IsConvolutionType(kernel.element_type()) || !IsConvolutionType(out.element_type()))
+    return Error(conv.DebugName() + ": bef-compile does not support convolution of " + in.ToString(false) + " x " +
+                 kernel.ToString(false) + " -> " + out.ToString(false) +
+                 " (the convolution library takes f16, bf16, f32 and f64)");
+  th::ConvolutionThunk c;
+  c.kind = th::ConvolutionKind::kForward;
+  for (int64_t i = 0; i < 2; ++i) {
+    KILN_ASSIGN_OR_RETURN(th::BufferSlice s, Slice(conv.operand(i), {}));
+    c.operands.push_back(s);
+    c.operand_shapes.push_back(conv.operand(i)->shape());
+  }
+  KILN_ASSIGN_OR_RETURN(c.result, Slice(&conv, {}));
+  c.result_shape = out;
+  c.dimensions = {dn->input_batch,  dn->input_feature,  dn->input_spatial,
+                  dn->kernel_input_feature, dn->kernel_output_feature, dn->kernel_spatial,
+                  dn->output_batch, dn->output_feature, dn->output_spatial};
+  const hlo::Window* window = conv.GetAttribute<hlo::Window>("window");
+  if (window && !window->dims.empty() && window->dims.size() != dn->kernel_spatial.size())
+    return Error(conv.DebugName() + ": window has " + std::to_string(window->dims.size()) + " dimensions, expected " +
+                 std::to_string(dn->kernel_spatial.size()));
+  for (size_t i = 0; i < dn->kernel_spatial.size(); ++i) {
+    th::WindowDimension w;
+    if (window && i < window->dims.size()) {
+      const hlo::WindowDim& d = window->dims[i];
+      w = {d.size, d.stride, d.pad_low, d.pad_high, d.lhs_dilation, d.rhs_dilation, d.reversal};
+    } else {
+      w.size = kernel.dim(dn->kernel_spatial[i]);  // no window attribute: the whole kernel, unit steps
+    }
+    c.window.push_back(w);
+  }
+  c.feature_group_count = conv.GetInt("feature_group_count", 1);
+  c.batch_group_count = conv.GetInt("batch_group_count", 1);
+  th::ThunkInfo info = InfoFor(conv);
+  info.cost = ConvolutionCost(conv);
+  seq.thunks.push_back(MakeThunk(std::move(info), std::move(c)));
   return Status::Ok();
 }
 

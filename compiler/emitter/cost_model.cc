@@ -15,6 +15,10 @@ thunks::CostEstimate GemmCost(const hlo::HloInstruction& dot) {
   return ToCostEstimate(analysis::InstructionCost(dot));
 }
 
+thunks::CostEstimate ConvolutionCost(const hlo::HloInstruction& conv) {
+  return ToCostEstimate(analysis::InstructionCost(conv));
+}
+
 thunks::CostEstimate CopyCost(int64_t bytes) {
   thunks::CostEstimate cost;
   cost.bytes_read = bytes;

@@ -4,7 +4,7 @@
 //
 // The counting itself is the compiler's HLO cost analysis
 // (compiler/analysis/hlo_cost_analysis.h); this file only turns it into the
-// runtime's CostEstimate for the three kinds of thunks that do work.
+// runtime's CostEstimate for the kinds of thunks that do work.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +23,10 @@ thunks::CostEstimate FusionCost(const hlo::HloInstruction& fusion);
 
 // A canonical [b,m,k] x [b,k,n] GEMM: 2*b*m*n*k flops, operands and result.
 thunks::CostEstimate GemmCost(const hlo::HloInstruction& dot);
+
+// A convolution: 2 * output elements * kernel spatial size * input
+// features per group flops; reads both operands, writes the result.
+thunks::CostEstimate ConvolutionCost(const hlo::HloInstruction& conv);
 
 // A copy of `bytes` bytes.
 thunks::CostEstimate CopyCost(int64_t bytes);

@@ -263,7 +263,8 @@ StatusOr<EmittedProgram> EmitThunkProgram(const hlo::HloModule& module) {
 std::string SupportedOpsSummary() {
   return "elementwise ops, broadcast, reshape, bitcast, transpose, slice, concatenate, iota, convert, "
          "compare, select, clamp, reverse, pad, dynamic-slice, dynamic-update-slice, gather, scatter "
-         "(single operand), reduce (also variadic), reduce-window (single operand), dot, tuple, "
+         "(single operand), reduce (also variadic), reduce-window (single operand), dot, convolution (host, "
+         "f16/bf16/f32/f64), tuple, "
          "get-tuple-element, call, while, conditional, parameter, constant";
 }
 

@@ -2,6 +2,7 @@
 #include "compiler/passes/fusible_ops.h"
 
 #include <algorithm>
+#include <unordered_set>
 
 #include "compiler/hlo/computation.h"
 
@@ -139,6 +140,78 @@ bool IsTiledTransposeHero(const HloInstruction& inst) {
   int64_t operand_minor = t.operand_dims.back();
   int64_t result_minor = t.operand_dims[p.back()];
   return operand_minor >= kMinTiledTransposeDim && result_minor >= kMinTiledTransposeDim;
+}
+
+std::vector<int64_t> TransposeResultGroups(const HloInstruction& transpose) {
+  NormalizedTranspose t = NormalizeTranspose(transpose);
+  std::vector<int64_t> groups;
+  for (int64_t g : t.permutation) groups.push_back(t.operand_dims[g]);
+  return groups;
+}
+
+bool SplitsIntoGroups(const Shape& shape, const std::vector<int64_t>& groups) {
+  if (!shape.IsArray()) return false;
+  size_t k = 0;
+  int64_t product = 1;
+  for (int64_t d = 0; d < shape.rank(); ++d) {
+    if (shape.dim(d) == 1) continue;
+    if (k == groups.size()) return false;
+    product *= shape.dim(d);
+    if (product > groups[k] || groups[k] % product != 0) return false;
+    if (product == groups[k]) ++k, product = 1;
+  }
+  // A shape of ones is the one group of size 1.
+  return k == groups.size() || (groups == std::vector<int64_t>{1} && product == 1);
+}
+
+bool IsTransposeEpilogueOp(const HloInstruction& inst, const std::vector<int64_t>& hero_groups) {
+  bool elementwise = hlo::IsElementwise(inst.opcode()) && IsKernelOp(inst);
+  bool reshape = inst.opcode() == HloOpcode::kReshape && inst.operand_count() == 1;
+  return (elementwise || reshape) && SplitsIntoGroups(inst.shape(), hero_groups);
+}
+
+const HloInstruction* FindTiledTransposeHero(const hlo::HloComputation& comp) {
+  const HloInstruction* root = comp.root();
+  if (!root || !root->shape().IsArray()) return nullptr;
+  if (IsTiledTransposeHero(*root)) return root;
+  // Heroes the root reaches through elementwise ops and reshapes.
+  auto passes_through = [](const HloInstruction& inst) {
+    return inst.shape().IsArray() && ((hlo::IsElementwise(inst.opcode()) && IsKernelOp(inst)) ||
+                                      inst.opcode() == HloOpcode::kReshape);
+  };
+  if (!passes_through(*root)) return nullptr;
+  const HloInstruction* hero = nullptr;
+  std::vector<const HloInstruction*> stack{root};
+  std::unordered_set<const HloInstruction*> seen{root};
+  while (!stack.empty()) {
+    const HloInstruction* x = stack.back();
+    stack.pop_back();
+    for (const HloInstruction* op : x->operands()) {
+      if (!seen.insert(op).second) continue;
+      if (IsTiledTransposeHero(*op)) {
+        if (hero) return nullptr;  // two heroes: one tile cannot serve both
+        hero = op;
+      } else if (passes_through(*op)) {
+        stack.push_back(op);
+      }
+    }
+  }
+  if (!hero) return nullptr;
+  // The hero's value is only known where the store phase writes: everything
+  // using it must be an epilogue op.
+  std::vector<int64_t> groups = TransposeResultGroups(*hero);
+  stack = {hero};
+  seen = {hero};
+  while (!stack.empty()) {
+    const HloInstruction* x = stack.back();
+    stack.pop_back();
+    for (const HloInstruction* u : x->users()) {
+      if (u->parent() != &comp) continue;
+      if (!IsTransposeEpilogueOp(*u, groups)) return nullptr;
+      if (seen.insert(u).second) stack.push_back(u);
+    }
+  }
+  return hero;
 }
 
 }  // namespace kiln::passes

@@ -75,8 +75,35 @@ inline constexpr int64_t kMinTiledTransposeDim = 16;
 // kMinTiledTransposeDim each. Reading and writing it with one thread per
 // output element would make one side uncoalesced, so codegen tiles it
 // through shared memory (on the host: cache-sized tiles). Fusion keeps such
-// a transpose as its kernel's root: producers fuse into it, it does not fuse
-// into consumers.
+// a transpose as its kernel's hero: producers fuse into it, and it fuses
+// into consumers only as the start of an epilogue (below).
 bool IsTiledTransposeHero(const hlo::HloInstruction& inst);
+
+// The sizes of a transpose's normalized groups in result order.
+std::vector<int64_t> TransposeResultGroups(const hlo::HloInstruction& transpose);
+
+// Whether the dimensions of `shape` larger than 1 form, in order,
+// consecutive runs whose sizes are `groups` (each run one group): then a
+// position in each group names one element of `shape`, as of the
+// transpose's result.
+bool SplitsIntoGroups(const Shape& shape, const std::vector<int64_t>& groups);
+
+// Whether `inst` may follow a tiled transpose hero whose result groups are
+// `hero_groups` in its kernel (the epilogue): an elementwise op, or a
+// reshape (a bitcast in row-major order), whose shape splits into those
+// groups. Its element at given group positions is then computed from its
+// operands' elements at the same group positions, so the store phase
+// evaluates it where it writes the output.
+bool IsTransposeEpilogueOp(const hlo::HloInstruction& inst, const std::vector<int64_t>& hero_groups);
+
+// The tiled transpose hero of a fused computation: its root when that is a
+// hero, or else the single hero the array-shaped root reaches through
+// elementwise ops and reshapes, provided every instruction that uses the
+// hero, directly or not, is an epilogue op (IsTransposeEpilogueOp). Other
+// operands of the epilogue (parameters, broadcasts, any fused expression
+// not using the hero) are read at the same group positions. nullptr when
+// there is none, or more than one. Fusion builds kernels this accepts;
+// codegen tiles exactly those.
+const hlo::HloInstruction* FindTiledTransposeHero(const hlo::HloComputation& comp);
 
 }  // namespace kiln::passes

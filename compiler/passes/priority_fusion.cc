@@ -37,12 +37,13 @@ bool HasControlEdges(const HloInstruction& inst) {
 // Codegen-able and free to move into a kernel.
 bool IsFusible(const HloInstruction& inst) { return IsKernelOp(inst) && !HasControlEdges(inst); }
 
-// Roots whose kernel shape codegen needs to see: a tiled transpose, and an
-// in-place update (its operand 0 must stay a parameter). They take
-// producers but never fuse into consumers.
+// Roots whose kernel shape codegen needs to see: an in-place update (its
+// operand 0 must stay a parameter). They take producers but never fuse into
+// consumers. (A tiled transpose hero fuses into a consumer only as the start
+// of its epilogue: Planner::CanTakeEpilogue.)
 bool MustStayRoot(const HloInstruction& inst) {
-  return IsTiledTransposeHero(inst) || inst.opcode() == HloOpcode::kDynamicUpdateSlice ||
-         inst.opcode() == HloOpcode::kScatter || !inst.shape().IsArray();
+  return inst.opcode() == HloOpcode::kDynamicUpdateSlice || inst.opcode() == HloOpcode::kScatter ||
+         !inst.shape().IsArray();
 }
 
 // Ops that read one operand element for many result elements: a producer
@@ -77,6 +78,9 @@ struct Group {
   int64_t max_elements = 0;                                   // largest member's element count
   bool has_reduce = false;
   bool all_cheap = true;
+  // The tiled transpose hero (IsTiledTransposeHero) among the members:
+  // the root, or followed by an epilogue up to the root.
+  const HloInstruction* hero = nullptr;
   bool alive = true;
   int64_t version = 0;
   std::vector<FusionDecision> decisions;
@@ -131,6 +135,7 @@ class Planner {
       g.max_elements = Elements(inst->shape());
       g.has_reduce = inst->opcode() == HloOpcode::kReduce;
       g.all_cheap = IsCheapToRepeat(*inst) && !g.has_reduce;
+      if (IsTiledTransposeHero(*inst)) g.hero = inst;
       for (const HloInstruction* op : inst->operands()) AddRead(g, *op, ReadBytes(*inst, *op));
       containing_[position_.at(inst)].push_back(id);
       root_group_[inst] = id;
@@ -187,6 +192,7 @@ class Planner {
     const Group& c = groups_[c_id];
     // An in-place root's target must stay a parameter nothing else reads.
     if (InPlaceRoot(*c.root) && (c.root->operand(0) == p.root || p.reads.count(c.root->operand(0)))) return false;
+    if (p.hero && !CanTakeEpilogue(p, c_id)) return false;
     if (!p.has_reduce && p.all_cheap) return true;
     std::vector<const HloInstruction*> stack{p.root};
     std::unordered_map<const HloInstruction*, bool> seen;
@@ -204,6 +210,28 @@ class Planner {
     return true;
   }
 
+  // Whether `c` can follow `p`'s tiled transpose hero as its epilogue
+  // (FindTiledTransposeHero's contract with codegen): `c` has no hero of
+  // its own, and every member of `c` using `p`'s root, directly or not, is
+  // an epilogue op (elementwise, or a reshape keeping the hero's groups),
+  // so the kernel's store phase can evaluate it where it writes.
+  bool CanTakeEpilogue(const Group& p, int c_id) const {
+    const Group& c = groups_[c_id];
+    if (c.hero) return false;
+    const std::vector<int64_t> groups = TransposeResultGroups(*p.hero);
+    std::vector<const HloInstruction*> stack{p.root};
+    std::unordered_map<const HloInstruction*, bool> seen;
+    while (!stack.empty()) {
+      const HloInstruction* x = stack.back();
+      stack.pop_back();
+      for (const HloInstruction* u : x->users()) {
+        if (!Contains(c_id, u) || !seen.emplace(u, true).second) continue;
+        if (!IsTransposeEpilogueOp(*u, groups)) return false;
+        stack.push_back(u);
+      }
+    }
+    return true;
+  }
 
   // Read bytes of c with p fused in (p's root no longer read from memory).
   int64_t FusedReadBytes(const Group& p, const Group& c) const {
@@ -236,6 +264,10 @@ class Planner {
     std::vector<int> consumers;
     if (!Consumers(p, consumers)) return kNever;
     if (consumers.size() > 1) {
+      // A hero copied into several epilogues reads its operand once per
+      // copy, and every copy stops its consumer from fusing on (into a
+      // reduction, a multi-output kernel): not worth it.
+      if (p.hero) return kNever;
       if (!p.all_cheap || static_cast<int64_t>(consumers.size()) > options_.max_duplicated_consumers) return kNever;
       if ((static_cast<int64_t>(consumers.size()) - 1) * (p.flops + p.transcendentals) > budget_) return kNever;
     }
@@ -288,6 +320,7 @@ class Planner {
       c.max_elements = std::max(c.max_elements, p.max_elements);
       c.has_reduce |= p.has_reduce;
       c.all_cheap &= p.all_cheap;
+      if (p.hero) c.hero = p.hero;
       // The producer's own history is kept once, by its first consumer.
       if (i == 0) c.decisions.insert(c.decisions.end(), p.decisions.begin(), p.decisions.end());
       c.decisions.push_back({p.root->name(), c.root->name(), shares[i] * 1e6});

@@ -9,8 +9,9 @@
 //     and by others is computed inside the consumer, which also outputs it,
 //     when the roofline time saved is positive and no other path joins
 //     them (that would be a cycle).
-// Kernels whose root codegen must see (a tiled transpose, an in-place
-// update) are never merged: a tuple root would hide it.
+// Kernels whose root codegen must see (a tiled transpose hero, at the root
+// or under an epilogue: FindTiledTransposeHero; an in-place update) are
+// never merged: a tuple root would hide it.
 #include <algorithm>
 #include <map>
 #include <unordered_map>
@@ -158,7 +159,7 @@ class Merger {
     const HloComputation* body = inst.called_computation("calls");
     if (!body || !body->root() || inst.control_successors().size() || inst.control_predecessors().size())
       return false;
-    return !IsTiledTransposeHero(*body->root()) && !InPlaceOperandNumber(inst) &&
+    return !FindTiledTransposeHero(*body) && !InPlaceOperandNumber(inst) &&
            body->root()->opcode() != HloOpcode::kDynamicUpdateSlice && body->root()->opcode() != HloOpcode::kScatter;
   }
 

@@ -5,7 +5,8 @@
 // that are not multiples of the tile size; and the CUDA lowering: PTX that
 // uses shared memory and bar.sync, that ptxas accepts for sm_90, and the
 // launch (one 32x8 block per 32x32 tile, the padded tile as dynamic shared
-// memory) computed by hand.
+// memory) computed by hand. Heroes followed by an elementwise epilogue, with
+// other operands read at the output index, against the evaluator too.
 #include <unistd.h>
 
 #include "tests/codegen/codegen_test_util.h"
@@ -138,6 +139,137 @@ TEST(TiledTransposeTest, SmallTransposesStayFlat) {
   EXPECT_FALSE(IsTiled(TransposeModule(ElementType::kF32, {40, 50, 60}, {1, 0, 2}, false)));
 }
 
+// Hero transposes followed by an elementwise epilogue (the hero is not the
+// root): the tile holds the hero's values, the store phase applies the
+// epilogue with its other operands read at the output index. Shapes off
+// multiples of 32, each normalized form, a second operand of the output's
+// shape, a broadcast operand, a type change after the hero, the hero used
+// twice and a reshape keeping the hero's groups; against the evaluator.
+struct EpilogueCase {
+  const char* text;
+  std::vector<Literal> args;
+  bool exact;
+};
+
+std::vector<EpilogueCase> EpilogueCases() {
+  std::vector<EpilogueCase> cases;
+  // [1,0] 100x70, f32 hero, multiply by a second operand, add a constant,
+  // convert to f16. Each op rounds once, as the evaluator's (an f16 product
+  // of f16s is exact in f32): exact, as is the reshape case below.
+  cases.push_back({R"(HloModule epilogue_10
+ENTRY e {
+  x = f32[100,70] parameter(0)
+  y = f32[70,100] parameter(1)
+  t = f32[70,100] transpose(x), dimensions={1,0}
+  m = f32[70,100] multiply(t, y)
+  k = f32[] constant(0.5)
+  kb = f32[70,100] broadcast(k), dimensions={}
+  a = f32[70,100] add(m, kb)
+  ROOT c = f16[70,100] convert(a)
+})",
+                   {}, true});
+  cases.back().args.push_back(Ramp(ElementType::kF32, {100, 70}, -3, 3));
+  cases.back().args.push_back(Ramp(ElementType::kF32, {70, 100}, 5, -5));
+  // [0,2,1] 3x40x50 in f16 with a fused producer (exp), converted to f32 and
+  // scaled per batch by a broadcast vector.
+  cases.push_back({R"(HloModule epilogue_021
+ENTRY e {
+  x = f16[3,40,50] parameter(0)
+  s = f32[3] parameter(1)
+  ex = f16[3,40,50] exponential(x)
+  t = f16[3,50,40] transpose(ex), dimensions={0,2,1}
+  c = f32[3,50,40] convert(t)
+  sb = f32[3,50,40] broadcast(s), dimensions={0}
+  ROOT m = f32[3,50,40] multiply(c, sb)
+})",
+                   {}, false});
+  cases.back().args.push_back(Ramp(ElementType::kF16, {3, 40, 50}, -3, 3));
+  cases.back().args.push_back(Ramp(ElementType::kF32, {3}, -2, 7));
+  // [2,1,0] 17x5x40 in s8: (t + y) * t, wrapping.
+  cases.push_back({R"(HloModule epilogue_210
+ENTRY e {
+  x = s8[17,5,40] parameter(0)
+  y = s8[40,5,17] parameter(1)
+  t = s8[40,5,17] transpose(x), dimensions={2,1,0}
+  a = s8[40,5,17] add(t, y)
+  ROOT m = s8[40,5,17] multiply(a, t)
+})",
+                   {}, true});
+  cases.back().args.push_back(Ramp(ElementType::kS8, {17, 5, 40}, -100, 100));
+  cases.back().args.push_back(Ramp(ElementType::kS8, {40, 5, 17}, 50, -50));
+  // Result groups (50, 60) through a reshape that keeps them ([50,1,20,3]
+  // -> [50,60], as before a GEMM), with an operand on either side of it.
+  cases.push_back({R"(HloModule epilogue_reshape
+ENTRY e {
+  x = f32[1,20,3,50] parameter(0)
+  z = f32[50,1,20,3] parameter(1)
+  y = f32[50,60] parameter(2)
+  t = f32[50,1,20,3] transpose(x), dimensions={3,0,1,2}
+  a = f32[50,1,20,3] add(t, z)
+  r = f32[50,60] reshape(a)
+  c = f16[50,60] convert(r)
+  yc = f16[50,60] convert(y)
+  ROOT m = f16[50,60] multiply(c, yc)
+})",
+                   {}, true});
+  cases.back().args.push_back(Ramp(ElementType::kF32, {1, 20, 3, 50}, -3, 3));
+  cases.back().args.push_back(Ramp(ElementType::kF32, {50, 1, 20, 3}, 2, -2));
+  cases.back().args.push_back(Ramp(ElementType::kF32, {50, 60}, -4, 4));
+  return cases;
+}
+
+TEST(TiledTransposeTest, EpilogueMatchesEvaluator) {
+  for (const EpilogueCase& c : EpilogueCases()) {
+    SCOPED_TRACE(c.text);
+    Literal got = CompileTiledAndRun(c.text, c.args);
+    Literal want = Evaluate(c.text, c.args);
+    if (c.exact) {
+      EXPECT_EQ(got, want);
+    } else {
+      // exp in f32 rounded to f16 may be one f16 ulp off the evaluator's.
+      ExpectNear(got, want, 2e-3, 2e-3);
+    }
+  }
+}
+
+TEST(TiledTransposeTest, HandComputedEpilogue) {
+  // t[j][i] = x[i][j] = 1000 * i + j over 33x40, then t * y + 1 with
+  // y[j][i] = 2: the ragged last tiles' corner t[39][32] = 2 * 32039 + 1.
+  const std::string text = R"(HloModule epilogue_corner
+ENTRY e {
+  x = f32[33,40] parameter(0)
+  y = f32[40,33] parameter(1)
+  t = f32[40,33] transpose(x), dimensions={1,0}
+  m = f32[40,33] multiply(t, y)
+  one = f32[] constant(1)
+  ob = f32[40,33] broadcast(one), dimensions={}
+  ROOT a = f32[40,33] add(m, ob)
+})";
+  Literal x{Shape(ElementType::kF32, {33, 40})};
+  for (int64_t i = 0; i < 33; ++i)
+    for (int64_t j = 0; j < 40; ++j) x.SetF64(i * 40 + j, 1000.0 * i + j);
+  Literal y{Shape(ElementType::kF32, {40, 33})};
+  for (int64_t i = 0; i < 40 * 33; ++i) y.SetF64(i, 2);
+  Literal got = CompileTiledAndRun(text, {x, y});
+  ASSERT_EQ(got.element_count(), 33 * 40);
+  EXPECT_EQ(got.GetF64(0), 1);                      // 2 * x[0][0] + 1
+  EXPECT_EQ(got.GetF64(1), 2001);                   // 2 * x[1][0] + 1
+  EXPECT_EQ(got.GetF64(33), 3);                     // 2 * x[0][1] + 1
+  EXPECT_EQ(got.GetF64(39 * 33 + 32), 64079);       // 2 * x[32][39] + 1
+}
+
+TEST(TiledTransposeTest, HeroReadAtOtherIndicesIsNotTiled) {
+  // reverse(t) reads the hero at another index than it writes: no tiled
+  // kernel (the flat kernel computes it elementally).
+  EXPECT_FALSE(IsTiled(R"(HloModule reversed
+ENTRY e {
+  x = f32[64,96] parameter(0)
+  t = f32[96,64] transpose(x), dimensions={1,0}
+  r = f32[96,64] reverse(t), dimensions={0}
+  ROOT a = f32[96,64] add(t, r)
+})"));
+}
+
 struct PtxCase {
   ElementType type;
   std::vector<int64_t> dims;
@@ -182,6 +314,27 @@ TEST(TiledTransposeTest, PtxUsesSharedMemoryAndBarrierAndAssembles) {
     EXPECT_EQ(l.block[2], 1);
     EXPECT_EQ(l.shared_mem_bytes, 32 * 33 * c.element_bytes);
   }
+}
+
+TEST(TiledTransposeTest, EpiloguePtxSizesTheTileByTheHero) {
+  // An f16 hero with an f32 epilogue: the tile holds f16 (2 bytes).
+  std::vector<EpilogueCase> cases = EpilogueCases();
+  std::unique_ptr<hlo::HloModule> module = MustParse(cases[1].text);
+  ASSERT_TRUE(module);
+  CodegenOptions options;
+  options.host = false;
+  options.cuda = true;
+  StatusOr<CodegenResult> r = CompileKernels({{"tiled", module->entry()}}, options);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const CudaImage& image = *r->cuda;
+  EXPECT_NE(image.ptx.find("bar.sync"), std::string::npos) << image.ptx;
+  if (HavePtxas()) {
+    EXPECT_FALSE(image.cubin.empty());
+  }
+  ASSERT_EQ(image.kernels.size(), 1u);
+  const LaunchDims& l = image.kernels[0].launch;
+  EXPECT_EQ(l.grid[0], 3 * 2 * 2);  // P = 3, X = 40, Y = 50
+  EXPECT_EQ(l.shared_mem_bytes, 32 * 33 * 2);
 }
 
 TEST(TiledTransposeTest, MixedModuleKeepsFlatLaunchForOtherKernels) {

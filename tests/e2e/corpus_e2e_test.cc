@@ -106,7 +106,7 @@ TEST_P(CorpusE2ETest, MatchesEvaluatorOnHost) {
   while (first_leaf->IsTuple() && first_leaf->tuple_size() > 0) first_leaf = &first_leaf->tuple_shape(0);
   for (const hlo::HloComputation* c : (*module)->computations())
     for (const hlo::HloInstruction* inst : c->instructions())
-      if (inst->opcode() == hlo::HloOpcode::kDot && first_leaf->IsArray()) {
+      if ((inst->opcode() == hlo::HloOpcode::kDot || inst->opcode() == hlo::HloOpcode::kConvolution) && first_leaf->IsArray()) {
         Tolerance d = DefaultTolerance(first_leaf->element_type());
         tol.atol = std::max(1e-3, d.atol);
         tol.rtol = std::max(1e-4, d.rtol);

@@ -1,7 +1,8 @@
 // fusible_ops: NormalizeTranspose collapses a transpose into groups of
 // operand dimensions that stay adjacent, and IsTiledTransposeHero picks the
 // transposes that move the minor dimension with both swapped groups >= 16;
-// expected groups and permutations worked out by hand.
+// expected groups and permutations worked out by hand. FindTiledTransposeHero
+// finds the hero of a fused computation under an elementwise epilogue.
 #include "compiler/passes/fusible_ops.h"
 
 #include <gtest/gtest.h>
@@ -65,6 +66,125 @@ TEST(FusibleOps, FullReversalIsHero) {
 
 TEST(FusibleOps, IdentityCollapsesToOneGroup) {
   Check({"f32[4,8]", "f32[4,8]", "0,1", {32}, {0}, false});
+}
+
+// FindTiledTransposeHero on a fused computation: the name of the hero it
+// finds in the entry of `text`, or "" for none.
+std::string HeroOf(const std::string& text) {
+  auto module = test_support::MustParse(text);
+  if (!module) return "<parse error>";
+  const hlo::HloInstruction* hero = FindTiledTransposeHero(*module->entry());
+  return hero ? hero->name() : "";
+}
+
+TEST(FusibleOps, HeroAtTheRoot) {
+  EXPECT_EQ(HeroOf(R"(HloModule m
+ENTRY e {
+  p = f32[64,32] parameter(0)
+  n = f32[64,32] negate(p)
+  ROOT t = f32[32,64] transpose(n), dimensions={1,0}
+})"), "t");
+}
+
+TEST(FusibleOps, HeroUnderElementwiseEpilogue) {
+  // convert, then multiply by another operand of the output's shape and by
+  // a broadcast: all elementwise over the hero's dimensions.
+  EXPECT_EQ(HeroOf(R"(HloModule m
+ENTRY e {
+  p = f32[64,32] parameter(0)
+  q = bf16[32,64] parameter(1)
+  s = bf16[] parameter(2)
+  t = f32[32,64] transpose(p), dimensions={1,0}
+  c = bf16[32,64] convert(t)
+  m = bf16[32,64] multiply(c, q)
+  sb = bf16[32,64] broadcast(s), dimensions={}
+  ROOT r = bf16[32,64] multiply(m, sb)
+})"), "t");
+}
+
+TEST(FusibleOps, HeroUnderGroupPreservingReshape) {
+  // Result groups (50, 60): [50,1,20,3] -> [50,60] keeps them (a reshape
+  // feeding a GEMM), with an operand added before and one after it.
+  EXPECT_EQ(HeroOf(R"(HloModule m
+ENTRY e {
+  x = f16[1,20,3,50] parameter(0)
+  z = f16[50,1,20,3] parameter(1)
+  y = f32[50,60] parameter(2)
+  t = f16[50,1,20,3] transpose(x), dimensions={3,0,1,2}
+  a = f16[50,1,20,3] add(t, z)
+  r = f16[50,60] reshape(a)
+  c = f32[50,60] convert(r)
+  ROOT m = f32[50,60] multiply(c, y)
+})"), "t");
+  // Merging the two groups into one dimension breaks them.
+  EXPECT_EQ(HeroOf(R"(HloModule m
+ENTRY e {
+  x = f32[64,32] parameter(0)
+  t = f32[32,64] transpose(x), dimensions={1,0}
+  ROOT r = f32[2048] reshape(t)
+})"), "");
+  // So does regrouping 32x64 as 64x32.
+  EXPECT_EQ(HeroOf(R"(HloModule m
+ENTRY e {
+  x = f32[64,32] parameter(0)
+  t = f32[32,64] transpose(x), dimensions={1,0}
+  ROOT r = f32[64,32] reshape(t)
+})"), "");
+}
+
+TEST(FusibleOps, SplitsIntoGroups) {
+  EXPECT_TRUE(SplitsIntoGroups(Shape(ElementType::kF32, {50, 1, 20, 3}), {50, 60}));
+  EXPECT_TRUE(SplitsIntoGroups(Shape(ElementType::kF32, {1, 50, 60, 1}), {50, 60}));
+  EXPECT_TRUE(SplitsIntoGroups(Shape(ElementType::kF32, {2, 25, 3, 20}), {50, 60}));
+  EXPECT_FALSE(SplitsIntoGroups(Shape(ElementType::kF32, {3000}), {50, 60}));
+  EXPECT_FALSE(SplitsIntoGroups(Shape(ElementType::kF32, {60, 50}), {50, 60}));
+  EXPECT_FALSE(SplitsIntoGroups(Shape(ElementType::kF32, {10, 300}), {50, 60}));
+  EXPECT_FALSE(SplitsIntoGroups(Shape(ElementType::kF32, {50, 60, 2}), {50, 60}));
+}
+
+TEST(FusibleOps, NoHeroWhenItIsReadAtOtherIndices) {
+  // reverse(t): the hero's value is needed at another index than the
+  // output's.
+  EXPECT_EQ(HeroOf(R"(HloModule m
+ENTRY e {
+  p = f32[64,32] parameter(0)
+  t = f32[32,64] transpose(p), dimensions={1,0}
+  v = f32[32,64] reverse(t), dimensions={0}
+  ROOT r = f32[32,64] add(t, v)
+})"), "");
+  // A reduce of the hero is not an epilogue.
+  EXPECT_EQ(HeroOf(R"(HloModule m
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY e {
+  p = f32[64,32] parameter(0)
+  t = f32[32,64] transpose(p), dimensions={1,0}
+  z = f32[] constant(0)
+  ROOT r = f32[32] reduce(t, z), dimensions={1}, to_apply=add
+})"), "");
+}
+
+TEST(FusibleOps, NoHeroWhenTwoTransposesMeet) {
+  EXPECT_EQ(HeroOf(R"(HloModule m
+ENTRY e {
+  p = f32[64,32] parameter(0)
+  q = f32[64,32] parameter(1)
+  t = f32[32,64] transpose(p), dimensions={1,0}
+  u = f32[32,64] transpose(q), dimensions={1,0}
+  ROOT r = f32[32,64] add(t, u)
+})"), "");
+}
+
+TEST(FusibleOps, SmallTransposeUnderEpilogueIsNoHero) {
+  EXPECT_EQ(HeroOf(R"(HloModule m
+ENTRY e {
+  p = f32[64,8] parameter(0)
+  t = f32[8,64] transpose(p), dimensions={1,0}
+  ROOT n = f32[8,64] negate(t)
+})"), "");
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 // checks that the fused module computes the same values.
 #include <gtest/gtest.h>
 
+#include "compiler/passes/fusible_ops.h"
 #include "compiler/passes/fusion_decisions.h"
 #include "compiler/passes/optimization_pipeline.h"
 #include "compiler/passes/passes.h"
@@ -332,41 +333,161 @@ ENTRY %e (p0: f32[64,64], p1: f32[64,64]) -> f32[64,64] {
   EXPECT_EQ(CountFusions(*fused), 2);
 }
 
-// A tiled transpose takes its producers but stays its kernel's root.
-TEST(PriorityFusion, TransposeHeroStaysRoot) {
+// A tiled transpose takes its producers, and its elementwise consumers
+// (convert, multiply by another operand of the output's shape and by a
+// broadcast scalar) fuse into it as an epilogue: one kernel. (The scalar
+// constant and its broadcast are cloned into the kernel; the originals are
+// left for DCE.)
+TEST(PriorityFusion, TransposeHeroTakesElementwiseEpilogue) {
   auto fused = CheckFusion(R"(HloModule m
 
 ENTRY e {
   p0 = f32[64,32] parameter(0)
   p1 = f32[64,32] parameter(1)
+  p2 = bf16[32,64] parameter(2)
   a = f32[64,32] add(p0, p1)
   t = f32[32,64] transpose(a), dimensions={1,0}
-  ROOT n = f32[32,64] negate(t)
+  c = bf16[32,64] convert(t)
+  m = bf16[32,64] multiply(c, p2)
+  k = bf16[] constant(2)
+  kb = bf16[32,64] broadcast(k), dimensions={}
+  ROOT s = bf16[32,64] multiply(m, kb)
 }
 )",
                            R"(HloModule m
 
-ENTRY %e (p0: f32[64,32], p1: f32[64,32]) -> f32[32,64] {
+ENTRY %e (p0: f32[64,32], p1: f32[64,32], p2: bf16[32,64]) -> bf16[32,64] {
   %p0 = f32[64,32] parameter(0)
   %p1 = f32[64,32] parameter(1)
-  %t.fusion = f32[32,64] fusion(%p0, %p1), kind=kLoop, calls=%fused_t
-  ROOT %n.fusion = f32[32,64] fusion(%t.fusion), kind=kLoop, calls=%fused_n
+  %p2 = bf16[32,64] parameter(2)
+  %k = bf16[] constant(2)
+  %kb = bf16[32,64] broadcast(%k), dimensions={}
+  ROOT %s.fusion = bf16[32,64] fusion(%p0, %p1, %p2), kind=kLoop, calls=%fused_s
 }
 
-%fused_t (param_0: f32[64,32], param_1: f32[64,32]) -> f32[32,64] {
+%fused_s (param_0: f32[64,32], param_1: f32[64,32], param_2: bf16[32,64]) -> bf16[32,64] {
   %param_0 = f32[64,32] parameter(0)
   %param_1 = f32[64,32] parameter(1)
   %a = f32[64,32] add(%param_0, %param_1)
-  ROOT %t = f32[32,64] transpose(%a), dimensions={1,0}
+  %t = f32[32,64] transpose(%a), dimensions={1,0}
+  %c = bf16[32,64] convert(%t)
+  %param_2 = bf16[32,64] parameter(2)
+  %m = bf16[32,64] multiply(%c, %param_2)
+  %k.1 = bf16[] constant(2)
+  %kb.1 = bf16[32,64] broadcast(%k.1), dimensions={}
+  ROOT %s = bf16[32,64] multiply(%m, %kb.1)
+}
+)");
+  ASSERT_TRUE(fused);
+  EXPECT_EQ(CountFusions(*fused), 1);
+  const hlo::HloComputation* body = nullptr;
+  for (const hlo::HloInstruction* inst : fused->entry()->instructions())
+    if (inst->opcode() == hlo::HloOpcode::kFusion) body = inst->called_computation("calls");
+  ASSERT_NE(body, nullptr);
+  const hlo::HloInstruction* hero = FindTiledTransposeHero(*body);
+  ASSERT_NE(hero, nullptr);
+  EXPECT_EQ(hero->name(), "t");
 }
 
-%fused_n (param_0.1: f32[32,64]) -> f32[32,64] {
+// A transpose feeding a GEMM through a reshape and a convert (dot
+// canonicalization's pattern): the reshape keeps the transpose's groups
+// ([64,1,16,2] -> [64,32]), so the epilogue fuses and the kernel stays tiled.
+TEST(PriorityFusion, GroupPreservingReshapeJoinsTheEpilogue) {
+  auto before = MustParse(R"(HloModule m
+
+ENTRY e {
+  p0 = bf16[1,16,2,64] parameter(0)
+  t = bf16[64,1,16,2] transpose(p0), dimensions={3,0,1,2}
+  r = bf16[64,32] reshape(t)
+  ROOT c = f32[64,32] convert(r)
+}
+)");
+  ASSERT_TRUE(before);
+  auto after = before->Clone();
+  KernelFusion fusion;
+  MustRunPass(fusion, *after);
+  ASSERT_EQ(CountFusions(*after), 1);
+  const hlo::HloInstruction* root = after->entry()->root();
+  ASSERT_EQ(root->opcode(), hlo::HloOpcode::kFusion);
+  const hlo::HloInstruction* hero = FindTiledTransposeHero(*root->called_computation("calls"));
+  ASSERT_NE(hero, nullptr);
+  EXPECT_EQ(hero->name(), "t");
+  ExpectSameResults(*before, *after);
+}
+
+// A reduce of the transpose is not an epilogue (it leaves the output index
+// space): the transpose stays its own kernel's root, and so does the
+// reduce; the elementwise consumer still fuses into the transpose.
+TEST(PriorityFusion, ReduceDoesNotFuseIntoTransposeHero) {
+  auto fused = CheckFusion(R"(HloModule m
+
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+
+ENTRY e {
+  p0 = f32[64,32] parameter(0)
+  t = f32[32,64] transpose(p0), dimensions={1,0}
+  z = f32[] constant(0)
+  ROOT r = f32[32] reduce(t, z), dimensions={1}, to_apply=add
+}
+)",
+                           R"(HloModule m
+
+%add (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %s = f32[] add(%x, %y)
+}
+
+ENTRY %e (p0: f32[64,32]) -> f32[32] {
+  %p0 = f32[64,32] parameter(0)
+  %z = f32[] constant(0)
+  %t.fusion = f32[32,64] fusion(%p0), kind=kLoop, calls=%fused_t
+  ROOT %r.fusion = f32[32] fusion(%t.fusion), kind=kInput, calls=%fused_r
+}
+
+%fused_t (param_0: f32[64,32]) -> f32[32,64] {
+  %param_0 = f32[64,32] parameter(0)
+  ROOT %t = f32[32,64] transpose(%param_0), dimensions={1,0}
+}
+
+%fused_r (param_0.1: f32[32,64]) -> f32[32] {
   %param_0.1 = f32[32,64] parameter(0)
-  ROOT %n = f32[32,64] negate(%param_0.1)
+  %z.1 = f32[] constant(0)
+  ROOT %r = f32[32] reduce(%param_0.1, %z.1), dimensions={1}, to_apply=%add
 }
 )");
   ASSERT_TRUE(fused);
   EXPECT_EQ(CountFusions(*fused), 2);
+}
+
+// Two heroes cannot share one kernel's tile: add(transpose(a),
+// transpose(b)) takes one of them as its hero; the other stays a kernel.
+TEST(PriorityFusion, EpilogueTakesOneHero) {
+  auto before = MustParse(R"(HloModule m
+
+ENTRY e {
+  p0 = f32[64,32] parameter(0)
+  p1 = f32[64,32] parameter(1)
+  t0 = f32[32,64] transpose(p0), dimensions={1,0}
+  t1 = f32[32,64] transpose(p1), dimensions={1,0}
+  ROOT s = f32[32,64] add(t0, t1)
+}
+)");
+  ASSERT_TRUE(before);
+  auto after = before->Clone();
+  KernelFusion fusion;
+  MustRunPass(fusion, *after);
+  EXPECT_EQ(CountFusions(*after), 2);
+  int with_hero = 0;
+  for (const hlo::HloInstruction* inst : after->entry()->instructions())
+    if (inst->opcode() == hlo::HloOpcode::kFusion)
+      with_hero += FindTiledTransposeHero(*inst->called_computation("calls")) != nullptr;
+  EXPECT_EQ(with_hero, 2);
+  ExpectSameResults(*before, *after);
 }
 
 // exp(p0) is an output and the input of a consumer kernel: the consumer
