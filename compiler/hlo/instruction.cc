@@ -42,7 +42,25 @@ void HloInstruction::RemoveAllOperands() {
   for (HloInstruction* op : old) op->RemoveUser(this);
 }
 
+namespace {
+
+int64_t MemorySpace(const Shape& shape) {
+  return shape.IsArray() && shape.has_layout() ? shape.layout()->memory_space : 0;
+}
+
+}  // namespace
+
 void HloInstruction::ReplaceAllUsesWith(HloInstruction* other) {
+  // `other` stands for this value from now on, so it keeps the value's
+  // memory space (S(n), what buffer assignment colors by) when it has none
+  // of its own: a pass that rebuilds a value from layout-free shapes must
+  // not move it back to the default memory.
+  if (int64_t space = MemorySpace(shape_); space != 0 && other->shape_.IsArray() && MemorySpace(other->shape_) == 0) {
+    Layout layout = other->shape_.layout().value_or(Layout{});
+    if (layout.minor_to_major.empty()) layout.minor_to_major = other->shape_.MinorToMajor();
+    layout.memory_space = space;
+    other->shape_.set_layout(std::move(layout));
+  }
   std::vector<HloInstruction*> users = users_;
   for (HloInstruction* user : users) {
     if (user == other) continue;  // e.g. x -> f(x) replacing x by f(x)

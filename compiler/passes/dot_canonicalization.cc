@@ -74,7 +74,9 @@ class DotRewriter {
                                   lhs_t ? std::vector<int64_t>{b, k, m} : std::vector<int64_t>{b, m, k});
     HloInstruction* rhs = Operand(dot_->operand(1), rhs_t ? rhs_nk : rhs_kn,
                                   rhs_t ? std::vector<int64_t>{b, n, k} : std::vector<int64_t>{b, k, n});
-    HloInstruction* gemm = Add(HloOpcode::kDot, Shape(type_, {b, m, n}), {lhs, rhs}, dot_->name() + ".gemm");
+    // The GEMM's output is the dot's buffer: same memory space.
+    HloInstruction* gemm = Add(HloOpcode::kDot, WithMemorySpaceOf(Shape(type_, {b, m, n}), dot_->shape()),
+                               {lhs, rhs}, dot_->name() + ".gemm");
     gemm->SetAttribute("lhs_batch_dims", std::vector<int64_t>{0});
     gemm->SetAttribute("lhs_contracting_dims", std::vector<int64_t>{lhs_t ? 1 : 2});
     gemm->SetAttribute("rhs_batch_dims", std::vector<int64_t>{0});
@@ -112,6 +114,8 @@ class DotRewriter {
     }
     if (v->shape().dims() != dims) v = Add(HloOpcode::kReshape, Shape(s.element_type(), dims), {v}, operand->name() + ".gemm_r");
     if (s.element_type() != type_) v = Add(HloOpcode::kConvert, Shape(type_, dims), {v}, operand->name() + ".gemm_c");
+    // The GEMM reads its operand from where the dot read it.
+    if (v != operand) v->mutable_shape() = WithMemorySpaceOf(v->shape(), s);
     return v;
   }
 

@@ -31,6 +31,16 @@ hlo::HloInstruction* AddInstruction(hlo::HloComputation& computation, hlo::HloOp
   return computation.AddInstruction(std::move(inst));
 }
 
+Shape WithMemorySpaceOf(Shape shape, const Shape& like) {
+  int64_t space = like.IsArray() && like.has_layout() ? like.layout()->memory_space : 0;
+  if (space == 0 || !shape.IsArray()) return shape;
+  Layout layout;
+  layout.minor_to_major = shape.MinorToMajor();
+  layout.memory_space = space;
+  shape.set_layout(std::move(layout));
+  return shape;
+}
+
 Shape WithoutLayout(Shape shape) {
   shape.clear_layout();
   return shape;

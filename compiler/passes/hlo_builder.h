@@ -37,6 +37,10 @@ hlo::HloInstruction* AddInstruction(hlo::HloComputation& computation, hlo::HloOp
 // shapes a pass creates carry no layout).
 Shape WithoutLayout(Shape shape);
 
+// `shape` (an array) placed in `like`'s memory space (S(n)), row-major: for
+// a value a pass rebuilds in place of one that had a memory space.
+Shape WithMemorySpaceOf(Shape shape, const Shape& like);
+
 // Whether `perm` maps every position to itself (a no-op transpose).
 bool IsIdentityPermutation(const std::vector<int64_t>& perm);
 
