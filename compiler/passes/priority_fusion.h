@@ -10,6 +10,12 @@
 // consumers removes it from the graph without adding a path, so this never
 // creates a cycle.
 //
+// Kernels whose shape codegen must see stay roots of their fusions: an
+// in-place dynamic-update-slice or scatter takes producers only. A tiled
+// transpose (FindTiledTransposeHero) also takes an epilogue: elementwise
+// consumers and reshapes that keep its dimension groups, evaluated on the
+// tile's values; one transpose per kernel.
+//
 // The planner only decides; KernelFusion (kernel_fusion.cc) outlines the
 // planned kernels into fusion instructions. Kept apart so the decisions can
 // be tested and reported on their own.
