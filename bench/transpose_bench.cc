@@ -26,7 +26,7 @@
 
 namespace {
 
-using KernelFn = void (*)(void**);
+using KernelFn = void (*)(void**, int64_t, int64_t);
 
 std::string Module(const std::string& body, int64_t n) {
   std::string s = "f32[" + std::to_string(n) + "," + std::to_string(n) + "]";
@@ -61,10 +61,11 @@ Result Bench(const std::string& name, const std::string& text, int64_t n, int it
     return result;
   }
   auto fn = reinterpret_cast<KernelFn>((*lib)->Find(name));
+  int64_t units = compiled->host->kernels[0].launch.grid[0];  // run all of them
   std::vector<float> x(n * n), out(n * n);
   for (int64_t i = 0; i < n * n; ++i) x[i] = static_cast<float>(i % 9973);
   void* args[] = {x.data(), out.data()};
-  fn(args);
+  fn(args, 0, units);
   // out[j][i] = -x[i][j] (transposed) or out[i][j] = -x[i][j].
   for (int64_t i = 0; i < n; i += 97)
     for (int64_t j = 0; j < n; j += 89) {
@@ -79,7 +80,7 @@ Result Bench(const std::string& name, const std::string& text, int64_t n, int it
   std::vector<double> ms;
   for (int k = 0; k < iterations; ++k) {
     auto start = std::chrono::steady_clock::now();
-    fn(args);
+    fn(args, 0, units);
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   }
   std::sort(ms.begin(), ms.end());

@@ -1,6 +1,7 @@
 // Host thunk interpreter; see executor.h.
 #include "runtime/executor.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "kernels_lib/host_convolution.h"
@@ -18,10 +19,20 @@ uint8_t* Address(const ExecutionContext& ctx, const th::BufferSlice& s) {
 Status RunKernel(const th::KernelThunk& k, ExecutionContext& ctx) {
   auto it = ctx.kernels->find(k.kernel_name);
   if (it == ctx.kernels->end()) return Error("kernel '" + k.kernel_name + "' was not resolved");
+  const HostKernel& kernel = it->second;
   std::vector<void*> args;
   args.reserve(k.args.size());
   for (const th::KernelArgument& a : k.args) args.push_back(Address(ctx, a.slice));
-  it->second(args.data());
+  int64_t units = std::max<int64_t>(1, kernel.units);
+  int64_t per_unit = std::max<int64_t>(1, kernel.elements_per_unit);
+  bool split = ctx.pool && ctx.pool->num_threads() > 1 && units > 1 &&
+               units >= (kMinElementsToSplit + per_unit - 1) / per_unit;
+  if (!split) {
+    kernel.fn(args.data(), 0, units);
+    return Status::Ok();
+  }
+  void** data = args.data();
+  ctx.pool->ParallelFor(units, [&](int64_t begin, int64_t end) { kernel.fn(data, begin, end); });
   return Status::Ok();
 }
 

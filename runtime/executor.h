@@ -2,7 +2,8 @@
 // base pointers bound by LoadedExecutable. Internal to the runtime.
 //
 // Executes Kernel (resolved host symbol called with the argument slice
-// pointers), Gemm (cblas), Convolution (im2col + cblas), Copy, Memset,
+// pointers; split into contiguous unit ranges run on the pool's threads
+// when the kernel has enough work), Gemm (cblas), Convolution (im2col + cblas), Copy, Memset,
 // Sequence, While and Conditional; every other kind fails with
 // "not supported on host yet: <kind>".
 #pragma once
@@ -13,16 +14,33 @@
 #include <vector>
 
 #include "runtime/runtime.h"
+#include "runtime/thread_pool.h"
 #include "thunks/program.h"
 
 namespace kiln::runtime {
 
-using HostKernelFn = void (*)(void**);
+// The host kernel ABI (compiler/codegen/kernel_codegen.h): one pointer per
+// argument buffer, then the range [begin, end) of the kernel's units to run.
+using HostKernelFn = void (*)(void** args, int64_t begin, int64_t end);
+
+// A resolved host kernel and its launch from the host kernel image: `units`
+// (grid.x) independent units of `elements_per_unit` (block.x) elements.
+struct HostKernel {
+  HostKernelFn fn = nullptr;
+  int64_t units = 1;
+  int64_t elements_per_unit = 1;
+};
+
+// Kernels with less work than this run on the calling thread alone: waking
+// the workers and waiting for them costs some microseconds, as much as a
+// few tens of thousands of simple elements take to compute.
+inline constexpr int64_t kMinElementsToSplit = 64 * 1024;
 
 struct ExecutionContext {
   // Base address of every allocation of the program, by allocation number.
   std::vector<uint8_t*> allocation_base;
-  const std::unordered_map<std::string, HostKernelFn>* kernels = nullptr;
+  const std::unordered_map<std::string, HostKernel>* kernels = nullptr;
+  ThreadPool* pool = nullptr;  // null: kernels run on the calling thread
   ExecutionProfile* profile = nullptr;  // null: no per-thunk events
   int stream = 0;
   std::chrono::steady_clock::time_point start;

@@ -1,12 +1,17 @@
 // HostBackend: runs thunk programs on host memory with the host executor
-// (executor.h), kernels from the artifact's host shared object.
+// (executor.h), kernels from the artifact's host shared object. The backend
+// owns one thread pool (HostThreadCount() threads, KILN_HOST_THREADS=1 for
+// single-threaded execution) that its executables share to split kernels.
+#include <algorithm>
 #include <cstring>
+#include <memory>
 #include <set>
 #include <unordered_map>
 
 #include "runtime/backend.h"
 #include "runtime/executor.h"
 #include "runtime/host_library.h"
+#include "runtime/thread_pool.h"
 
 namespace kiln::runtime {
 namespace {
@@ -15,8 +20,8 @@ namespace th = ::kiln::thunks;
 
 class HostExecutable : public BackendExecutable {
  public:
-  explicit HostExecutable(std::shared_ptr<const ProgramBinding> binding)
-      : binding_(std::move(binding)) {}
+  HostExecutable(std::shared_ptr<const ProgramBinding> binding, std::shared_ptr<ThreadPool> pool)
+      : binding_(std::move(binding)), pool_(std::move(pool)) {}
   Status ResolveKernels(const bef::Artifact& artifact);
   Status PrepareConstants();
   StatusOr<ExecutionResult> Run(const std::vector<Buffer>& args,
@@ -25,7 +30,8 @@ class HostExecutable : public BackendExecutable {
  private:
   std::shared_ptr<const ProgramBinding> binding_;
   std::unique_ptr<HostLibrary> library_;  // null when the program has no kernels
-  std::unordered_map<std::string, HostKernelFn> kernels_;
+  std::unordered_map<std::string, HostKernel> kernels_;
+  std::shared_ptr<ThreadPool> pool_;  // outlives the backend if need be
   std::vector<Buffer> constants_;  // by allocation number; null for non-constants
 };
 
@@ -43,7 +49,11 @@ Status HostExecutable::ResolveKernels(const bef::Artifact& artifact) {
     return Error("the artifact has no host kernel image but launches kernel '" + *needed.begin() +
                  "'");
   }
-  for (const bef::KernelEntry& e : image->kernels) needed.insert(e.name);
+  std::unordered_map<std::string, th::LaunchDims> launch;
+  for (const bef::KernelEntry& e : image->kernels) {
+    needed.insert(e.name);
+    launch[e.name] = e.launch;
+  }
   if (needed.empty()) return Status::Ok();
   KILN_ASSIGN_OR_RETURN(library_, HostLibrary::Load(image->shared_object));
   for (const std::string& name : needed) {
@@ -52,7 +62,14 @@ Status HostExecutable::ResolveKernels(const bef::Artifact& artifact) {
       return Error("kernel '" + name + "' is not exported by the host shared object of target '" +
                    image->target + "'");
     }
-    kernels_[name] = reinterpret_cast<HostKernelFn>(fn);
+    // A kernel without an entry in the image is one unit.
+    HostKernel& k = kernels_[name];
+    k.fn = reinterpret_cast<HostKernelFn>(fn);
+    auto it = launch.find(name);
+    if (it != launch.end()) {
+      k.units = std::max<int64_t>(1, it->second.grid.x);
+      k.elements_per_unit = it->second.block.x;
+    }
   }
   return Status::Ok();
 }
@@ -119,6 +136,7 @@ StatusOr<ExecutionResult> HostExecutable::Run(const std::vector<Buffer>& args,
 
   ExecutionResult result;
   ctx.kernels = &kernels_;
+  ctx.pool = pool_.get();
   ctx.profile = options.profile ? &result.profile : nullptr;
   ctx.stream = options.stream;
   ctx.start = std::chrono::steady_clock::now();
@@ -144,13 +162,17 @@ StatusOr<ExecutionResult> HostExecutable::Run(const std::vector<Buffer>& args,
 
 class HostBackend : public Backend {
  public:
+  HostBackend() : pool_(std::make_shared<ThreadPool>(HostThreadCount())) {}
   StatusOr<std::unique_ptr<BackendExecutable>> Load(
       const bef::Artifact& artifact, std::shared_ptr<const ProgramBinding> binding) override {
-    auto exe = std::make_unique<HostExecutable>(std::move(binding));
+    auto exe = std::make_unique<HostExecutable>(std::move(binding), pool_);
     KILN_RETURN_IF_ERROR(exe->ResolveKernels(artifact));
     KILN_RETURN_IF_ERROR(exe->PrepareConstants());
     return std::unique_ptr<BackendExecutable>(std::move(exe));
   }
+
+ private:
+  std::shared_ptr<ThreadPool> pool_;
 };
 
 }  // namespace

@@ -21,7 +21,10 @@ namespace kiln::bef {
 
 // The .bef schema version this library writes and reads: files with another
 // major version are rejected; a newer minor version only adds fields.
-inline constexpr uint32_t kBefVersionMajor = 1;
+// Major 2: host kernels take (args, begin, end) and their entries' grid.x
+// counts the units they split into; a version-1 runtime would call them
+// with garbage bounds.
+inline constexpr uint32_t kBefVersionMajor = 2;
 inline constexpr uint32_t kBefVersionMinor = 0;
 inline constexpr char kBefFileIdentifier[] = "KBEF";
 // Alignment of constant data within a .bef file, in bytes.

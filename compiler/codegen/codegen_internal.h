@@ -31,6 +31,16 @@ struct KernelInfo {
   // transpose: one block per tile, shared memory for the tile). Unset: one
   // thread per result element, in blocks of a fixed size.
   std::optional<LaunchDims> cuda_launch;
+  // Host work splitting (kernel_codegen.h, CompiledKernel::launch): the
+  // dimension of the kernel's top-level scf.parallel whose iterations are
+  // the units the host entry's [begin, end) selects, and its extent. -1:
+  // the kernel is one unit (nothing to split, or splitting would race) and
+  // the host entry ignores begin/end.
+  int host_split_dim = -1;
+  int64_t host_units = 1;
+  // Iterations of the whole loop nest, inner reduction loops included: an
+  // estimate of the kernel's work. 0: num_elements.
+  int64_t host_work = 0;
 };
 
 // An MLIR context plus the kernel IR module (defined in kernel_module.h).
@@ -46,9 +56,9 @@ StatusOr<KernelModulePtr> EmitKernelModule(const std::vector<KernelSpec>& kernel
 // The kernel IR as MLIR text.
 std::string PrintKernelModule(const KernelModule& module);
 
-// Kernel IR -> x86-64 ELF relocatable object with `void name(void**)`
-// entry points (mlir_lowering.cc + llvm_backend.cc). Does not modify
-// `module`.
+// Kernel IR -> x86-64 ELF relocatable object with
+// `void name(void** args, int64_t begin, int64_t end)` entry points
+// (mlir_lowering.cc + llvm_backend.cc). Does not modify `module`.
 StatusOr<std::vector<uint8_t>> LowerToHostObject(const KernelModule& module,
                                                  const std::vector<KernelInfo>& kernels);
 // Kernel IR -> PTX for `arch` (e.g. "sm_90"). Does not modify `module`.

@@ -14,10 +14,17 @@ using internal::KernelInfo;
 
 constexpr int64_t kCudaBlockSize = 256;
 
+// grid.x: the units the entry's [begin, end) ranges over; block.x: the
+// iterations of the whole loop nest (reductions' inner loops included) per
+// unit, rounded up.
 std::vector<CompiledKernel> HostKernels(const std::vector<KernelInfo>& infos) {
   std::vector<CompiledKernel> kernels;
-  for (const KernelInfo& info : infos)
-    kernels.push_back({info.name, LaunchDims{{1, 1, 1}, {1, 1, 1}, 0}, info.num_args});
+  for (const KernelInfo& info : infos) {
+    int64_t units = info.host_split_dim >= 0 ? std::max<int64_t>(1, info.host_units) : 1;
+    int64_t work = info.host_work > 0 ? info.host_work : info.num_elements;
+    int64_t per_unit = (work + units - 1) / units;
+    kernels.push_back({info.name, LaunchDims{{units, 1, 1}, {per_unit, 1, 1}, 0}, info.num_args});
+  }
   return kernels;
 }
 

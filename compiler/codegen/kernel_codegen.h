@@ -1,7 +1,8 @@
 // Kernel code generation: compiles loop kernels (HLO computations of
 // elementwise and data-movement ops, optionally reductions) into
 //   * a host shared object (x86-64, linked in-process with lld) whose kernels
-//     are `extern "C" void <name>(void** args)`, and/or
+//     are `extern "C" void <name>(void** args, int64_t begin, int64_t end)`
+//     (see CompiledKernel::launch for begin/end), and/or
 //   * CUDA PTX plus, when ptxas is installed, a cubin, whose kernels are
 //     `__global__ void <name>(T* arg0, ..., T* argN)`.
 //
@@ -78,9 +79,24 @@ struct LaunchDims {
 
 struct CompiledKernel {
   std::string name;
-  LaunchDims launch;  // host: all ones; CUDA: one thread per output (in-place: update)
-                      // element, or one 32x8 block per tile of a tiled transpose
-  int num_args;       // parameters then result
+  // CUDA: one thread per output (in-place: update) element, or one 32x8
+  // block per tile of a tiled transpose.
+  //
+  // Host: the kernel's work is grid[0] independent units (the iterations of
+  // its first loop dimension of extent > 1; the tiles of a tiled
+  // transpose), and a call `name(args, begin, end)` runs units
+  // [begin, end) of [0, grid[0]): calls on disjoint ranges write disjoint
+  // output elements, so they may run on different threads at once, and
+  // `name(args, 0, grid[0])` runs the whole kernel. block[0] is the number
+  // of iterations of the whole loop nest (a reduction's inner loop over the
+  // reduced elements included) per unit, rounded up, so that
+  // grid[0] * block[0] estimates the kernel's work and the runtime can tell
+  // whether splitting pays. grid[0] == 1 for kernels that must not
+  // be split (a scatter: duplicate indices would race without atomics) or
+  // have nothing to split; their entry ignores begin/end. Everything else
+  // is one.
+  LaunchDims launch;
+  int num_args;  // parameters then result
 };
 
 struct HostImage {

@@ -20,7 +20,8 @@
 // nest of sequential loops, whose innermost one walks the minor dimension
 // with affine addresses (vectorizable, with values of the outer dimensions
 // hoisted out of it); the CUDA lowering flattens it into one thread per
-// element.
+// element. KernelInfo::host_split_dim names the loop dimension the host
+// entry's begin/end ranges over (kernel_codegen.h, CompiledKernel::launch).
 #include <algorithm>
 #include <cctype>
 #include <map>
@@ -130,6 +131,35 @@ void ApplyAliasing(const KernelArgumentAliasing& aliasing, mlir::func::FuncOp fu
   }
 }
 
+// The host splits a kernel across threads along the first loop dimension
+// of more than one iteration (leading unit dimensions, as in [1,4096,768],
+// have nothing to split). Each iteration of the loop writes its own output
+// elements, except for scatter, whose updates may target the same element
+// (duplicate indices race without atomics on the host): one unit.
+void SetHostSplit(KernelInfo& info, const Shape& iteration_shape, bool may_collide) {
+  if (may_collide || info.num_elements <= 0) return;
+  const std::vector<int64_t>& dims = iteration_shape.dims();
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (dims[d] <= 1) continue;
+    info.host_split_dim = static_cast<int>(d);
+    info.host_units = dims[d];
+    return;
+  }
+}
+
+// Input elements a reduction in `comp` reads per element of its result,
+// summed over the reductions (at least 1): the iterations of the inner
+// loops each iteration of the kernel's loop nest runs.
+int64_t ReducedElementsPerIteration(const hlo::HloComputation& comp) {
+  int64_t per_iteration = 0;
+  for (const HloInstruction* inst : comp.instructions()) {
+    if (inst->opcode() != HloOpcode::kReduce) continue;
+    const Shape& out = inst->shape().IsTuple() ? inst->shape().tuple_shape(0) : inst->shape();
+    per_iteration += inst->operand(0)->shape().ElementCount() / std::max<int64_t>(1, out.ElementCount());
+  }
+  return std::max<int64_t>(1, per_iteration);
+}
+
 StatusOr<KernelInfo> EmitKernel(mlir::ModuleOp module, const KernelSpec& spec) {
   const hlo::HloComputation& comp = *spec.computation;
   KILN_RETURN_IF_ERROR(CheckComputation(comp).WithContext("kernel " + spec.name));
@@ -217,7 +247,10 @@ StatusOr<KernelInfo> EmitKernel(mlir::ModuleOp module, const KernelSpec& spec) {
   KILN_RETURN_IF_ERROR(status.WithContext("kernel " + spec.name));
   b.setInsertionPointToEnd(entry);
   mlir::func::ReturnOp::create(b, loc);
-  return KernelInfo{spec.name, static_cast<int>(arg_types.size()), n};
+  KernelInfo info{spec.name, static_cast<int>(arg_types.size()), n};
+  SetHostSplit(info, iteration_shape, /*may_collide=*/root->opcode() == HloOpcode::kScatter);
+  info.host_work = n * ReducedElementsPerIteration(comp);
+  return info;
 }
 
 }  // namespace

@@ -112,19 +112,21 @@ void PrepareModule(llvm::Module& module, llvm::TargetMachine& tm) {
   module.setDataLayout(tm.createDataLayout());
 }
 
-// `void name(void** args)` calling `name.impl(args[0], ..., args[n-1])`.
+// `void name(void** args, int64_t begin, int64_t end)` calling
+// `name.impl(args[0], ..., args[n-1], begin, end)`.
 Status AddHostEntry(llvm::Module& module, const KernelInfo& kernel) {
   llvm::Function* impl = module.getFunction(kernel.name);
   if (!impl || impl->isDeclaration())
     return Error("internal error: kernel " + kernel.name + " missing from LLVM IR");
-  if (static_cast<int>(impl->arg_size()) != kernel.num_args)
+  if (static_cast<int>(impl->arg_size()) != kernel.num_args + 2)
     return Error("internal error: kernel " + kernel.name + " has " +
                  std::to_string(impl->arg_size()) + " LLVM arguments");
   impl->setName(kernel.name + ".impl");
   impl->setLinkage(llvm::GlobalValue::InternalLinkage);
   llvm::LLVMContext& ctx = module.getContext();
   llvm::PointerType* ptr = llvm::PointerType::getUnqual(ctx);
-  auto* type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr}, false);
+  llvm::Type* i64 = llvm::Type::getInt64Ty(ctx);
+  auto* type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr, i64, i64}, false);
   llvm::Function* entry =
       llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage, kernel.name, module);
   entry->addFnAttr(llvm::Attribute::NoUnwind);
@@ -134,6 +136,8 @@ Status AddHostEntry(llvm::Module& module, const KernelInfo& kernel) {
     llvm::Value* slot = b.CreateConstInBoundsGEP1_64(ptr, entry->getArg(0), i);
     args.push_back(b.CreateLoad(ptr, slot));
   }
+  args.push_back(entry->getArg(1));
+  args.push_back(entry->getArg(2));
   b.CreateCall(impl, args);
   b.CreateRetVoid();
   return Status::Ok();

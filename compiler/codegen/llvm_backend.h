@@ -16,7 +16,8 @@ class Module;
 namespace kiln::codegen::internal {
 
 // Host: renames each kernel `name` to an internal `name.impl` taking one
-// pointer per buffer, adds the exported `void name(void** args)` entry that
+// pointer per buffer then the i64 begin/end of its unit range, adds the
+// exported `void name(void** args, int64_t begin, int64_t end)` entry that
 // unpacks args and calls it, optimizes at O2 for generic x86-64 and returns
 // a PIC ELF relocatable object.
 StatusOr<std::vector<uint8_t>> EmitHostObject(llvm::Module& module,

@@ -1,7 +1,9 @@
 // Kernel IR -> LLVM IR, for the host and for CUDA. Both paths share the
 // conversion to the LLVM dialect (bare-pointer calling convention: a
 // static-shape memref argument becomes one pointer) and differ in:
-//   * host: scf.parallel runs as a nest of sequential loops; f16/bf16 <-> f32
+//   * host: scf.parallel runs as a nest of sequential loops, its split
+//     dimension bounded by the kernel's trailing begin/end arguments (the
+//     runtime runs disjoint ranges on its threads); f16/bf16 <-> f32
 //     conversions are expanded to integer code (x86-64 without F16C would
 //     otherwise call compiler-rt helpers the shared object cannot rely on);
 //     transcendental math ops call libm.
@@ -16,6 +18,8 @@
 //     barrier disappears.
 // The remaining math ops (sqrt, abs, floor, ...) become LLVM intrinsics,
 // which both backends lower exactly.
+#include <iterator>
+
 #include "compiler/codegen/kernel_module.h"
 #include "compiler/codegen/llvm_backend.h"
 #include "compiler/codegen/transpose_emitter.h"
@@ -278,6 +282,39 @@ Status PrepareTiledKernelsForHost(mlir::ModuleOp module) {
 }
 
 // ---------------------------------------------------------------------------
+// Host: every kernel takes two trailing index arguments, begin and end, and
+// runs only iterations [begin, end) of its split dimension (KernelInfo::
+// host_split_dim of its top-level scf.parallel), so the runtime can hand
+// disjoint ranges to different threads. A kernel that is one unit ignores
+// them.
+
+Status BindSplitDimensionToArguments(mlir::ModuleOp module, const std::vector<KernelInfo>& kernels) {
+  for (const KernelInfo& info : kernels) {
+    auto func = module.lookupSymbol<mlir::func::FuncOp>(info.name);
+    if (!func || func.isExternal())
+      return Error("internal error: kernel " + info.name + " missing from the IR");
+    mlir::MLIRContext* ctx = module.getContext();
+    mlir::Type index = mlir::IndexType::get(ctx);
+    mlir::Location loc = func.getLoc();
+    unsigned n = func.getNumArguments();
+    if (mlir::failed(func.insertArgument(n, index, mlir::DictionaryAttr::get(ctx), loc)) ||
+        mlir::failed(func.insertArgument(n + 1, index, mlir::DictionaryAttr::get(ctx), loc)))
+      return Error("internal error: cannot add the range arguments of kernel " + info.name);
+    if (info.host_split_dim < 0) continue;
+    auto loops = func.getBody().front().getOps<mlir::scf::ParallelOp>();
+    if (std::distance(loops.begin(), loops.end()) != 1)
+      return Error("internal error: kernel " + info.name + " has no single top-level parallel loop to split");
+    mlir::scf::ParallelOp loop = *loops.begin();
+    auto d = static_cast<unsigned>(info.host_split_dim);
+    if (d >= loop.getNumLoops())
+      return Error("internal error: kernel " + info.name + " has no loop dimension " + std::to_string(d));
+    loop.getLowerBoundMutable()[d].set(func.getArgument(n));
+    loop.getUpperBoundMutable()[d].set(func.getArgument(n + 1));
+  }
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------
 // CUDA: the scf.parallel of each kernel becomes one thread per element;
 // a tiled kernel's tile loop becomes the block index, its thread loops the
 // thread index, its tile buffer dynamic shared memory and its barrier
@@ -514,6 +551,7 @@ StatusOr<std::vector<uint8_t>> LowerToHostObject(const KernelModule& km,
                                                  const std::vector<KernelInfo>& kernels) {
   KILN_ASSIGN_OR_RETURN(mlir::OwningOpRef<mlir::ModuleOp> module, CloneForLowering(km));
   KILN_RETURN_IF_ERROR(PrepareTiledKernelsForHost(*module));
+  KILN_RETURN_IF_ERROR(BindSplitDimensionToArguments(*module, kernels));
   KILN_RETURN_IF_ERROR(ExpandNarrowFloatConversions(*module));
   bool unused = false;
   KILN_RETURN_IF_ERROR(ReplaceMathWithCalls(*module, Target::kHost, &unused));

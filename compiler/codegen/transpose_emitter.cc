@@ -346,6 +346,9 @@ StatusOr<KernelInfo> EmitTiledTransposeKernel(mlir::ModuleOp module, const Kerne
                     {kTileSize, kTileRowsPerPass, 1},
                     kTileSize * (kTileSize + kTilePadding) * element_bytes};
   KernelInfo info(spec.name, static_cast<int>(arg_types.size()), out_shape.ElementCount(), launch);
+  // Host: the tiles are the units (each writes its own output tile).
+  info.host_split_dim = 0;
+  info.host_units = plan.NumTiles();
   return info;
 }
 

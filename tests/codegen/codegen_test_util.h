@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -19,11 +20,29 @@ namespace kiln::codegen::testing {
 
 // Host kernels are loaded exactly as the runtime loads them.
 using LoadedLibrary = runtime::HostLibrary;
-using KernelFn = void (*)(void**);
+using RawKernelFn = void (*)(void**, int64_t, int64_t);
 
-// The kernel `name` of a loaded library, or nullptr.
-inline KernelFn FindKernel(const LoadedLibrary& lib, const std::string& name) {
-  return reinterpret_cast<KernelFn>(lib.Find(name));
+// A host kernel and its unit count (CompiledKernel::launch.grid[0]);
+// calling it with the argument pointers runs all units.
+struct KernelFn {
+  RawKernelFn fn = nullptr;
+  int64_t units = 1;
+  void operator()(void** args) const { fn(args, 0, units); }
+  explicit operator bool() const { return fn != nullptr; }
+  bool operator==(std::nullptr_t) const { return fn == nullptr; }
+};
+inline std::ostream& operator<<(std::ostream& os, const KernelFn& k) {
+  return os << "kernel(" << reinterpret_cast<void*>(k.fn) << ", units " << k.units << ")";
+}
+
+// The kernel `name` of a loaded library compiled as `image` (fn null when
+// missing).
+inline KernelFn FindKernel(const LoadedLibrary& lib, const HostImage& image, const std::string& name) {
+  KernelFn k;
+  k.fn = reinterpret_cast<RawKernelFn>(lib.Find(name));
+  for (const CompiledKernel& c : image.kernels)
+    if (c.name == name) k.units = c.launch.grid[0];
+  return k;
 }
 
 inline std::unique_ptr<hlo::HloModule> MustParse(const std::string& text) {
@@ -56,7 +75,7 @@ inline Literal CompileAndRun(const std::string& text, const std::vector<Literal>
   auto lib = LoadedLibrary::Load(compiled->host->shared_object);
   EXPECT_TRUE(lib.ok()) << lib.status().message();
   if (!lib.ok()) return Literal();
-  KernelFn fn = FindKernel(**lib, name);
+  KernelFn fn = FindKernel(**lib, *compiled->host, name);
   EXPECT_NE(fn, nullptr);
   if (!fn) return Literal();
   return RunKernel(fn, args, module->entry()->root()->shape());

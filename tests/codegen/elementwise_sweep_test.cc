@@ -122,7 +122,7 @@ class Sweep {
       SCOPED_TRACE(k.text);
       StatusOr<Literal> want = hlo::Evaluator().Evaluate(*k.module, k.args);
       ASSERT_TRUE(want.ok()) << want.status().message();
-      KernelFn fn = FindKernel(**lib, specs[i].name);
+      KernelFn fn = FindKernel(**lib, *compiled->host, specs[i].name);
       ASSERT_NE(fn, nullptr);
       Literal got = RunKernel(fn, k.args, k.module->entry()->root()->shape());
       Compare(k, got, *want);

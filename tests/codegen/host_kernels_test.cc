@@ -436,8 +436,8 @@ ENTRY e {
   ASSERT_TRUE(lib.ok()) << lib.status().message();
   Literal x{Shape(ElementType::kS32, {3})}, y{Shape(ElementType::kS32, {3})};
   for (int i = 0; i < 3; ++i) x.SetS64(i, i + 1), y.SetS64(i, 10);
-  Literal n = RunKernel(FindKernel(**lib, "neg"), {x}, Shape(ElementType::kS32, {3}));
-  Literal p = RunKernel(FindKernel(**lib, "mul"), {x, y}, Shape(ElementType::kS32, {3}));
+  Literal n = RunKernel(FindKernel(**lib, *compiled->host, "neg"), {x}, Shape(ElementType::kS32, {3}));
+  Literal p = RunKernel(FindKernel(**lib, *compiled->host, "mul"), {x, y}, Shape(ElementType::kS32, {3}));
   EXPECT_EQ(n.GetS64(2), -3);
   EXPECT_EQ(p.GetS64(2), 30);
 }

@@ -49,7 +49,7 @@ void RunInPlace(const std::string& text, const std::vector<int64_t>& dims) {
   Literal want = Evaluate(text, {c, v});
   auto lib = LoadedLibrary::Load(compiled->host->shared_object);
   ASSERT_TRUE(lib.ok()) << lib.status().message();
-  KernelFn fn = FindKernel(**lib, "normalize");
+  KernelFn fn = FindKernel(**lib, *compiled->host, "normalize");
   ASSERT_NE(fn, nullptr);
   Literal in_place = c;
   std::vector<void*> buffers = {in_place.raw(), v.raw(), in_place.raw()};

@@ -34,7 +34,7 @@ Literal RunInPlace(const std::string& text, const std::vector<Literal>& args) {
   auto lib = LoadedLibrary::Load(compiled->host->shared_object);
   EXPECT_TRUE(lib.ok()) << lib.status().message();
   if (!lib.ok()) return Literal();
-  KernelFn fn = FindKernel(**lib, "kernel");
+  KernelFn fn = FindKernel(**lib, *compiled->host, "kernel");
   EXPECT_NE(fn, nullptr);
   if (!fn) return Literal();
   Literal out = args[0];
@@ -249,7 +249,7 @@ ENTRY e {
   ASSERT_TRUE(compiled.ok()) << compiled.status().message();
   auto lib = LoadedLibrary::Load(compiled->host->shared_object);
   ASSERT_TRUE(lib.ok()) << lib.status().message();
-  KernelFn fn = FindKernel(**lib, "kernel");
+  KernelFn fn = FindKernel(**lib, *compiled->host, "kernel");
   ASSERT_NE(fn, nullptr);
   Literal x = Values(ElementType::kF32, {2, 4}, {1, 7, 3, 7, -2, -5, -1, -3});
   Literal values{Shape(ElementType::kF32, {2})}, indices{Shape(ElementType::kS32, {2})};

@@ -362,10 +362,14 @@ ENTRY e {
   if (HavePtxas()) {
     EXPECT_FALSE(r->cuda->cubin.empty());
   }
-  // Host launches are all ones.
+  // Host launches count units (CompiledKernel::launch): the 6 tiles of
+  // 32x32 elements, and the 300 elements of the flat kernel.
   ASSERT_TRUE(r->host.has_value());
-  EXPECT_EQ(r->host->kernels[0].launch.grid[0], 1);
+  EXPECT_EQ(r->host->kernels[0].launch.grid[0], 2 * 3);
+  EXPECT_EQ(r->host->kernels[0].launch.block[0], 32 * 32);
   EXPECT_EQ(r->host->kernels[0].launch.shared_mem_bytes, 0);
+  EXPECT_EQ(r->host->kernels[1].launch.grid[0], 300);
+  EXPECT_EQ(r->host->kernels[1].launch.block[0], 1);
 }
 
 }  // namespace

@@ -20,11 +20,23 @@ namespace {
 
 using ::kiln::test_support::MustParse;
 
-std::vector<uint8_t> CompileHost(const std::vector<codegen::KernelSpec>& specs) {
+codegen::HostImage CompileHost(const std::vector<codegen::KernelSpec>& specs) {
   StatusOr<codegen::CodegenResult> r = codegen::CompileKernels(specs, {});
   EXPECT_TRUE(r.ok()) << r.status().message();
   if (!r.ok() || !r->host) return {};
-  return r->host->shared_object;
+  return std::move(*r->host);
+}
+
+// `a` with the launches of `image`'s kernels in its host image's entries,
+// as bef-compile writes them: the runtime runs a kernel's units by them.
+bef::Artifact WithLaunches(bef::Artifact a, const codegen::HostImage& image) {
+  for (bef::KernelEntry& e : a.kernel_images[0].kernels)
+    for (const codegen::CompiledKernel& k : image.kernels)
+      if (k.name == e.name)
+        e.launch = {{k.launch.grid[0], k.launch.grid[1], k.launch.grid[2]},
+                    {k.launch.block[0], k.launch.block[1], k.launch.block[2]},
+                    k.launch.shared_mem_bytes};
+  return a;
 }
 
 Literal Evaluate(const hlo::HloModule& m, const std::vector<Literal>& args) {
@@ -55,9 +67,11 @@ void ExpectBufferEqualsLiteral(const Buffer& got, const Literal& want, double re
 TEST(HostKernelExec, FusionKernelMatchesEvaluator) {
   auto module = MustParse(kFusionModule);
   ASSERT_NE(module, nullptr);
-  std::vector<uint8_t> so = CompileHost({{"fused_kernel", module->FindComputation("fused")}});
+  codegen::HostImage host = CompileHost({{"fused_kernel", module->FindComputation("fused")}});
+  const std::vector<uint8_t>& so = host.shared_object;
   ASSERT_FALSE(so.empty());
-  bef::Artifact a = RoundTrip(HostArtifact(FusionProgram("fused_kernel"), {"fused_kernel"}, so));
+  bef::Artifact a =
+      RoundTrip(WithLaunches(HostArtifact(FusionProgram("fused_kernel"), {"fused_kernel"}, so), host));
   auto device = HostDevice();
   auto exe = MustLoad(*device, a);
   ASSERT_NE(exe, nullptr);
@@ -80,7 +94,8 @@ TEST(HostKernelExec, FusionKernelMatchesEvaluator) {
 TEST(HostKernelExec, MissingKernelSymbolFailsAtLoad) {
   auto module = MustParse(kFusionModule);
   ASSERT_NE(module, nullptr);
-  std::vector<uint8_t> so = CompileHost({{"fused_kernel", module->FindComputation("fused")}});
+  codegen::HostImage host = CompileHost({{"fused_kernel", module->FindComputation("fused")}});
+  const std::vector<uint8_t>& so = host.shared_object;
   ASSERT_FALSE(so.empty());
   // The image claims a kernel the shared object does not export.
   bef::Artifact a = RoundTrip(
@@ -103,10 +118,12 @@ TEST(HostKernelExec, CorruptSharedObjectFailsAtLoad) {
 TEST(HostKernelExec, WhileWithCounterKernelsMatchesEvaluator) {
   auto module = MustParse(kWhileModule);
   ASSERT_NE(module, nullptr);
-  std::vector<uint8_t> so = CompileHost({{"body_add", module->FindComputation("body")},
+  codegen::HostImage host = CompileHost({{"body_add", module->FindComputation("body")},
                                          {"cond_lt", module->FindComputation("cond")}});
+  const std::vector<uint8_t>& so = host.shared_object;
   ASSERT_FALSE(so.empty());
-  bef::Artifact a = RoundTrip(HostArtifact(WhileProgram(std::nullopt), {"body_add", "cond_lt"}, so));
+  bef::Artifact a = RoundTrip(
+      WithLaunches(HostArtifact(WhileProgram(std::nullopt), {"body_add", "cond_lt"}, so), host));
   auto device = HostDevice();
   auto exe = MustLoad(*device, a);
   ASSERT_NE(exe, nullptr);
@@ -130,11 +147,12 @@ TEST(HostKernelExec, WhileWithCounterKernelsMatchesEvaluator) {
 TEST(HostKernelExec, WhileWithKnownTripCountSkipsTheCondition) {
   auto module = MustParse(kWhileModule);
   ASSERT_NE(module, nullptr);
-  std::vector<uint8_t> so = CompileHost({{"body_add", module->FindComputation("body")},
+  codegen::HostImage host = CompileHost({{"body_add", module->FindComputation("body")},
                                          {"cond_lt", module->FindComputation("cond")}});
+  const std::vector<uint8_t>& so = host.shared_object;
   ASSERT_FALSE(so.empty());
   auto device = HostDevice();
-  auto exe = MustLoad(*device, HostArtifact(WhileProgram(4), {"body_add", "cond_lt"}, so));
+  auto exe = MustLoad(*device, WithLaunches(HostArtifact(WhileProgram(4), {"body_add", "cond_lt"}, so), host));
   ASSERT_NE(exe, nullptr);
   // Four increments from 100 regardless of the condition: 104.
   StatusOr<ExecutionResult> r = exe->ExecuteSync({MakeBuffer<int32_t>(ElementType::kS32, {}, {100})});

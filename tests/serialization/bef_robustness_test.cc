@@ -111,10 +111,13 @@ TEST(BefRobustness, WrongFileIdentifier) {
 
 TEST(BefRobustness, VersionCheck) {
   std::vector<uint8_t> bytes = Serialize(SmallArtifact());
-  ASSERT_TRUE(fb::GetMutableBefFile(bytes.data())->mutate_schema_version((2u << 16) | 3u));
-  EXPECT_EQ(LoadError(bytes), "unsupported .bef version 2.3 (this runtime reads 1.x)");
+  ASSERT_TRUE(fb::GetMutableBefFile(bytes.data())->mutate_schema_version((3u << 16) | 3u));
+  EXPECT_EQ(LoadError(bytes), "unsupported .bef version 3.3 (this runtime reads 2.x)");
+  // Version 1 host kernels took no (begin, end) range: rejected.
+  ASSERT_TRUE(fb::GetMutableBefFile(bytes.data())->mutate_schema_version((1u << 16) | 0u));
+  EXPECT_EQ(LoadError(bytes), "unsupported .bef version 1.0 (this runtime reads 2.x)");
   // A newer minor version of the same major version only adds fields.
-  ASSERT_TRUE(fb::GetMutableBefFile(bytes.data())->mutate_schema_version((1u << 16) | 7u));
+  ASSERT_TRUE(fb::GetMutableBefFile(bytes.data())->mutate_schema_version((2u << 16) | 7u));
   EXPECT_EQ(LoadError(bytes), "OK");
 }
 
