@@ -23,16 +23,14 @@ Status RunKernel(const th::KernelThunk& k, ExecutionContext& ctx) {
   std::vector<void*> args;
   args.reserve(k.args.size());
   for (const th::KernelArgument& a : k.args) args.push_back(Address(ctx, a.slice));
-  int64_t units = std::max<int64_t>(1, kernel.units);
-  int64_t per_unit = std::max<int64_t>(1, kernel.elements_per_unit);
-  bool split = ctx.pool && ctx.pool->num_threads() > 1 && units > 1 &&
-               units >= (kMinElementsToSplit + per_unit - 1) / per_unit;
+  int64_t work = kernel.units * std::max<int64_t>(1, kernel.elements_per_unit);
+  bool split = ctx.pool && ctx.pool->num_threads() > 1 && kernel.units > 1 && work >= kMinElementsToSplit;
   if (!split) {
-    kernel.fn(args.data(), 0, units);
+    kernel.fn(args.data(), 0, kernel.units);
     return Status::Ok();
   }
   void** data = args.data();
-  ctx.pool->ParallelFor(units, [&](int64_t begin, int64_t end) { kernel.fn(data, begin, end); });
+  ctx.pool->ParallelFor(kernel.units, [&](int64_t begin, int64_t end) { kernel.fn(data, begin, end); });
   return Status::Ok();
 }
 

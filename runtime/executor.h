@@ -27,7 +27,7 @@ using HostKernelFn = void (*)(void** args, int64_t begin, int64_t end);
 // (grid.x) independent units of `elements_per_unit` (block.x) elements.
 struct HostKernel {
   HostKernelFn fn = nullptr;
-  int64_t units = 1;
+  int64_t units = 1;  // >= 1: the [begin, end) range is [0, units)
   int64_t elements_per_unit = 1;
 };
 

@@ -24,6 +24,11 @@ struct BufferSlice {
   // End of the byte range; only meaningful once the slice is known to be in
   // bounds (see ValidateProgram), which rules out overflow.
   int64_t end() const { return offset + size; }
+  // Whether the two slices share a byte (empty slices share none).
+  bool Overlaps(const BufferSlice& other) const {
+    return allocation == other.allocation && size > 0 && other.size > 0 && offset < other.end() &&
+           other.offset < end();
+  }
   // "a2[0:4096]": allocation 2, bytes 0 up to (excluding) 4096.
   std::string ToString() const;
   bool operator==(const BufferSlice&) const = default;

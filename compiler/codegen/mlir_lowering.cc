@@ -22,6 +22,7 @@
 
 #include "compiler/codegen/kernel_module.h"
 #include "compiler/codegen/llvm_backend.h"
+#include "compiler/codegen/scalar_ops.h"
 #include "compiler/codegen/transpose_emitter.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
@@ -385,24 +386,19 @@ Status MapFlatLoop(mlir::scf::ParallelOp loop, const SpecialRegisters& regs) {
     return Error("internal error: kernel loop is not a static scf.parallel");
   mlir::OpBuilder b(loop);
   mlir::Location loc = loop.getLoc();
-  auto index = [&](int64_t v) { return mlir::arith::ConstantIndexOp::create(b, loc, v).getResult(); };
+  ScalarOps ops(b, loc);
   Value block = mlir::arith::MulIOp::create(b, loc, SpecialRegisters::Read(b, loc, regs.ctaid_x),
                                             SpecialRegisters::Read(b, loc, regs.ntid_x));
   Value linear = mlir::arith::AddIOp::create(b, loc, block, SpecialRegisters::Read(b, loc, regs.tid_x));
   int64_t total = 1;
   for (int64_t c : *counts) total *= c;
   // Guarded: the last block is ragged.
-  Value in_range = mlir::arith::CmpIOp::create(b, loc, mlir::arith::CmpIPredicate::ult, linear, index(total));
+  Value in_range =
+      mlir::arith::CmpIOp::create(b, loc, mlir::arith::CmpIPredicate::ult, linear, ops.IndexConstant(total));
   auto guard = mlir::scf::IfOp::create(b, loc, in_range, /*withElseRegion=*/false);
   b.setInsertionPointToStart(guard.thenBlock());
-  std::vector<Value> ivs(counts->size());
-  Value rest = linear;
-  for (size_t k = counts->size(); k-- > 0;) {
-    Value count = index((*counts)[k]);
-    Value id = k == 0 ? rest : mlir::arith::RemUIOp::create(b, loc, rest, count).getResult();
-    if (k > 0) rest = mlir::arith::DivUIOp::create(b, loc, rest, count);
-    ivs[k] = IterationValue(b, loop, static_cast<unsigned>(k), id);
-  }
+  std::vector<Value> ivs = ops.Delinearize(linear, *counts);
+  for (size_t k = 0; k < ivs.size(); ++k) ivs[k] = IterationValue(b, loop, static_cast<unsigned>(k), ivs[k]);
   InlineParallelLoop(loop, ivs, guard.thenBlock(), b.getInsertionPoint());
   return Status::Ok();
 }

@@ -8,10 +8,6 @@ namespace {
 
 namespace th = ::kiln::thunks;
 
-bool Overlap(const th::BufferSlice& a, const th::BufferSlice& b) {
-  return a.allocation == b.allocation && a.offset < b.end() && b.offset < a.end() && a.size > 0 && b.size > 0;
-}
-
 codegen::KernelArgumentAliasing AliasingOf(const std::vector<th::KernelArgument>& args) {
   size_t n = args.size();
   codegen::KernelArgumentAliasing a;
@@ -19,7 +15,7 @@ codegen::KernelArgumentAliasing AliasingOf(const std::vector<th::KernelArgument>
   a.disjoint.assign(n, true);
   for (size_t i = 0; i < n; ++i) {
     for (size_t j = 0; j < n; ++j) {
-      if (i == j || !Overlap(args[i].slice, args[j].slice)) continue;
+      if (i == j || !args[i].slice.Overlaps(args[j].slice)) continue;
       if (args[i].slice == args[j].slice) {
         if (j < i && a.same_buffer[i] < 0) a.same_buffer[i] = static_cast<int64_t>(j);
         continue;

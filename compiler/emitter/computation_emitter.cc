@@ -30,9 +30,6 @@ th::Thunk MakeCopy(const HloInstruction& origin, const std::string& suffix, th::
   return MakeThunk(std::move(info), th::CopyThunk{from, to});
 }
 
-bool Overlaps(const th::BufferSlice& a, const th::BufferSlice& b) {
-  return a.allocation == b.allocation && a.offset < b.end() && b.offset < a.end();
-}
 
 struct Move {
   th::BufferSlice from, to;
@@ -48,7 +45,7 @@ void EmitMoves(ProgramBuilder& builder, const std::vector<Move>& moves,
   for (const Move& m : moves) {
     if (m.from == m.to || m.from.size == 0) continue;
     bool reads_destination = false;
-    for (const th::BufferSlice& d : destinations) reads_destination |= Overlaps(m.from, d);
+    for (const th::BufferSlice& d : destinations) reads_destination |= m.from.Overlaps(d);
     (reads_destination ? staged : direct).push_back(m);
   }
   std::vector<th::BufferSlice> stages;
@@ -158,7 +155,7 @@ Status ComputationEmitter::EmitFusion(const HloInstruction& fusion, th::Sequence
     const th::BufferSlice& in = kernel.args.at(*p).slice;
     const th::BufferSlice& out = kernel.args.back().slice;
     if (in != out) {
-      if (Overlaps(in, out))
+      if (in.Overlaps(out))
         return Error(fusion.DebugName() + ": in-place operand " + in.ToString() + " partly overlaps output " +
                      out.ToString());
       seq.thunks.push_back(MakeCopy(fusion, ".in_place", in, out));
