@@ -28,7 +28,11 @@ StatusOr<std::unique_ptr<CublasLibrary>> CublasLibrary::Load(
 #define KILN_CUBLAS_RESOLVE(fn) resolve(reinterpret_cast<void**>(&lib->fn), #fn);
     KILN_CUBLAS_FUNCTIONS(KILN_CUBLAS_RESOLVE)
 #undef KILN_CUBLAS_RESOLVE
-    if (missing.empty()) return lib;
+    if (missing.empty()) {
+      lib->emulator_detail_ =
+          reinterpret_cast<const char* (*)()>(dlsym(handle, "kilnEmuLastErrorDetail"));
+      return lib;
+    }
     dlclose(handle);
     last_error = name + " lacks " + missing;
   }
@@ -38,7 +42,10 @@ StatusOr<std::unique_ptr<CublasLibrary>> CublasLibrary::Load(
 
 std::string CublasLibrary::StatusText(cublasStatus_t status) const {
   const char* name = cublasGetStatusName ? cublasGetStatusName(status) : nullptr;
-  return name ? std::string(name) : "cublasStatus_t " + std::to_string(static_cast<int>(status));
+  std::string s = name ? std::string(name) : "cublasStatus_t " + std::to_string(static_cast<int>(status));
+  const char* detail = emulator_detail_ ? emulator_detail_() : nullptr;
+  if (detail && *detail) s += std::string(": ") + detail;
+  return s;
 }
 
 Status CublasLibrary::Check(cublasStatus_t status, const std::string& what) const {

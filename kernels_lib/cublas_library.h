@@ -1,5 +1,6 @@
-// CublasLibrary: cuBLAS (libcublas.so.13, else .12) opened with dlopen at
-// run time, as a table of the few functions kiln calls.
+// CublasLibrary: cuBLAS (libcublas.so.13, else .12, or kiln's CUDA emulator,
+// which doubles it) opened with dlopen at run time, as a table of the few
+// functions kiln calls.
 //
 // Like the CUDA driver, cuBLAS is never linked: binaries must start on
 // machines without CUDA, and only a program with a Gemm thunk running on a
@@ -38,7 +39,9 @@ class CublasLibrary {
   CublasLibrary(const CublasLibrary&) = delete;
   CublasLibrary& operator=(const CublasLibrary&) = delete;
 
-  // "CUBLAS_STATUS_NOT_INITIALIZED".
+  // "CUBLAS_STATUS_NOT_INITIALIZED", followed by ": <detail>" when the
+  // library is kiln's CUDA emulator and has a detail for the calling
+  // thread's last failure (kilnEmuLastErrorDetail).
   std::string StatusText(cublasStatus_t status) const;
   // Ok for CUBLAS_STATUS_SUCCESS, else "<what> failed: <StatusText>".
   Status Check(cublasStatus_t status, const std::string& what) const;
@@ -51,6 +54,7 @@ class CublasLibrary {
  private:
   explicit CublasLibrary(std::string library) : library_(std::move(library)) {}
   std::string library_;
+  const char* (*emulator_detail_)() = nullptr;  // optional kilnEmuLastErrorDetail
 };
 
 }  // namespace kiln::kernels

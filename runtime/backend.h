@@ -49,6 +49,8 @@ class Backend {
   // `artifact` passed ValidateArtifact; `binding` holds its program.
   virtual StatusOr<std::unique_ptr<BackendExecutable>> Load(
       const bef::Artifact& artifact, std::shared_ptr<const ProgramBinding> binding) = 0;
+  // Device::description() without the kind prefix.
+  virtual std::string Description() const = 0;
 };
 
 std::unique_ptr<Backend> CreateHostBackend();

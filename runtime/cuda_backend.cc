@@ -60,6 +60,12 @@ CudaBackend::~CudaBackend() {
   driver_->cuDevicePrimaryCtxRelease(device_);
 }
 
+std::string CudaBackend::Description() const {
+  std::string arch = SmName(sm_arch_);
+  if (name_.find(arch) != std::string::npos) return name_;
+  return (name_.empty() ? std::string("CUDA device") : name_) + " (" + arch + ")";
+}
+
 Status CudaBackend::MakeCurrent() const {
   return driver_->Check(driver_->cuCtxSetCurrent(context_), "cuCtxSetCurrent");
 }
@@ -67,7 +73,10 @@ Status CudaBackend::MakeCurrent() const {
 StatusOr<const kernels::CublasLibrary*> CudaBackend::Cublas() {
   std::lock_guard<std::mutex> lock(cublas_mu_);
   if (!cublas_) {
-    KILN_ASSIGN_OR_RETURN(cublas_, kernels::CublasLibrary::Load());
+    // The emulator doubles cuBLAS in the same library.
+    KILN_ASSIGN_OR_RETURN(cublas_, driver_->is_emulator()
+                                       ? kernels::CublasLibrary::Load({driver_->library()})
+                                       : kernels::CublasLibrary::Load());
   }
   return cublas_.get();
 }
@@ -104,12 +113,21 @@ StatusOr<int> DeviceOrdinalFromEnvironment() {
   return static_cast<int>(n);
 }
 
+// The driver library: $KILN_CUDA_EMULATOR (kiln's CUDA emulator,
+// libkiln_cuda_emulator.so) when set, else the NVIDIA driver.
+StatusOr<std::unique_ptr<CudaDriver>> LoadDriver() {
+  const char* emulator = std::getenv("KILN_CUDA_EMULATOR");
+  if (emulator && *emulator) return CudaDriver::Load(emulator, "named by KILN_CUDA_EMULATOR");
+  return CudaDriver::Load("libcuda.so.1");
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<Backend>> CreateCudaBackend(int num_streams) {
   KILN_ASSIGN_OR_RETURN(int ordinal, DeviceOrdinalFromEnvironment());
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<CudaDriver> driver, LoadDriver());
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<CudaBackend> b,
-                        CudaBackend::Create("libcuda.so.1", ordinal, num_streams));
+                        CudaBackend::Create(std::move(driver), ordinal, num_streams));
   return std::unique_ptr<Backend>(std::move(b));
 }
 

@@ -38,6 +38,8 @@ class CudaBackend : public Backend {
   // Compute capability as major*10+minor (90 for an H100).
   int sm_arch() const { return sm_arch_; }
   const std::string& name() const { return name_; }
+  // "<device name> (sm_90)"; the emulator's name already gives its arch.
+  std::string Description() const override;
 
   // Loads cuBLAS once (error "cuBLAS unavailable: ...").
   StatusOr<const kernels::CublasLibrary*> Cublas();

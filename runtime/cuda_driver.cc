@@ -30,12 +30,12 @@ const char* UnversionedFallback(std::string_view symbol) {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<CudaDriver>> CudaDriver::Load(const std::string& library) {
+StatusOr<std::unique_ptr<CudaDriver>> CudaDriver::Load(const std::string& library,
+                                                       const std::string& hint) {
   dlerror();
   void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
-    return Error("cannot load " + library +
-                 " (no NVIDIA driver installed?): " + DlErrorLine("unknown dlopen error"));
+    return Error("cannot load " + library + " (" + hint + "): " + DlErrorLine("unknown dlopen error"));
   }
   std::unique_ptr<CudaDriver> d(new CudaDriver(library));
   std::string missing;
@@ -54,6 +54,13 @@ StatusOr<std::unique_ptr<CudaDriver>> CudaDriver::Load(const std::string& librar
     return Error(library + " lacks " + missing + " (driver older than the CUDA " +
                  std::to_string(CUDA_VERSION) + " headers kiln was built with?)");
   }
+  // Optional: only kiln's emulator defines these.
+  d->kilnEmuDescription =
+      reinterpret_cast<decltype(d->kilnEmuDescription)>(dlsym(handle, "kilnEmuDescription"));
+  d->kilnEmuLastErrorDetail =
+      reinterpret_cast<decltype(d->kilnEmuLastErrorDetail)>(dlsym(handle, "kilnEmuLastErrorDetail"));
+  d->kilnEmuEventCounters =
+      reinterpret_cast<decltype(d->kilnEmuEventCounters)>(dlsym(handle, "kilnEmuEventCounters"));
   return d;
 }
 
@@ -65,6 +72,8 @@ std::string CudaDriver::ErrorText(CUresult result) const {
   }
   std::string s = name;
   if (cuGetErrorString(result, &text) == CUDA_SUCCESS && text) s += std::string(" (") + text + ")";
+  const char* detail = kilnEmuLastErrorDetail ? kilnEmuLastErrorDetail() : nullptr;
+  if (detail && *detail) s += std::string(": ") + detail;
   std::replace(s.begin(), s.end(), '\n', ' ');
   return s;
 }

@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "common/status.h"
+#include "cuda_emulator/include/kiln_cuda_emulator.h"
 
 namespace kiln::runtime {
 
@@ -59,10 +60,12 @@ namespace kiln::runtime {
 class CudaDriver {
  public:
   // dlopen(`library`) and resolve every function. Errors are one line:
-  // "cannot load libcuda.so.1 (no NVIDIA driver installed?): <dlerror>" or
-  // "libcuda.so.1 lacks cuXxx_v2 (driver older than the CUDA 13000 headers
-  // kiln was built with)".
-  static StatusOr<std::unique_ptr<CudaDriver>> Load(const std::string& library = "libcuda.so.1");
+  // "cannot load libcuda.so.1 (<hint>): <dlerror>" or "libcuda.so.1 lacks
+  // cuXxx_v2 (driver older than the CUDA 13000 headers kiln was built
+  // with)". The kilnEmu* extensions are resolved when present.
+  static StatusOr<std::unique_ptr<CudaDriver>> Load(
+      const std::string& library = "libcuda.so.1",
+      const std::string& hint = "no NVIDIA driver installed?");
   // A table with every entry null, for the caller to fill (tests run the
   // CUDA backend on a fake driver this way).
   static std::unique_ptr<CudaDriver> Empty(std::string name) {
@@ -74,16 +77,28 @@ class CudaDriver {
   CudaDriver(const CudaDriver&) = delete;
   CudaDriver& operator=(const CudaDriver&) = delete;
 
-  // "CUDA_ERROR_NO_DEVICE (no CUDA-capable device is detected)".
+  // "CUDA_ERROR_NO_DEVICE (no CUDA-capable device is detected)", followed
+  // by ": <detail>" when the driver is kiln's emulator and has a detail for
+  // the calling thread's last failure (the bad address, the faulting
+  // kernel, block and thread).
   std::string ErrorText(CUresult result) const;
   // Ok for CUDA_SUCCESS, else "<what> failed: <ErrorText>".
   Status Check(CUresult result, std::string_view what) const;
 
   const std::string& library() const { return library_; }
+  // Whether the library is kiln's CUDA emulator (KILN_CUDA_EMULATOR), which
+  // also provides the NVIDIA libraries' entry points (cuBLAS).
+  bool is_emulator() const { return kilnEmuDescription != nullptr; }
 
 #define KILN_CUDA_DECLARE_MEMBER(fn) decltype(&::fn) fn = nullptr;
   KILN_CUDA_DRIVER_FUNCTIONS(KILN_CUDA_DECLARE_MEMBER)
 #undef KILN_CUDA_DECLARE_MEMBER
+
+  // The emulator's extensions (kiln_cuda_emulator.h); null on a real
+  // driver, so every use is optional.
+  decltype(&::kilnEmuDescription) kilnEmuDescription = nullptr;
+  decltype(&::kilnEmuLastErrorDetail) kilnEmuLastErrorDetail = nullptr;
+  decltype(&::kilnEmuEventCounters) kilnEmuEventCounters = nullptr;
 
  private:
   explicit CudaDriver(std::string library) : library_(std::move(library)) {}

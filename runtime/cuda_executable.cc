@@ -326,10 +326,20 @@ StatusOr<ExecutionResult> CudaExecutable::Issue(const std::vector<Buffer>& args,
         d.Check(d.cuEventElapsedTime(&start, run_begin, t.begin), "cuEventElapsedTime"));
     KILN_RETURN_IF_ERROR(
         d.Check(d.cuEventElapsedTime(&duration, t.begin, t.end), "cuEventElapsedTime"));
-    result.profile.thunks.push_back({t.thunk->info.profile_name, &t.thunk->info, options.stream,
-                                     t.thunk->kind(), t.depth, Milliseconds(start),
-                                     Milliseconds(duration)});
+    ThunkProfileEntry entry{t.thunk->info.profile_name, &t.thunk->info, options.stream,
+                            t.thunk->kind(), t.depth, Milliseconds(start),
+                            Milliseconds(duration), std::nullopt};
+    if (d.kilnEmuEventCounters) {
+      // The emulator counts every launch exactly; the events bracket the
+      // thunk's launches as they bracket its time.
+      KilnEmuCounters c{};
+      KILN_RETURN_IF_ERROR(d.Check(
+          static_cast<CUresult>(d.kilnEmuEventCounters(t.begin, t.end, &c)), "kilnEmuEventCounters"));
+      entry.counters = c;
+    }
+    result.profile.thunks.push_back(std::move(entry));
   }
+  if (d.is_emulator()) result.profile.time_source = std::string("emulated: ") + d.kilnEmuDescription();
   return result;
 }
 

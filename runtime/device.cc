@@ -72,6 +72,10 @@ Device::Device(DeviceKind kind, std::unique_ptr<Backend> backend, int num_stream
 // before the backend (CUDA context, streams) goes away.
 Device::~Device() = default;
 
+std::string Device::description() const {
+  return std::string(DeviceKindName(kind_)) + ": " + backend_->Description();
+}
+
 StatusOr<std::unique_ptr<Device>> Device::Create(DeviceKind kind, int num_streams) {
   if (num_streams < 1 || num_streams > 64) {
     return Error("Device::Create: num_streams must be in [1, 64], got " +

@@ -170,6 +170,10 @@ class HostBackend : public Backend {
     KILN_RETURN_IF_ERROR(exe->PrepareConstants());
     return std::unique_ptr<BackendExecutable>(std::move(exe));
   }
+  std::string Description() const override {
+    int n = pool_->num_threads();
+    return "x86-64, " + std::to_string(n) + " thread" + (n == 1 ? "" : "s");
+  }
 
  private:
   std::shared_ptr<ThreadPool> pool_;

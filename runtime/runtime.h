@@ -28,11 +28,13 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/shape.h"
 #include "common/status.h"
+#include "cuda_emulator/include/kiln_cuda_emulator.h"
 #include "serialization/artifact.h"
 #include "thunks/thunk.h"
 
@@ -83,11 +85,18 @@ struct ThunkProfileEntry {
   int depth = 1;  // 1 for direct children of the program's root
   std::chrono::nanoseconds start{0};  // since the execution started
   std::chrono::nanoseconds duration{0};
+  // Exact counts of the thunk's kernel launches (instructions, memory
+  // requests and sectors, bank conflicts, ...) when the device is kiln's
+  // CUDA emulator; absent on a real GPU and on the host.
+  std::optional<KilnEmuCounters> counters;
 };
 
 struct ExecutionProfile {
   std::vector<ThunkProfileEntry> thunks;
   std::chrono::nanoseconds total{0};
+  // Set when the times are not a device's measured times: under the CUDA
+  // emulator they are the emulator's clock (see Device::description()).
+  std::string time_source;
 };
 
 struct ExecutionResult {
@@ -134,6 +143,10 @@ class Device {
   int num_streams() const { return static_cast<int>(streams_.size()); }
   Stream& stream(int i) { return *streams_[i]; }
   Backend& backend() { return *backend_; }  // runtime-internal
+  // What executes the work, for tools' device lines: "host (2 threads)",
+  // "cuda: NVIDIA H100 80GB HBM3 (sm_90)", "cuda: kiln emulator (sm_90,
+  // H100-class)".
+  std::string description() const;
 
  private:
   Device(DeviceKind kind, std::unique_ptr<Backend> backend, int num_streams);

@@ -31,6 +31,7 @@
 #include "tools/common/flags.h"
 #include "tools/common/latency_stats.h"
 #include "tools/common/memory_report.h"
+#include "tools/common/counter_report.h"
 #include "tools/common/profile_report.h"
 #include "tools/common/tool_values.h"
 #include "tools/common/trace_writer.h"
@@ -135,7 +136,8 @@ Status RunProfile(const runtime::LoadedExecutable& exe, const std::vector<runtim
   }
   if (options.profile) {
     KILN_ASSIGN_OR_RETURN(thunks::RooflineTarget target, RooflineTargetForDevice(device.kind()));
-    std::cout << FormatProfileReport(BuildProfileReport(profiles), target);
+    ProfileReport report = BuildProfileReport(profiles);
+    std::cout << FormatProfileReport(report, target) << FormatCounterReport(report);
   }
   if (!options.trace.empty())
     KILN_RETURN_IF_ERROR(WriteChromeTrace(profiles, runtime::DeviceKindName(device.kind()),
@@ -149,6 +151,7 @@ StatusOr<int> Run(const std::string& path, const Options& options) {
     return Error("--iterations and --warmup must not be negative");
   KILN_ASSIGN_OR_RETURN(bef::Artifact artifact, bef::LoadArtifactFile(path));
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Device> device, CreateDevice(options.device, artifact));
+  std::cout << "device: " << device->description() << "\n";
   StatusOr<std::unique_ptr<runtime::LoadedExecutable>> loaded =
       runtime::LoadedExecutable::Load(*device, artifact);
   if (!loaded.ok()) return loaded.status().WithContext(path);

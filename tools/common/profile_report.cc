@@ -1,10 +1,14 @@
 // Per-HLO profile report; see profile_report.h.
 #include "tools/common/profile_report.h"
 
+#include "tools/common/counter_report.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <map>
 #include <utility>
+
+#include "tools/common/counter_report.h"
 
 namespace kiln::tools {
 
@@ -32,6 +36,7 @@ ProfileReport BuildProfileReport(const std::vector<runtime::ExecutionProfile>& r
   std::vector<ProfileRow> rows;
   for (const runtime::ExecutionProfile& run : runs) {
     report.wall_total_us += std::chrono::duration<double, std::micro>(run.total).count();
+    if (!run.time_source.empty()) report.time_source = run.time_source;
     for (const runtime::ThunkProfileEntry& e : run.thunks) {
       auto key = std::make_pair(e.info, e.info ? std::string() : e.name);
       auto [it, inserted] = index.try_emplace(key, rows.size());
@@ -49,6 +54,10 @@ ProfileReport BuildProfileReport(const std::vector<runtime::ExecutionProfile>& r
       row.durations_us.push_back(us);
       row.total_us += us;
       row.depth = std::min(row.depth, e.depth);
+      if (e.counters) {
+        if (!row.counters) row.counters = KilnEmuCounters{};
+        AddCounters(*e.counters, &*row.counters);
+      }
     }
   }
   // Leaf rows first; within each group by decreasing total, ties by name so
@@ -198,6 +207,10 @@ std::string FormatProfileReport(const ProfileReport& report, const th::RooflineT
                 total.gflops.c_str(), total.gbs.c_str(), Optimal(optimal_per_run).c_str(),
                 total.roofline.c_str(), "", "total", note.c_str());
   out += line;
+  if (!report.time_source.empty()) {
+    out += "  times are " + report.time_source +
+           " clock, not measured GPU time (see the counters below)\n";
+  }
   return out;
 }
 

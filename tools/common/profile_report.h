@@ -24,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,9 @@ struct ProfileRow {
   int depth = 1;                             // nesting depth (1: top level)
   std::vector<double> durations_us;          // one per execution of the thunk
   double total_us = 0;
+  // The CUDA emulator's exact counters summed over every execution of the
+  // thunk (counter_report.h); absent elsewhere.
+  std::optional<KilnEmuCounters> counters;
 
   int64_t count() const { return static_cast<int64_t>(durations_us.size()); }
   double mean_us() const { return durations_us.empty() ? 0 : total_us / count(); }
@@ -55,6 +59,8 @@ struct ProfileReport {
   int64_t runs = 0;
   double leaf_total_us = 0;  // sum over the leaf rows: the 100% of the table
   double wall_total_us = 0;  // sum of the executions' total times
+  // ExecutionProfile::time_source of the runs ("" for measured times).
+  std::string time_source;
 };
 
 // Aggregates the per-thunk entries of `runs` (one ExecutionProfile per

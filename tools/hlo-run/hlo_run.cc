@@ -40,6 +40,7 @@
 #ifdef KILN_HAVE_DEVICE_RUNNER
 #include "common/value_compare.h"
 #include "tools/common/profile_report.h"
+#include "tools/common/counter_report.h"
 #include "tools/hlo-run/device_runner.h"
 #endif
 #include "tools/common/tool_values.h"
@@ -167,6 +168,7 @@ StatusOr<int> RunOnDevice(const std::string& file, const Options& options) {
   KILN_ASSIGN_OR_RETURN(std::vector<Literal> args, BuildArguments(*module->entry(), options));
   KILN_ASSIGN_OR_RETURN(Literal reference, hlo::Evaluator().Evaluate(*module, args));
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Device> device, runtime::Device::Create(kind));
+  std::cout << "device: " << device->description() << "\n";
   KILN_ASSIGN_OR_RETURN(DeviceRunResult run, CompileAndRun(*module, args, *device, options.profile));
   std::vector<Literal> leaves = FlattenTuple(std::move(run.result));
   std::vector<Literal> reference_leaves = FlattenTuple(std::move(reference));
@@ -190,7 +192,8 @@ StatusOr<int> RunOnDevice(const std::string& file, const Options& options) {
   }
   if (options.profile) {
     KILN_ASSIGN_OR_RETURN(thunks::RooflineTarget target, RooflineTargetForDevice(device->kind()));
-    std::cout << FormatProfileReport(BuildProfileReport({run.profile}), target);
+    ProfileReport report = BuildProfileReport({run.profile});
+    std::cout << FormatProfileReport(report, target) << FormatCounterReport(report);
   }
   return mismatches ? 1 : 0;
 }

@@ -1,0 +1,122 @@
+// Driver API: initialization, the device and the primary context, plus
+// kilnEmuDescription. Memory, streams and events, modules and launches are
+// in the driver_*.cc files beside this one; all share EmulatedDevice.
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "cuda_emulator/driver/device_properties.h"
+#include "cuda_emulator/driver/driver_errors.h"
+#include "cuda_emulator/driver/emulated_device.h"
+#include "cuda_emulator/driver/exports.h"
+
+namespace {
+
+using kiln::emu::driver::EmulatedDevice;
+using kiln::emu::driver::Fail;
+
+EmulatedDevice& Device() { return EmulatedDevice::Get(); }
+
+// The emulator has one device, ordinal 0.
+CUresult CheckDevice(CUdevice dev, const char* call) {
+  if (dev != 0) {
+    return Fail(CUDA_ERROR_INVALID_DEVICE,
+                std::string(call) + ": device " + std::to_string(dev) + " (the emulator has device 0 only)");
+  }
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+KILN_EMU_EXPORT const char* kilnEmuDescription(void) { return kiln::emu::driver::kDeviceName; }
+
+KILN_EMU_EXPORT CUresult cuInit(unsigned int Flags) {
+  if (Flags != 0) return Fail(CUDA_ERROR_INVALID_VALUE, "cuInit: Flags must be 0");
+  return Device().Initialize();
+}
+
+KILN_EMU_EXPORT CUresult cuDriverGetVersion(int* driverVersion) {
+  kiln::emu::driver::ClearErrorDetail();
+  if (!driverVersion) return Fail(CUDA_ERROR_INVALID_VALUE, "cuDriverGetVersion: null pointer");
+  *driverVersion = CUDA_VERSION;
+  return CUDA_SUCCESS;
+}
+
+KILN_EMU_EXPORT CUresult cuDeviceGetCount(int* count) {
+  if (CUresult r = Device().EnterDriver(); r != CUDA_SUCCESS) return r;
+  if (!count) return Fail(CUDA_ERROR_INVALID_VALUE, "cuDeviceGetCount: null pointer");
+  *count = 1;
+  return CUDA_SUCCESS;
+}
+
+KILN_EMU_EXPORT CUresult cuDeviceGet(CUdevice* device, int ordinal) {
+  if (CUresult r = Device().EnterDriver(); r != CUDA_SUCCESS) return r;
+  if (!device) return Fail(CUDA_ERROR_INVALID_VALUE, "cuDeviceGet: null pointer");
+  if (CUresult r = CheckDevice(ordinal, "cuDeviceGet"); r != CUDA_SUCCESS) return r;
+  *device = 0;
+  return CUDA_SUCCESS;
+}
+
+KILN_EMU_EXPORT CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev) {
+  if (CUresult r = Device().EnterDriver(); r != CUDA_SUCCESS) return r;
+  if (!pi) return Fail(CUDA_ERROR_INVALID_VALUE, "cuDeviceGetAttribute: null pointer");
+  if (CUresult r = CheckDevice(dev, "cuDeviceGetAttribute"); r != CUDA_SUCCESS) return r;
+  if (!kiln::emu::driver::DeviceAttribute(attrib, pi)) {
+    return Fail(CUDA_ERROR_INVALID_VALUE, "cuDeviceGetAttribute: attribute " +
+                                              std::to_string(static_cast<int>(attrib)) +
+                                              " is not known to the emulator");
+  }
+  return CUDA_SUCCESS;
+}
+
+KILN_EMU_EXPORT CUresult cuDeviceGetName(char* name, int len, CUdevice dev) {
+  if (CUresult r = Device().EnterDriver(); r != CUDA_SUCCESS) return r;
+  if (!name || len <= 0) return Fail(CUDA_ERROR_INVALID_VALUE, "cuDeviceGetName: no buffer");
+  if (CUresult r = CheckDevice(dev, "cuDeviceGetName"); r != CUDA_SUCCESS) return r;
+  size_t n = std::min(std::strlen(kiln::emu::driver::kDeviceName), static_cast<size_t>(len) - 1);
+  std::memcpy(name, kiln::emu::driver::kDeviceName, n);
+  name[n] = '\0';
+  return CUDA_SUCCESS;
+}
+
+KILN_EMU_EXPORT CUresult cuDeviceTotalMem(size_t* bytes, CUdevice dev) {
+  if (CUresult r = Device().EnterDriver(); r != CUDA_SUCCESS) return r;
+  if (!bytes) return Fail(CUDA_ERROR_INVALID_VALUE, "cuDeviceTotalMem: null pointer");
+  if (CUresult r = CheckDevice(dev, "cuDeviceTotalMem"); r != CUDA_SUCCESS) return r;
+  *bytes = kiln::emu::driver::kTotalMemoryBytes;
+  return CUDA_SUCCESS;
+}
+
+KILN_EMU_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
+  if (CUresult r = Device().EnterDriver(); r != CUDA_SUCCESS) return r;
+  if (!pctx) return Fail(CUDA_ERROR_INVALID_VALUE, "cuDevicePrimaryCtxRetain: null pointer");
+  if (CUresult r = CheckDevice(dev, "cuDevicePrimaryCtxRetain"); r != CUDA_SUCCESS) return r;
+  *pctx = Device().RetainPrimaryContext();
+  return CUDA_SUCCESS;
+}
+
+KILN_EMU_EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice dev) {
+  if (CUresult r = Device().EnterDriver(); r != CUDA_SUCCESS) return r;
+  if (CUresult r = CheckDevice(dev, "cuDevicePrimaryCtxRelease"); r != CUDA_SUCCESS) return r;
+  return Device().ReleasePrimaryContext();
+}
+
+KILN_EMU_EXPORT CUresult cuCtxSetCurrent(CUcontext ctx) {
+  if (CUresult r = Device().EnterDriver(); r != CUDA_SUCCESS) return r;
+  return Device().SetCurrent(ctx);
+}
+
+KILN_EMU_EXPORT CUresult cuCtxGetCurrent(CUcontext* pctx) {
+  if (CUresult r = Device().EnterDriver(); r != CUDA_SUCCESS) return r;
+  if (!pctx) return Fail(CUDA_ERROR_INVALID_VALUE, "cuCtxGetCurrent: null pointer");
+  *pctx = Device().current();
+  return CUDA_SUCCESS;
+}
+
+// Every operation completed when it was issued, so synchronizing only
+// reports a sticky fault.
+KILN_EMU_EXPORT CUresult cuCtxSynchronize(void) { return Device().EnterContext(); }
+
+}  // extern "C"

@@ -1,0 +1,101 @@
+// Driver API: cuLaunchKernel.
+//
+// The launch is validated as the driver does (grid and block limits, the
+// kernel's .reqntid/.maxntid, the shared-memory budget), then run to
+// completion by emu::Launch on the device's thread pool while the memory
+// ledger is read-locked. A fault inside the kernel is reported on stderr
+// and makes the context sticky-failed (EmulatedDevice::FailLaunch).
+#include <algorithm>
+#include <chrono>
+#include <string>
+
+#include "cuda_emulator/driver/device_properties.h"
+#include "cuda_emulator/driver/driver_errors.h"
+#include "cuda_emulator/driver/emulated_device.h"
+#include "cuda_emulator/driver/exports.h"
+
+namespace {
+
+using kiln::emu::Dim3;
+using kiln::emu::LaunchConfig;
+using kiln::emu::driver::EmulatedDevice;
+using kiln::emu::driver::Fail;
+using kiln::emu::driver::LoadedFunction;
+using kiln::emu::driver::LoadedModule;
+namespace props = kiln::emu::driver;
+
+std::string Text(const Dim3& d) {
+  return "(" + std::to_string(d.x) + "," + std::to_string(d.y) + "," + std::to_string(d.z) + ")";
+}
+
+// Empty when the launch shape is valid for `f`, else why not.
+std::string ShapeError(const LoadedFunction& f, const LaunchConfig& c) {
+  const kiln::emu::ptx::Kernel& k = *f.kernel;
+  const uint32_t grid[3] = {c.grid.x, c.grid.y, c.grid.z};
+  const uint32_t block[3] = {c.block.x, c.block.y, c.block.z};
+  for (int i = 0; i < 3; ++i) {
+    if (grid[i] == 0 || grid[i] > props::kMaxGridDim[i]) return "grid " + Text(c.grid) + " is out of range";
+    if (block[i] == 0 || block[i] > props::kMaxBlockDim[i]) return "block " + Text(c.block) + " is out of range";
+  }
+  uint64_t threads = c.block.product();
+  if (threads > props::kMaxThreadsPerBlock) {
+    return "block " + Text(c.block) + " has " + std::to_string(threads) + " threads (at most " +
+           std::to_string(props::kMaxThreadsPerBlock) + ")";
+  }
+  if (k.required_block[0] != 0) {
+    Dim3 required{k.required_block[0], std::max(1u, k.required_block[1]), std::max(1u, k.required_block[2])};
+    if (required.x != c.block.x || required.y != c.block.y || required.z != c.block.z) {
+      return "block " + Text(c.block) + " differs from the kernel's .reqntid " + Text(required);
+    }
+  }
+  if (k.max_threads != 0 && threads > k.max_threads) {
+    return "block " + Text(c.block) + " exceeds the kernel's .maxntid of " + std::to_string(k.max_threads) + " threads";
+  }
+  uint32_t limit = f.max_dynamic_shared_bytes.load();
+  if (c.dynamic_shared_bytes > limit) {
+    return std::to_string(c.dynamic_shared_bytes) + " bytes of dynamic shared memory exceed the kernel's limit of " +
+           std::to_string(limit) + " (raise it with CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)";
+  }
+  return "";
+}
+
+}  // namespace
+
+extern "C" KILN_EMU_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                                                   unsigned int gridDimZ, unsigned int blockDimX,
+                                                   unsigned int blockDimY, unsigned int blockDimZ,
+                                                   unsigned int sharedMemBytes, CUstream hStream,
+                                                   void** kernelParams, void** extra) {
+  EmulatedDevice& device = EmulatedDevice::Get();
+  if (CUresult r = device.EnterContext(); r != CUDA_SUCCESS) return r;
+  LoadedFunction* function = nullptr;
+  std::shared_ptr<LoadedModule> module = device.modules().FindFunction(f, &function);
+  if (!module) return Fail(CUDA_ERROR_INVALID_HANDLE, "cuLaunchKernel: not a loaded function");
+  const kiln::emu::ptx::Kernel& kernel = *function->kernel;
+  const std::string call = "cuLaunchKernel of '" + kernel.name + "': ";
+  std::shared_ptr<props::StreamTimeline> timeline = device.timeline().Find(hStream);
+  if (!timeline) return Fail(CUDA_ERROR_INVALID_HANDLE, call + "not a live stream");
+  if (extra) {
+    return Fail(CUDA_ERROR_NOT_SUPPORTED, call + "the emulator takes parameters through kernelParams, not extra");
+  }
+  if (!kernelParams && !kernel.params.empty()) {
+    return Fail(CUDA_ERROR_INVALID_VALUE, call + "kernelParams is null but the kernel takes " +
+                                              std::to_string(kernel.params.size()) + " parameters");
+  }
+  LaunchConfig config;
+  config.grid = Dim3{gridDimX, gridDimY, gridDimZ};
+  config.block = Dim3{blockDimX, blockDimY, blockDimZ};
+  config.dynamic_shared_bytes = sharedMemBytes;
+  config.params = kernelParams;
+  if (std::string e = ShapeError(*function, config); !e.empty()) return Fail(CUDA_ERROR_INVALID_VALUE, call + e);
+
+  auto start = std::chrono::steady_clock::now();
+  kiln::StatusOr<KilnEmuCounters> counters = [&] {
+    auto lock = device.memory().ReadLock();  // no cuMemFree while blocks run
+    return kiln::emu::Launch(kernel, config, device.memory(), device.checks(), device.pool());
+  }();
+  std::chrono::duration<double, std::micro> wall = std::chrono::steady_clock::now() - start;
+  if (!counters.ok()) return device.FailLaunch(counters.status().message());
+  timeline->AddLaunch(*counters, props::LaunchDurationUs(*counters, wall.count()));
+  return CUDA_SUCCESS;
+}

@@ -1,0 +1,124 @@
+// EmulatedDevice: initialization, the primary context and its sticky
+// error; see emulated_device.h.
+#include "cuda_emulator/driver/emulated_device.h"
+
+#include <cstdio>
+
+#include "cuda_emulator/driver/driver_errors.h"
+
+namespace kiln::emu::driver {
+
+namespace {
+
+// The context current on this thread: the primary context's handle or null.
+thread_local CUcontext t_current = nullptr;
+
+// The fault class of a launch error, from the first words of its message
+// (the memcheck reports start "invalid global load ...").
+CUresult FaultResult(const std::string& message) {
+  if (message.rfind("misaligned ", 0) == 0) return CUDA_ERROR_MISALIGNED_ADDRESS;
+  if (message.rfind("invalid ", 0) == 0) return CUDA_ERROR_ILLEGAL_ADDRESS;
+  return CUDA_ERROR_LAUNCH_FAILED;
+}
+
+}  // namespace
+
+EmulatedDevice& EmulatedDevice::Get() {
+  // Deliberately never destroyed; see the header.
+  static EmulatedDevice* device = new EmulatedDevice();
+  return *device;
+}
+
+CUresult EmulatedDevice::Initialize() {
+  std::call_once(init_once_, [this] {
+    StatusOr<CheckOptions> checks = CheckOptions::FromEnvironment();
+    StatusOr<int> threads = EmulatorThreadCount();
+    if (!checks.ok() || !threads.ok()) {
+      init_result_ = CUDA_ERROR_INVALID_VALUE;
+      init_detail_ = "cuInit: " + (!checks.ok() ? checks.status() : threads.status()).message();
+      return;
+    }
+    checks_ = *checks;
+    pool_ = std::make_unique<ThreadPool>(*threads);
+    init_result_ = CUDA_SUCCESS;
+    initialized_.store(true);
+  });
+  ClearErrorDetail();
+  if (init_result_ != CUDA_SUCCESS) return Fail(init_result_, init_detail_);
+  return CUDA_SUCCESS;
+}
+
+CUresult EmulatedDevice::EnterDriver() {
+  ClearErrorDetail();
+  if (!initialized_.load()) return Fail(CUDA_ERROR_NOT_INITIALIZED, "cuInit was not called (or failed)");
+  return CUDA_SUCCESS;
+}
+
+CUresult EmulatedDevice::EnterContext() {
+  if (CUresult r = EnterDriver(); r != CUDA_SUCCESS) return r;
+  if (t_current == nullptr || !context_alive_.load()) {
+    return Fail(CUDA_ERROR_INVALID_CONTEXT,
+                "no CUDA context is current on this thread (cuDevicePrimaryCtxRetain, cuCtxSetCurrent)");
+  }
+  CUresult sticky = sticky_error_.load();
+  if (sticky != CUDA_SUCCESS) {
+    std::lock_guard<std::mutex> lock(context_mu_);
+    return Fail(sticky, "the context is unusable after an earlier fault: " + sticky_detail_);
+  }
+  return CUDA_SUCCESS;
+}
+
+CUcontext EmulatedDevice::RetainPrimaryContext() {
+  std::lock_guard<std::mutex> lock(context_mu_);
+  ++context_refs_;
+  context_alive_.store(true);
+  return reinterpret_cast<CUcontext>(this);
+}
+
+CUresult EmulatedDevice::ReleasePrimaryContext() {
+  std::lock_guard<std::mutex> lock(context_mu_);
+  if (context_refs_ == 0) {
+    return Fail(CUDA_ERROR_INVALID_CONTEXT, "cuDevicePrimaryCtxRelease: the primary context is not retained");
+  }
+  if (--context_refs_ == 0) DestroyContext();
+  return CUDA_SUCCESS;
+}
+
+void EmulatedDevice::DestroyContext() {
+  // Modules first: their globals are freed with the rest of the memory.
+  modules_.Clear();
+  timeline_.Clear();
+  memory_.Reset();
+  context_alive_.store(false);
+  sticky_error_.store(CUDA_SUCCESS);
+  sticky_detail_.clear();
+}
+
+CUresult EmulatedDevice::SetCurrent(CUcontext context) {
+  if (context != nullptr && context != reinterpret_cast<CUcontext>(this)) {
+    return Fail(CUDA_ERROR_INVALID_CONTEXT, "cuCtxSetCurrent: not the primary context's handle");
+  }
+  if (context != nullptr && !context_alive_.load()) {
+    return Fail(CUDA_ERROR_INVALID_CONTEXT, "cuCtxSetCurrent: the primary context was released");
+  }
+  t_current = context;
+  return CUDA_SUCCESS;
+}
+
+CUcontext EmulatedDevice::current() const { return context_alive_.load() ? t_current : nullptr; }
+
+CUresult EmulatedDevice::FailLaunch(const std::string& message) {
+  std::fprintf(stderr, "kiln-emulator: %s\n", message.c_str());
+  CUresult result = FaultResult(message);
+  {
+    std::lock_guard<std::mutex> lock(context_mu_);
+    // The first fault is the one worth reporting later.
+    if (sticky_error_.load() == CUDA_SUCCESS) {
+      sticky_detail_ = message;
+      sticky_error_.store(result);
+    }
+  }
+  return Fail(result, message);
+}
+
+}  // namespace kiln::emu::driver

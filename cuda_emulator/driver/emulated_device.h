@@ -1,0 +1,87 @@
+// EmulatedDevice: the one GPU the emulated driver exposes, and everything
+// the driver API's handles refer to: device memory, the thread pool that
+// runs kernels, the checker options, the primary context, streams, events
+// and modules.
+//
+// The CUDA driver API is a C ABI over process-wide state (cuInit has no
+// handle to return), so the device is a process-wide object: created on
+// first use by EmulatedDevice::Get(), never destroyed (the pool's threads
+// must not be joined from static destructors while other code may still
+// call in). This is the only global of the emulator besides the
+// thread-local current context and error detail.
+//
+// The primary context is the only context. Once a kernel faults, the
+// context is sticky-failed as on a real GPU: every call that uses it
+// returns the fault's CUresult until the primary context is released for
+// the last time, which destroys its streams, events, modules and memory.
+#pragma once
+
+#include <cuda.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "cuda_emulator/driver/module_table.h"
+#include "cuda_emulator/driver/timeline.h"
+#include "cuda_emulator/exec/device_memory.h"
+#include "cuda_emulator/exec/launch.h"
+#include "cuda_emulator/exec/thread_pool.h"
+
+namespace kiln::emu::driver {
+
+class EmulatedDevice {
+ public:
+  static EmulatedDevice& Get();
+
+  // cuInit: reads KILN_EMU_CHECK and KILN_EMU_THREADS and starts the pool
+  // on the first call; every call returns the first call's result.
+  CUresult Initialize();
+
+  // Entry-point preambles. Both clear the thread's error detail; then
+  // EnterDriver checks that cuInit succeeded, and EnterContext also that
+  // the primary context is current on this thread and not sticky-failed.
+  CUresult EnterDriver();
+  CUresult EnterContext();
+
+  // The primary context (its handle is stable for the process).
+  CUcontext RetainPrimaryContext();
+  CUresult ReleasePrimaryContext();
+  CUresult SetCurrent(CUcontext context);
+  CUcontext current() const;
+
+  // A kernel (or library call) faulted: reports `message` on stderr as
+  // compute-sanitizer would, makes the context sticky-failed and returns
+  // the CUresult the fault maps to, with the message as the detail.
+  CUresult FailLaunch(const std::string& message);
+
+  DeviceMemory& memory() { return memory_; }
+  ThreadPool& pool() { return *pool_; }
+  const CheckOptions& checks() const { return checks_; }
+  Timeline& timeline() { return timeline_; }
+  ModuleTable& modules() { return modules_; }
+
+ private:
+  EmulatedDevice() = default;
+  void DestroyContext();  // under context_mu_
+
+  std::once_flag init_once_;
+  CUresult init_result_ = CUDA_ERROR_NOT_INITIALIZED;
+  std::string init_detail_;
+  std::atomic<bool> initialized_{false};
+  CheckOptions checks_;
+  std::unique_ptr<ThreadPool> pool_;
+
+  std::mutex context_mu_;
+  int context_refs_ = 0;  // primary context retains
+  std::atomic<bool> context_alive_{false};
+  std::atomic<CUresult> sticky_error_{CUDA_SUCCESS};
+  std::string sticky_detail_;  // under context_mu_
+
+  DeviceMemory memory_;
+  Timeline timeline_;
+  ModuleTable modules_;
+};
+
+}  // namespace kiln::emu::driver

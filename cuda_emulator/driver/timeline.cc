@@ -1,0 +1,226 @@
+// Stream clocks, launch counters and events; see timeline.h.
+#include "cuda_emulator/driver/timeline.h"
+
+#include <algorithm>
+
+#include "cuda_emulator/driver/driver_errors.h"
+
+namespace kiln::emu::driver {
+
+double LaunchDurationUs(const KilnEmuCounters& counters, double wall_us) { return wall_us; }
+
+double TransferDurationUs(uint64_t bytes, double wall_us) { return wall_us; }
+
+// A new field in KilnEmuCounters must be added below, then here.
+static_assert(sizeof(KilnEmuCounters) == 26 * 8 + 9 * 4 + 4,
+              "Accumulate must handle every field of KilnEmuCounters");
+
+void Accumulate(KilnEmuCounters& sum, const KilnEmuCounters& launch) {
+  sum.launches += launch.launches;
+  for (int c = 0; c < KILN_EMU_CLASS_COUNT; ++c) sum.warp_instructions[c] += launch.warp_instructions[c];
+  sum.thread_instructions += launch.thread_instructions;
+  sum.global_load_requests += launch.global_load_requests;
+  sum.global_load_sectors += launch.global_load_sectors;
+  sum.global_store_requests += launch.global_store_requests;
+  sum.global_store_sectors += launch.global_store_sectors;
+  sum.global_unique_load_sectors += launch.global_unique_load_sectors;
+  sum.global_unique_store_sectors += launch.global_unique_store_sectors;
+  sum.global_load_bytes += launch.global_load_bytes;
+  sum.global_store_bytes += launch.global_store_bytes;
+  sum.shared_load_requests += launch.shared_load_requests;
+  sum.shared_store_requests += launch.shared_store_requests;
+  sum.shared_wavefronts += launch.shared_wavefronts;
+  sum.shared_bank_conflicts += launch.shared_bank_conflicts;
+  sum.local_requests += launch.local_requests;
+  sum.barriers += launch.barriers;
+  sum.atomics += launch.atomics;
+  sum.atomic_lanes += launch.atomic_lanes;
+  sum.max_thread_instructions = std::max(sum.max_thread_instructions, launch.max_thread_instructions);
+  if (launch.launches == 0) return;
+  std::copy(launch.grid, launch.grid + 3, sum.grid);
+  std::copy(launch.block, launch.block + 3, sum.block);
+  sum.dynamic_shared_bytes = launch.dynamic_shared_bytes;
+  sum.static_shared_bytes = launch.static_shared_bytes;
+  sum.registers_per_thread = launch.registers_per_thread;
+}
+
+void StreamTimeline::AddLaunch(const KilnEmuCounters& counters, double duration_us) {
+  std::lock_guard<std::mutex> lock(mu_);
+  clock_us_ += duration_us;
+  kept_.push_back(counters);
+  ++launch_count_;
+  DropUnpinned();
+}
+
+void StreamTimeline::Advance(double duration_us) {
+  std::lock_guard<std::mutex> lock(mu_);
+  clock_us_ += duration_us;
+}
+
+StreamTimeline::Mark StreamTimeline::PinCurrent() {
+  std::lock_guard<std::mutex> lock(mu_);
+  pins_.insert(launch_count_);
+  return Mark{clock_us_, launch_count_};
+}
+
+void StreamTimeline::Unpin(uint64_t launch_index) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = pins_.find(launch_index);
+  if (it != pins_.end()) pins_.erase(it);
+  DropUnpinned();
+}
+
+void StreamTimeline::DropUnpinned() {
+  // Events recorded from now on pin launch_count_ or later, so launches
+  // before the oldest pin can never be asked for again.
+  uint64_t keep_from = pins_.empty() ? launch_count_ : *pins_.begin();
+  while (first_kept_ < keep_from && !kept_.empty()) {
+    kept_.pop_front();
+    ++first_kept_;
+  }
+}
+
+KilnEmuCounters StreamTimeline::Sum(uint64_t begin, uint64_t end) {
+  std::lock_guard<std::mutex> lock(mu_);
+  KilnEmuCounters sum{};
+  for (uint64_t i = std::max(begin, first_kept_); i < end && i - first_kept_ < kept_.size(); ++i) {
+    Accumulate(sum, kept_[i - first_kept_]);
+  }
+  return sum;
+}
+
+Timeline::Timeline() : default_stream_(std::make_shared<StreamTimeline>()) {}
+
+CUresult Timeline::CreateStream(unsigned flags, CUstream* out) {
+  if (!out) return Fail(CUDA_ERROR_INVALID_VALUE, "cuStreamCreate: the stream pointer is null");
+  if (flags & ~static_cast<unsigned>(CU_STREAM_NON_BLOCKING)) {
+    return Fail(CUDA_ERROR_INVALID_VALUE, "cuStreamCreate: unknown flags " + std::to_string(flags));
+  }
+  auto stream = std::make_shared<StreamTimeline>();
+  CUstream handle = reinterpret_cast<CUstream>(stream.get());
+  std::lock_guard<std::mutex> lock(mu_);
+  streams_[handle] = std::move(stream);
+  *out = handle;
+  return CUDA_SUCCESS;
+}
+
+CUresult Timeline::DestroyStream(CUstream stream) {
+  std::lock_guard<std::mutex> lock(mu_);
+  // Events recorded on it keep its timeline alive for elapsed times.
+  if (streams_.erase(stream) == 0) {
+    return Fail(CUDA_ERROR_INVALID_HANDLE, "cuStreamDestroy: not a stream created by cuStreamCreate");
+  }
+  return CUDA_SUCCESS;
+}
+
+std::shared_ptr<StreamTimeline> Timeline::Find(CUstream stream) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stream == nullptr || stream == CU_STREAM_LEGACY || stream == CU_STREAM_PER_THREAD) {
+    return default_stream_;
+  }
+  auto it = streams_.find(stream);
+  return it == streams_.end() ? nullptr : it->second;
+}
+
+CUresult Timeline::CreateEvent(unsigned flags, CUevent* out) {
+  if (!out) return Fail(CUDA_ERROR_INVALID_VALUE, "cuEventCreate: the event pointer is null");
+  unsigned known = CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING;
+  if (flags & CU_EVENT_INTERPROCESS) {
+    return Fail(CUDA_ERROR_NOT_SUPPORTED, "cuEventCreate: the emulator has no interprocess events");
+  }
+  if (flags & ~known) {
+    return Fail(CUDA_ERROR_INVALID_VALUE, "cuEventCreate: unknown flags " + std::to_string(flags));
+  }
+  auto event = std::make_unique<Event>();
+  event->flags = flags;
+  CUevent handle = reinterpret_cast<CUevent>(event.get());
+  std::lock_guard<std::mutex> lock(mu_);
+  events_[handle] = std::move(event);
+  *out = handle;
+  return CUDA_SUCCESS;
+}
+
+CUresult Timeline::DestroyEvent(CUevent event) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = events_.find(event);
+  if (it == events_.end()) {
+    return Fail(CUDA_ERROR_INVALID_HANDLE, "cuEventDestroy: not an event created by cuEventCreate");
+  }
+  if (it->second->stream) it->second->stream->Unpin(it->second->mark.launch_index);
+  events_.erase(it);
+  return CUDA_SUCCESS;
+}
+
+CUresult Timeline::Record(CUevent event, CUstream stream) {
+  std::shared_ptr<StreamTimeline> timeline = Find(stream);
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = events_.find(event);
+  if (it == events_.end()) {
+    return Fail(CUDA_ERROR_INVALID_HANDLE, "cuEventRecord: not an event created by cuEventCreate");
+  }
+  if (!timeline) {
+    return Fail(CUDA_ERROR_INVALID_HANDLE, "cuEventRecord: not a live stream");
+  }
+  Event& e = *it->second;
+  if (e.stream) e.stream->Unpin(e.mark.launch_index);
+  e.mark = timeline->PinCurrent();
+  e.stream = std::move(timeline);
+  return CUDA_SUCCESS;
+}
+
+CUresult Timeline::CheckEvent(CUevent event) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!events_.count(event)) return Fail(CUDA_ERROR_INVALID_HANDLE, "not an event created by cuEventCreate");
+  return CUDA_SUCCESS;
+}
+
+CUresult Timeline::RecordedPair(CUevent start, CUevent end, Event** a, Event** b) {
+  auto s = events_.find(start), e = events_.find(end);
+  if (s == events_.end() || e == events_.end()) {
+    return Fail(CUDA_ERROR_INVALID_HANDLE, "not an event created by cuEventCreate");
+  }
+  if (!s->second->stream || !e->second->stream) {
+    return Fail(CUDA_ERROR_INVALID_HANDLE, "the event was never recorded (cuEventRecord)");
+  }
+  *a = s->second.get();
+  *b = e->second.get();
+  return CUDA_SUCCESS;
+}
+
+CUresult Timeline::ElapsedMs(CUevent start, CUevent end, float* ms) {
+  if (!ms) return Fail(CUDA_ERROR_INVALID_VALUE, "cuEventElapsedTime: the result pointer is null");
+  std::lock_guard<std::mutex> lock(mu_);
+  Event *a = nullptr, *b = nullptr;
+  if (CUresult r = RecordedPair(start, end, &a, &b); r != CUDA_SUCCESS) return r;
+  if ((a->flags | b->flags) & CU_EVENT_DISABLE_TIMING) {
+    return Fail(CUDA_ERROR_INVALID_HANDLE, "the event was created with CU_EVENT_DISABLE_TIMING");
+  }
+  *ms = static_cast<float>((b->mark.clock_us - a->mark.clock_us) / 1000.0);
+  return CUDA_SUCCESS;
+}
+
+CUresult Timeline::CountersBetween(CUevent start, CUevent end, KilnEmuCounters* out) {
+  if (!out) return Fail(CUDA_ERROR_INVALID_VALUE, "kilnEmuEventCounters: the result pointer is null");
+  std::lock_guard<std::mutex> lock(mu_);
+  Event *a = nullptr, *b = nullptr;
+  if (CUresult r = RecordedPair(start, end, &a, &b); r != CUDA_SUCCESS) return r;
+  if (a->stream != b->stream) {
+    return Fail(CUDA_ERROR_INVALID_VALUE,
+                "kilnEmuEventCounters: the events were recorded on different streams");
+  }
+  if (b->mark.launch_index < a->mark.launch_index) {
+    return Fail(CUDA_ERROR_INVALID_VALUE,
+                "kilnEmuEventCounters: the end event was recorded before the start event");
+  }
+  *out = a->stream->Sum(a->mark.launch_index, b->mark.launch_index);
+  return CUDA_SUCCESS;
+}
+
+void Timeline::Clear() {
+  std::lock_guard<std::mutex> lock(mu_);
+  events_.clear();
+  streams_.clear();
+  default_stream_ = std::make_shared<StreamTimeline>();
+}
+
+}  // namespace kiln::emu::driver

@@ -1,0 +1,106 @@
+// Streams and events of the emulated device: a modeled clock per stream and
+// the counters of the launches issued on it.
+//
+// Every operation runs to completion when it is enqueued, which is one valid
+// execution of stream order, so streams hold no queue. What they hold is a
+// timeline: each launch, copy or memset advances its stream's clock (in
+// modeled microseconds, see LaunchDurationUs) and each launch appends its
+// counters. An event records a stream's clock and launch index; the
+// difference of two events is the elapsed time cuEventElapsedTime returns
+// and the launch range kilnEmuEventCounters sums.
+//
+// Every stream's clock counts only its own stream's work (streams are
+// independent queues on a GPU), so the time between events recorded on two
+// different streams compares two such clocks.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+
+#include "cuda_emulator/include/kiln_cuda_emulator.h"
+
+namespace kiln::emu::driver {
+
+// How long a launch keeps its stream busy, in modeled microseconds. For now
+// the host wall time its emulation took; the timing model replaces this
+// function, and nothing else, with an estimate from the counters.
+double LaunchDurationUs(const KilnEmuCounters& counters, double wall_us);
+// The same for a copy or memset of `bytes`.
+double TransferDurationUs(uint64_t bytes, double wall_us);
+
+// Adds one launch (or a sum of launches) to `sum`: fields add up,
+// max_thread_instructions takes the max, geometry is the latest launch's.
+void Accumulate(KilnEmuCounters& sum, const KilnEmuCounters& launch);
+
+class StreamTimeline {
+ public:
+  void AddLaunch(const KilnEmuCounters& counters, double duration_us);
+  void Advance(double duration_us);
+
+  // What an event records.
+  struct Mark {
+    double clock_us = 0;
+    uint64_t launch_index = 0;  // launches issued before the mark
+  };
+  // The current mark, which the stream keeps the launches after until
+  // Unpin (events pin the launches they may be asked to sum).
+  Mark PinCurrent();
+  void Unpin(uint64_t launch_index);
+  // Sum of launches [begin, end); both must be pinned.
+  KilnEmuCounters Sum(uint64_t begin, uint64_t end);
+
+ private:
+  void DropUnpinned();  // under mu_
+
+  std::mutex mu_;
+  double clock_us_ = 0;
+  uint64_t launch_count_ = 0;
+  // Launches [first_kept_, launch_count_); older ones no event can ask for.
+  std::deque<KilnEmuCounters> kept_;
+  uint64_t first_kept_ = 0;
+  std::multiset<uint64_t> pins_;
+};
+
+// The live streams and events; handles are the objects' addresses.
+class Timeline {
+ public:
+  Timeline();
+
+  CUresult CreateStream(unsigned flags, CUstream* out);
+  CUresult DestroyStream(CUstream stream);
+  // The stream's timeline (the default stream's for 0, CU_STREAM_LEGACY
+  // and CU_STREAM_PER_THREAD), or nullptr when `stream` is not live.
+  std::shared_ptr<StreamTimeline> Find(CUstream stream);
+
+  CUresult CreateEvent(unsigned flags, CUevent* out);
+  CUresult DestroyEvent(CUevent event);
+  CUresult Record(CUevent event, CUstream stream);
+  CUresult CheckEvent(CUevent event);  // CUDA_SUCCESS when live
+  CUresult ElapsedMs(CUevent start, CUevent end, float* ms);
+  CUresult CountersBetween(CUevent start, CUevent end, KilnEmuCounters* out);
+
+  // Destroys every stream and event (context destruction).
+  void Clear();
+
+ private:
+  struct Event {
+    unsigned flags = 0;
+    std::shared_ptr<StreamTimeline> stream;  // null until recorded
+    StreamTimeline::Mark mark;
+  };
+  // Both events live and recorded, or the error to return.
+  CUresult RecordedPair(CUevent start, CUevent end, Event** a, Event** b);
+
+  std::mutex mu_;
+  std::shared_ptr<StreamTimeline> default_stream_;
+  std::map<CUstream, std::shared_ptr<StreamTimeline>> streams_;
+  std::map<CUevent, std::unique_ptr<Event>> events_;
+};
+
+}  // namespace kiln::emu::driver

@@ -1,0 +1,456 @@
+// Launch: the grid's blocks on the thread pool, each block's warps stepped
+// by an interpreter with explicit per-lane program counters.
+//
+// Divergence: each step runs the instruction at the smallest program
+// counter among the warp's runnable lanes, for every lane at that counter.
+// Lanes that branched apart therefore reconverge at the first instruction
+// both paths reach, which for the structured code compilers emit is the
+// immediate post-dominator, as on the hardware. A warp whose runnable lanes
+// share one counter (the common case) skips the search.
+//
+// Synchronization: a lane reaching bar.sync waits until every thread of the
+// block that has not exited has arrived (or the barrier's thread count);
+// shfl/vote/redux.sync and bar.warp.sync wait until every lane of their
+// membermask is at the instruction, then run once for all of them. A block
+// in which nothing can run any more is a deadlock and an error.
+#include "cuda_emulator/exec/launch.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "cuda_emulator/exec/sector_tracker.h"
+#include "cuda_emulator/exec/shared_race_checker.h"
+#include "cuda_emulator/exec/thread_pool.h"
+#include "cuda_emulator/exec/warp_state.h"
+
+namespace kiln::emu {
+namespace {
+
+using ptx::Instruction;
+using ptx::Opcode;
+using ptx::Special;
+
+constexpr uint32_t kNumSms = 132;  // %nsmid of an H100 SXM
+constexpr int kMaxBarriers = 16;
+
+bool IsWarpSync(Opcode op) {
+  return op == Opcode::kShfl || op == Opcode::kVote || op == Opcode::kRedux ||
+         op == Opcode::kBarWarpSync || op == Opcode::kMatch;
+}
+
+// Runs one block at a time; one per pool worker, reused across blocks so
+// that register files and shared memory are allocated once per launch.
+class BlockRunner {
+ public:
+  BlockRunner(LaunchState& launch, WorkerState& worker) : ls_(launch), worker_(worker) {
+    const ptx::Kernel& k = *ls_.kernel;
+    const Dim3& b = ls_.config.block;
+    threads_ = static_cast<uint32_t>(b.product());
+    num_warps_ = (threads_ + 31) / 32;
+    regs_.resize(static_cast<size_t>(num_warps_) * k.register_file_size() * 32);
+    local_.resize(static_cast<size_t>(num_warps_) * 32 * k.local_bytes);
+    shared_.resize(ls_.shared_bytes + 16);
+    warps_.resize(num_warps_);
+  }
+
+  void Run(int64_t linear_block);
+
+ private:
+  void StartWarp(WarpState& w, uint32_t index);
+  // Steps `w` until no lane can run; false if it ran nothing.
+  bool RunWarp(WarpState& w);
+  bool ReleaseBarriers();
+  void ReportDeadlock();
+
+  LaunchState& ls_;
+  WorkerState& worker_;
+  uint32_t threads_ = 0, num_warps_ = 0;
+  std::vector<uint64_t> regs_;
+  std::vector<uint8_t> local_, shared_;
+  std::vector<WarpState> warps_;
+  std::vector<bool> uniform_;
+  BlockState block_;
+  SharedRaceChecker race_;
+  // Per barrier id: the thread count its first arrival asked for (0: all).
+  uint32_t barrier_count_[kMaxBarriers] = {};
+};
+
+void BlockRunner::StartWarp(WarpState& w, uint32_t index) {
+  const ptx::Kernel& k = *ls_.kernel;
+  w = WarpState();
+  w.kernel = &k;
+  w.launch = &ls_;
+  w.block = &block_;
+  w.worker = &worker_;
+  w.warp_id = index;
+  w.regs = regs_.data() + static_cast<size_t>(index) * k.register_file_size() * 32;
+  w.local = local_.data() + static_cast<size_t>(index) * 32 * k.local_bytes;
+  uint32_t lanes = std::min<uint32_t>(32, threads_ - index * 32);
+  w.valid = lanes == 32 ? 0xffffffffu : (1u << lanes) - 1;
+  w.exited = ~w.valid;
+  std::fill(w.regs, w.regs + static_cast<size_t>(k.num_registers) * 32, 0);
+  const Dim3& b = ls_.config.block;
+  const Dim3& g = ls_.config.grid;
+  auto set = [&](Special s, auto value_of_lane) {
+    uint64_t* r = w.Reg(k.SpecialRegister(s));
+    for (int l = 0; l < 32; ++l) r[l] = value_of_lane(l);
+  };
+  auto tid = [&](int l) { return index * 32 + static_cast<uint32_t>(l); };
+  set(Special::kTidX, [&](int l) { return tid(l) % b.x; });
+  set(Special::kTidY, [&](int l) { return (tid(l) / b.x) % b.y; });
+  set(Special::kTidZ, [&](int l) { return tid(l) / (b.x * b.y); });
+  set(Special::kNtidX, [&](int) { return b.x; });
+  set(Special::kNtidY, [&](int) { return b.y; });
+  set(Special::kNtidZ, [&](int) { return b.z; });
+  set(Special::kCtaidX, [&](int) { return block_.id.x; });
+  set(Special::kCtaidY, [&](int) { return block_.id.y; });
+  set(Special::kCtaidZ, [&](int) { return block_.id.z; });
+  set(Special::kNctaidX, [&](int) { return g.x; });
+  set(Special::kNctaidY, [&](int) { return g.y; });
+  set(Special::kNctaidZ, [&](int) { return g.z; });
+  set(Special::kLaneid, [&](int l) { return static_cast<uint32_t>(l); });
+  set(Special::kWarpid, [&](int) { return index; });
+  set(Special::kNwarpid, [&](int) { return num_warps_; });
+  uint64_t linear = block_.id.x + uint64_t{g.x} * (block_.id.y + uint64_t{g.y} * block_.id.z);
+  set(Special::kSmid, [&](int) { return static_cast<uint32_t>(linear % kNumSms); });
+  set(Special::kNsmid, [&](int) { return kNumSms; });
+  set(Special::kGridid, [&](int) { return 0u; });
+  set(Special::kLanemaskEq, [&](int l) { return 1u << l; });
+  set(Special::kLanemaskLt, [&](int l) { return (1u << l) - 1; });
+  set(Special::kLanemaskLe, [&](int l) { return l == 31 ? 0xffffffffu : (2u << l) - 1; });
+  set(Special::kLanemaskGt, [&](int l) { return l == 31 ? 0u : ~((2u << l) - 1); });
+  set(Special::kLanemaskGe, [&](int l) { return ~((1u << l) - 1); });
+  set(Special::kClock, [&](int) { return 0u; });
+  set(Special::kClock64, [&](int) { return 0u; });
+  set(Special::kGlobaltimer, [&](int) { return 0u; });
+  set(Special::kDynamicSmemSize, [&](int) { return ls_.config.dynamic_shared_bytes; });
+  set(Special::kTotalSmemSize, [&](int) { return ls_.shared_bytes; });
+}
+
+bool BlockRunner::RunWarp(WarpState& w) {
+  const std::vector<Instruction>& code = w.kernel->code;
+  const uint32_t code_size = static_cast<uint32_t>(code.size());
+  KilnEmuCounters& counters = worker_.counters;
+  bool uniform = false;
+  bool ran = false;
+  for (;;) {
+    if (w.failed || ls_.failed.load(std::memory_order_relaxed)) return ran;
+    uint32_t runnable = w.valid & ~w.exited & ~w.at_barrier & ~w.at_sync;
+    if (!runnable) return ran;
+    uint32_t pc, mask;
+    if (uniform) {
+      pc = w.pc[std::countr_zero(runnable)];
+      mask = runnable;
+    } else {
+      pc = UINT32_MAX;
+      mask = 0;
+      ForEachLane(runnable, [&](int l) {
+        if (w.pc[l] < pc) {
+          pc = w.pc[l];
+          mask = 0;
+        }
+        if (w.pc[l] == pc) mask |= 1u << l;
+      });
+      uniform = mask == runnable;
+    }
+    if (pc >= code_size) {
+      w.current = nullptr;
+      w.Fail(std::countr_zero(mask), "program counter past the end of the kernel");
+      return ran;
+    }
+    const Instruction& in = code[pc];
+    w.current = &in;
+    ran = true;
+
+    if (IsWarpSync(in.opcode)) {
+      // Gather every lane of the membermask at this instruction first.
+      const ptx::Operand& m = in.src[in.num_src - 1];
+      uint32_t member = static_cast<uint32_t>(w.S(m)[std::countr_zero(mask)]);
+      uint32_t waiting_here = 0;
+      ForEachLane(w.at_sync, [&](int l) {
+        if (w.pc[l] == pc) waiting_here |= 1u << l;
+      });
+      uint32_t have = mask | waiting_here;
+      uint32_t needed = member & w.valid & ~w.exited;
+      if (needed & ~have) {
+        w.at_sync |= mask;
+        uniform = false;
+        continue;
+      }
+      w.at_sync &= ~have;
+      mask = have;
+    }
+
+    uint32_t exec = mask;
+    if (in.guard >= 0) {
+      const uint64_t* g = w.Reg(static_cast<uint32_t>(in.guard));
+      exec = 0;
+      ForEachLane(mask, [&](int l) {
+        if (((g[l] & 1) != 0) != in.guard_negated) exec |= 1u << l;
+      });
+    }
+    counters.warp_instructions[static_cast<int>(in.cls)]++;
+    counters.thread_instructions += std::popcount(exec);
+    ForEachLane(mask, [&](int l) { w.lane_instructions[l]++; });
+
+    uint32_t next = pc + 1;
+    switch (in.opcode) {
+      case Opcode::kBra:
+        ForEachLane(mask, [&](int l) { w.pc[l] = (exec >> l) & 1 ? in.target : next; });
+        if (exec != mask && exec != 0) uniform = false;
+        continue;
+      case Opcode::kRet:
+      case Opcode::kExit:
+        w.exited |= exec;
+        ForEachLane(mask & ~exec, [&](int l) { w.pc[l] = next; });
+        continue;
+      case Opcode::kTrap:
+        if (exec) {
+          w.Fail(std::countr_zero(exec), "trap instruction executed");
+          return ran;
+        }
+        break;
+      case Opcode::kBar: {
+        if (exec) {
+          int first = std::countr_zero(exec);
+          uint64_t id = w.S(in.src[0])[first];
+          uint64_t count = in.num_src > 1 ? w.S(in.src[1])[first] : 0;
+          if (id >= kMaxBarriers) {
+            w.Fail(first, "barrier id " + std::to_string(id) + " out of range (0..15)");
+            return ran;
+          }
+          if (count % 32 != 0 || count > threads_ + 31) {
+            w.Fail(first, "barrier thread count " + std::to_string(count) +
+                              " is not a multiple of 32 within the block");
+            return ran;
+          }
+          barrier_count_[id] = static_cast<uint32_t>(count);
+          w.at_barrier |= exec;
+          ForEachLane(exec, [&](int l) { w.barrier_id[l] = static_cast<int>(id); });
+          counters.barriers++;
+          uniform = false;
+        }
+        break;
+      }
+      case Opcode::kBarWarpSync:
+        if (block_.race) race_.WarpBarrier(w.warp_id);
+        break;
+      case Opcode::kMembar:
+      case Opcode::kNop:
+        break;
+      default:
+        if (exec && !in.handler(w, in, exec)) return ran;
+        break;
+    }
+    ForEachLane(mask, [&](int l) { w.pc[l] = next; });
+  }
+}
+
+bool BlockRunner::ReleaseBarriers() {
+  uint32_t waiting[kMaxBarriers] = {};
+  uint32_t alive = 0;
+  for (WarpState& w : warps_) {
+    alive += std::popcount(w.valid & ~w.exited);
+    ForEachLane(w.at_barrier, [&](int l) { waiting[w.barrier_id[l]]++; });
+  }
+  bool released = false;
+  for (int id = 0; id < kMaxBarriers; ++id) {
+    if (waiting[id] == 0) continue;
+    uint32_t expected = barrier_count_[id] ? barrier_count_[id] : alive;
+    if (waiting[id] < expected) continue;
+    for (WarpState& w : warps_) {
+      ForEachLane(w.at_barrier, [&](int l) {
+        if (w.barrier_id[l] == id) w.at_barrier &= ~(1u << l);
+      });
+    }
+    barrier_count_[id] = 0;
+    released = true;
+  }
+  if (released && block_.race) block_.race->Barrier();
+  return released;
+}
+
+void BlockRunner::ReportDeadlock() {
+  for (WarpState& w : warps_) {
+    uint32_t stuck = w.valid & ~w.exited;
+    if (!stuck) continue;
+    int lane = std::countr_zero(stuck);
+    w.current = &w.kernel->code[std::min<size_t>(w.pc[lane], w.kernel->code.size() - 1)];
+    if (w.at_sync & (1u << lane)) {
+      w.Fail(lane, "deadlock: lanes of the membermask never reached this warp-synchronous instruction");
+    } else {
+      w.Fail(lane, "deadlock: the block's threads wait at different barriers");
+    }
+    return;
+  }
+}
+
+void BlockRunner::Run(int64_t linear_block) {
+  const Dim3& g = ls_.config.grid;
+  block_.id.x = static_cast<uint32_t>(linear_block % g.x);
+  block_.id.y = static_cast<uint32_t>((linear_block / g.x) % g.y);
+  block_.id.z = static_cast<uint32_t>(linear_block / (uint64_t{g.x} * g.y));
+  block_.threads = threads_;
+  // Shared memory starts as garbage on a GPU: a recognizable pattern makes
+  // a kernel that reads it before writing fail its comparison.
+  std::memset(shared_.data(), 0xcb, shared_.size());
+  block_.shared = shared_.data();
+  block_.race = ls_.checks.race_check ? &race_ : nullptr;
+  if (block_.race) race_.StartBlock(ls_.shared_bytes, num_warps_);
+  std::fill(std::begin(barrier_count_), std::end(barrier_count_), 0);
+  for (uint32_t i = 0; i < num_warps_; ++i) StartWarp(warps_[i], i);
+  for (;;) {
+    bool progress = false;
+    for (WarpState& w : warps_) {
+      progress |= RunWarp(w);
+      if (w.failed || ls_.failed.load(std::memory_order_relaxed)) return;
+    }
+    bool done = true;
+    for (WarpState& w : warps_) done &= (w.valid & ~w.exited) == 0;
+    if (done) break;
+    if (ReleaseBarriers()) continue;
+    if (!progress) {
+      ReportDeadlock();
+      return;
+    }
+  }
+  uint64_t longest = 0;
+  for (WarpState& w : warps_)
+    for (int l = 0; l < 32; ++l) longest = std::max(longest, w.lane_instructions[l]);
+  worker_.counters.max_thread_instructions =
+      std::max(worker_.counters.max_thread_instructions, longest);
+}
+
+Status Validate(const ptx::Kernel& k, const LaunchConfig& c, uint32_t shared_bytes) {
+  auto dims = [](const Dim3& d) {
+    return "(" + std::to_string(d.x) + "," + std::to_string(d.y) + "," + std::to_string(d.z) + ")";
+  };
+  if (c.grid.product() == 0 || c.block.product() == 0)
+    return Error("launch of '" + k.name + "' with an empty grid " + dims(c.grid) + " or block " + dims(c.block));
+  if (c.block.product() > 1024 || c.block.z > 64)
+    return Error("launch of '" + k.name + "': block " + dims(c.block) + " exceeds 1024 threads");
+  if (k.max_threads && c.block.product() > k.max_threads)
+    return Error("launch of '" + k.name + "': block " + dims(c.block) + " exceeds the kernel's .maxntid of " +
+                 std::to_string(k.max_threads) + " threads");
+  if (k.required_block[0] && (c.block.x != k.required_block[0] ||
+                              c.block.y != std::max(1u, k.required_block[1]) ||
+                              c.block.z != std::max(1u, k.required_block[2])))
+    return Error("launch of '" + k.name + "': block " + dims(c.block) + " differs from the kernel's .reqntid");
+  if (shared_bytes > 232448)
+    return Error("launch of '" + k.name + "' needs " + std::to_string(shared_bytes) +
+                 " bytes of shared memory; an sm_90 block has at most 232448");
+  if (!k.params.empty() && !c.params)
+    return Error("launch of '" + k.name + "' without kernel parameters (it takes " +
+                 std::to_string(k.params.size()) + ")");
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<CheckOptions> CheckOptions::FromEnvironment() {
+  CheckOptions o;
+  const char* v = std::getenv("KILN_EMU_CHECK");
+  if (!v || !*v) return o;
+  o.race_check = false;
+  std::string s(v);
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t end = s.find(',', start);
+    if (end == std::string::npos) end = s.size();
+    std::string item = s.substr(start, end - start);
+    if (item == "memcheck" || item == "none") {
+      // memcheck is always on
+    } else if (item == "racecheck") {
+      o.race_check = true;
+    } else if (item == "initcheck") {
+      o.uninitialized = true;
+    } else {
+      return Error("KILN_EMU_CHECK: unknown check '" + item +
+                   "' (expected memcheck, racecheck, initcheck or none, comma-separated)");
+    }
+    start = end + 1;
+  }
+  return o;
+}
+
+StatusOr<KilnEmuCounters> Launch(const ptx::Kernel& kernel, const LaunchConfig& config,
+                                 DeviceMemory& memory, const CheckOptions& checks,
+                                 ThreadPool& pool) {
+  uint32_t static_aligned = (kernel.static_shared_bytes + 15) / 16 * 16;
+  uint32_t shared_bytes = static_aligned + config.dynamic_shared_bytes;
+  KILN_RETURN_IF_ERROR(Validate(kernel, config, shared_bytes));
+  LaunchState ls;
+  ls.kernel = &kernel;
+  ls.config = config;
+  ls.memory = &memory;
+  ls.checks = checks;
+  ls.shared_bytes = shared_bytes;
+  ls.params.assign(kernel.param_bytes, 0);
+  for (size_t i = 0; i < kernel.params.size(); ++i) {
+    const ptx::Parameter& p = kernel.params[i];
+    if (!config.params[i]) return Error("launch of '" + kernel.name + "': parameter " + std::to_string(i) + " is null");
+    std::memcpy(ls.params.data() + p.offset, config.params[i], p.size);
+  }
+  SectorTracker sectors;
+  ls.sectors = &sectors;
+
+  int workers = pool.size();
+  std::vector<WorkerState> states(static_cast<size_t>(workers));
+  std::vector<std::unique_ptr<BlockRunner>> runners(static_cast<size_t>(workers));
+  for (int i = 0; i < workers; ++i) states[static_cast<size_t>(i)].sectors = &sectors;
+  pool.ParallelFor(static_cast<int64_t>(config.grid.product()), [&](int64_t block, int worker) {
+    if (ls.failed.load(std::memory_order_relaxed)) return;
+    std::unique_ptr<BlockRunner>& r = runners[static_cast<size_t>(worker)];
+    if (!r) r = std::make_unique<BlockRunner>(ls, states[static_cast<size_t>(worker)]);
+    r->Run(block);
+  });
+  if (ls.failed) return Error(ls.error);
+
+  KilnEmuCounters total{};
+  for (const WorkerState& s : states) {
+    const KilnEmuCounters& c = s.counters;
+    for (int i = 0; i < KILN_EMU_CLASS_COUNT; ++i) total.warp_instructions[i] += c.warp_instructions[i];
+    total.thread_instructions += c.thread_instructions;
+    total.global_load_requests += c.global_load_requests;
+    total.global_load_sectors += c.global_load_sectors;
+    total.global_store_requests += c.global_store_requests;
+    total.global_store_sectors += c.global_store_sectors;
+    total.global_unique_load_sectors += c.global_unique_load_sectors;
+    total.global_unique_store_sectors += c.global_unique_store_sectors;
+    total.global_load_bytes += c.global_load_bytes;
+    total.global_store_bytes += c.global_store_bytes;
+    total.shared_load_requests += c.shared_load_requests;
+    total.shared_store_requests += c.shared_store_requests;
+    total.shared_wavefronts += c.shared_wavefronts;
+    total.shared_bank_conflicts += c.shared_bank_conflicts;
+    total.local_requests += c.local_requests;
+    total.barriers += c.barriers;
+    total.atomics += c.atomics;
+    total.atomic_lanes += c.atomic_lanes;
+    total.max_thread_instructions = std::max(total.max_thread_instructions, c.max_thread_instructions);
+  }
+  total.launches = 1;
+  total.grid[0] = config.grid.x;
+  total.grid[1] = config.grid.y;
+  total.grid[2] = config.grid.z;
+  total.block[0] = config.block.x;
+  total.block[1] = config.block.y;
+  total.block[2] = config.block.z;
+  total.dynamic_shared_bytes = config.dynamic_shared_bytes;
+  total.static_shared_bytes = kernel.static_shared_bytes;
+  total.registers_per_thread = kernel.declared_registers;
+  return total;
+}
+
+SectorTracker::Bitmaps* SectorTracker::For(const Allocation* a) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Bitmaps& b = maps_[a];
+  if (!b.load) {
+    size_t words = (a->size / 32 + 64) / 64;
+    b.load.reset(new std::atomic<uint64_t>[words]());
+    b.store.reset(new std::atomic<uint64_t>[words]());
+  }
+  return &b;
+}
+
+}  // namespace kiln::emu

@@ -1,0 +1,50 @@
+// Launching a kernel on the emulated GPU: the grid's blocks run on a thread
+// pool, each block's warps are interpreted until every thread exits, and the
+// checks and counters of every access are gathered into one LaunchResult.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/status.h"
+#include "cuda_emulator/exec/device_memory.h"
+#include "cuda_emulator/include/kiln_cuda_emulator.h"
+#include "cuda_emulator/ptx/ptx_module.h"
+
+namespace kiln::emu {
+
+struct Dim3 {
+  uint32_t x = 1, y = 1, z = 1;
+  uint64_t product() const { return uint64_t{x} * y * z; }
+};
+
+// What the checkers look for beyond memcheck, which is always on.
+struct CheckOptions {
+  bool race_check = true;      // shared-memory hazards between barriers
+  bool uninitialized = false;  // reads of device bytes never written
+  // KILN_EMU_CHECK=memcheck,racecheck,initcheck (or "none") sets these;
+  // malformed values are an error naming the variable.
+  static StatusOr<CheckOptions> FromEnvironment();
+};
+
+struct LaunchConfig {
+  Dim3 grid, block;
+  uint32_t dynamic_shared_bytes = 0;
+  // As cuLaunchKernel's kernelParams: params[i] points at parameter i's
+  // value, whose size and alignment come from the kernel's PTX signature.
+  void** params = nullptr;
+};
+
+class ThreadPool;  // exec/thread_pool.h
+
+// Runs the whole grid; returns once every block finished. On a checker
+// error the launch stops early and the status names kernel, block, thread,
+// PTX line and address, e.g.
+//   "invalid global store of 4 bytes at 0x7f3a... in kernel 'add' block
+//    (3,0,0) thread (31,0,0), PTX line 42: 4 bytes past the end of a
+//    1024-byte allocation at 0x7f3a..."
+StatusOr<KilnEmuCounters> Launch(const ptx::Kernel& kernel, const LaunchConfig& config,
+                                 DeviceMemory& memory, const CheckOptions& checks,
+                                 ThreadPool& pool);
+
+}  // namespace kiln::emu

@@ -1,0 +1,99 @@
+/* kiln_cuda_emulator.h: the emulator's own entry points, beside the CUDA
+ * driver API it implements.
+ *
+ * libkiln_cuda_emulator.so exports the driver API subset kiln's runtime
+ * calls (cuInit, cuMemAlloc_v2, cuLaunchKernel, ...) and the NVIDIA library
+ * entry points kiln uses (cublas*). A runtime that loaded it through
+ * KILN_CUDA_EMULATOR finds these extra symbols with dlsym; a real driver has
+ * none of them, so every caller treats them as optional.
+ *
+ * Plain C so that the ABI is the same whichever compiler built either side.
+ */
+#ifndef KILN_CUDA_EMULATOR_H_
+#define KILN_CUDA_EMULATOR_H_
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define KILN_EMU_API_VERSION 1
+
+/* Warp-instruction classes (the first index of warp_instructions), by the
+ * pipe that executes them. Instructions that are not memory, control or
+ * special functions count in the class of their type, as the hardware's
+ * ALUs do: mov, cvta, setp, selp and cvt included (setp.f32 is FP32,
+ * mov.b16 and cvta are INTEGER; cvt counts as FP64 when either side is
+ * f64, else as the float side's class). */
+enum KilnEmuInstructionClass {
+  KILN_EMU_CLASS_FP32 = 0,
+  KILN_EMU_CLASS_FP64 = 1,
+  KILN_EMU_CLASS_FP16 = 2, /* f16, bf16 and their x2 forms */
+  KILN_EMU_CLASS_INTEGER = 3,
+  /* MUFU on f32/f16: rcp, sqrt, rsqrt, sin, cos, lg2, ex2, tanh (the .rn
+   * forms too: they are a MUFU op plus refinement) */
+  KILN_EMU_CLASS_SPECIAL = 4,
+  KILN_EMU_CLASS_MEMORY = 5,  /* ld, st, atom, red */
+  KILN_EMU_CLASS_CONTROL = 6, /* bra, ret, exit, trap, bar, membar, shfl, vote, redux, activemask */
+  KILN_EMU_CLASS_COUNT = 7
+};
+
+/* Exact counts over one or more kernel launches. Every field is a sum over
+ * the launches it covers except the launch geometry, which describes the
+ * last launch. */
+typedef struct KilnEmuCounters {
+  uint64_t launches;
+  uint64_t warp_instructions[KILN_EMU_CLASS_COUNT];
+  uint64_t thread_instructions; /* sum over warp instructions of active lanes */
+  /* Global memory: one request per warp-level ld/st/atom/red; sectors are
+   * the distinct 32-byte sectors each request touches, summed over
+   * requests. unique_*_sectors count each sector once per launch. */
+  uint64_t global_load_requests;
+  uint64_t global_load_sectors;
+  uint64_t global_store_requests;
+  uint64_t global_store_sectors;
+  uint64_t global_unique_load_sectors;
+  uint64_t global_unique_store_sectors;
+  uint64_t global_load_bytes;  /* bytes the active lanes asked for */
+  uint64_t global_store_bytes;
+  /* Shared memory: wavefronts are the bank-conflict-free passes a request
+   * needs (1 when conflict free); conflicts = wavefronts - requests. */
+  uint64_t shared_load_requests;
+  uint64_t shared_store_requests;
+  uint64_t shared_wavefronts;
+  uint64_t shared_bank_conflicts;
+  uint64_t local_requests;
+  uint64_t barriers;      /* bar.sync/barrier executed, per warp */
+  uint64_t atomics;       /* atom/red warp instructions (global and shared) */
+  uint64_t atomic_lanes;  /* their active lanes */
+  /* The longest dependent chain of any thread, in issued instructions
+   * (instructions on the thread's path; an upper bound on its latency
+   * chain that the timing model refines). */
+  uint64_t max_thread_instructions;
+  /* Geometry of the last launch. */
+  uint32_t grid[3];
+  uint32_t block[3];
+  uint32_t dynamic_shared_bytes;
+  uint32_t static_shared_bytes;
+  uint32_t registers_per_thread; /* 32-bit registers the PTX declares */
+} KilnEmuCounters;
+
+/* "kiln emulator (sm_90, H100-class)". */
+const char* kilnEmuDescription(void);
+
+/* The detail of the last failing driver call on the calling thread (a
+ * memcheck or race report naming kernel, block, thread, PTX line and
+ * address), or "" when it has none. One line. */
+const char* kilnEmuLastErrorDetail(void);
+
+/* The counters of every launch issued on the stream between two recorded
+ * events, in the way cuEventElapsedTime measures the time between them.
+ * Returns CUDA_SUCCESS (0) or a CUresult error code. */
+int kilnEmuEventCounters(void* start_event, void* end_event, KilnEmuCounters* out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KILN_CUDA_EMULATOR_H_ */

@@ -1,0 +1,292 @@
+// The cuBLAS double: the cuBLAS entry points kiln calls, computed on the
+// host with OpenBLAS over the emulated device's memory.
+//
+// Device pointers are host addresses (DeviceMemory), so a strided batched
+// GEMM is one cblas_?gemm per batch (column-major, as cuBLAS). What makes it
+// a faithful double is everything around the arithmetic: arguments are
+// validated by cuBLAS' documented rules (CUBLAS_STATUS_INVALID_VALUE), every
+// matrix range a batch touches must lie in a live allocation (else
+// CUBLAS_STATUS_EXECUTION_FAILED, reported and sticky like a kernel's
+// illegal address), beta == 0 means C is never read, and each call counts
+// as one launch on the handle's stream for events and elapsed time. What it
+// does not implement (pointer mode device, other math modes) is
+// CUBLAS_STATUS_NOT_SUPPORTED, never ignored.
+//
+// A handle needs the emulated driver initialized and a context current,
+// as a real cuBLAS needs the CUDA runtime's.
+#include <cblas.h>
+#include <cublas_api.h>
+
+#include <chrono>
+#include <string>
+
+#include "cuda_emulator/driver/driver_errors.h"
+#include "cuda_emulator/driver/emulated_device.h"
+#include "cuda_emulator/driver/exports.h"
+
+// The handle's state; cublasHandle_t is an opaque pointer to it.
+struct cublasContext {
+  CUstream stream = nullptr;  // the legacy default stream until set
+  cublasMath_t math = CUBLAS_DEFAULT_MATH;
+};
+
+namespace {
+
+using kiln::emu::Allocation;
+using kiln::emu::driver::EmulatedDevice;
+
+EmulatedDevice& Device() { return EmulatedDevice::Get(); }
+
+// Records why a call failed for kilnEmuLastErrorDetail and returns `status`.
+cublasStatus_t Reject(cublasStatus_t status, std::string detail) {
+  kiln::emu::driver::SetErrorDetail(std::move(detail));
+  return status;
+}
+
+// One column-major matrix operand of a GEMM call.
+struct Operand {
+  const char* name;    // "A", "B" or "C"
+  uint64_t base;       // batch 0's address
+  int64_t stride;      // elements between batches
+  int64_t rows, cols;  // as stored (before transposition)
+  int64_t ld;
+};
+
+// [address, address + bytes) of `op` in batch `i`, or false when it does
+// not fit in 64 bits.
+bool BatchRange(const Operand& op, int64_t i, size_t element, uint64_t* address, uint64_t* bytes) {
+  __int128 start = static_cast<__int128>(op.base) + static_cast<__int128>(i) * op.stride * element;
+  __int128 size = (static_cast<__int128>(op.cols - 1) * op.ld + op.rows) * element;
+  if (start < 0 || start + size > static_cast<__int128>(UINT64_MAX)) return false;
+  *address = static_cast<uint64_t>(start);
+  *bytes = static_cast<uint64_t>(size);
+  return true;
+}
+
+// Checks every batch of `op` against the ledger (and, with initcheck, that
+// the bytes read were written); marks C's written columns. Returns the
+// fault message, or "" when the operand is fine. Under a ReadLock.
+std::string CheckOperand(const char* call, const Operand& op, int64_t batches, size_t element,
+                         bool written) {
+  kiln::emu::DeviceMemory& memory = Device().memory();
+  bool initcheck = !written && Device().checks().uninitialized;
+  for (int64_t i = 0; i < batches; ++i) {
+    uint64_t address = 0, bytes = 0;
+    Allocation* a = BatchRange(op, i, element, &address, &bytes) ? memory.Find(address, bytes) : nullptr;
+    std::string where = std::string(" matrix ") + op.name + " (batch " + std::to_string(i) + ") by " + call;
+    if (!a) {
+      return std::string("invalid ") + (written ? "write of" : "read of") + where + ": " +
+             memory.Describe(address, bytes);
+    }
+    uint64_t column_bytes = static_cast<uint64_t>(op.rows) * element;
+    for (int64_t j = 0; j < op.cols; ++j) {
+      uint64_t column = address + static_cast<uint64_t>(j * op.ld) * element;
+      if (written) {
+        a->MarkInitialized(column, column_bytes);
+      } else if (initcheck) {
+        int64_t first = a->FirstUninitialized(column, column_bytes);
+        if (first >= 0) {
+          return "uninitialized read of" + where + ": byte " + memory.Describe(static_cast<uint64_t>(first), 1) +
+                 " was never written";
+        }
+      }
+    }
+  }
+  return "";
+}
+
+CBLAS_TRANSPOSE CblasOp(cublasOperation_t op) { return op == CUBLAS_OP_N ? CblasNoTrans : CblasTrans; }
+
+void Gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, float alpha, const float* a, int lda,
+          const float* b, int ldb, float beta, float* c, int ldc) {
+  cblas_sgemm(CblasColMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+void Gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, double alpha, const double* a, int lda,
+          const double* b, int ldb, double beta, double* c, int ldc) {
+  cblas_dgemm(CblasColMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+// C = beta * C without reading C when beta == 0 (cuBLAS' rule: C may then
+// hold NaNs or never-written bytes).
+template <typename T>
+void ScaleC(T* c, int m, int n, int ldc, T beta) {
+  for (int j = 0; j < n; ++j) {
+    T* column = c + static_cast<int64_t>(j) * ldc;
+    for (int i = 0; i < m; ++i) column[i] = beta == T(0) ? T(0) : beta * column[i];
+  }
+}
+
+// cuBLAS' argument checks for gemm, in its order; "" when valid.
+std::string GemmArgumentError(cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
+                              const void* alpha, int lda, int ldb, const void* beta, int ldc, int batches) {
+  auto valid_op = [](cublasOperation_t op) { return op == CUBLAS_OP_N || op == CUBLAS_OP_T || op == CUBLAS_OP_C; };
+  if (!valid_op(transa) || !valid_op(transb)) return "transa/transb must be CUBLAS_OP_N, _T or _C";
+  if (m < 0 || n < 0 || k < 0) return "m, n and k must not be negative";
+  if (batches < 0) return "batchCount must not be negative";
+  int a_rows = transa == CUBLAS_OP_N ? m : k;
+  int b_rows = transb == CUBLAS_OP_N ? k : n;
+  if (lda < std::max(1, a_rows)) return "lda " + std::to_string(lda) + " < max(1, " + std::to_string(a_rows) + ")";
+  if (ldb < std::max(1, b_rows)) return "ldb " + std::to_string(ldb) + " < max(1, " + std::to_string(b_rows) + ")";
+  if (ldc < std::max(1, m)) return "ldc " + std::to_string(ldc) + " < max(1, " + std::to_string(m) + ")";
+  if (!alpha || !beta) return "alpha and beta must not be null";
+  return "";
+}
+
+template <typename T>
+cublasStatus_t GemmStridedBatched(const char* call, cublasHandle_t handle, cublasOperation_t transa,
+                                  cublasOperation_t transb, int m, int n, int k, const T* alpha, const T* A,
+                                  int lda, long long strideA, const T* B, int ldb, long long strideB,
+                                  const T* beta, T* C, int ldc, long long strideC, int batches) {
+  kiln::emu::driver::ClearErrorDetail();
+  if (!handle) return Reject(CUBLAS_STATUS_NOT_INITIALIZED, std::string(call) + ": the handle is null");
+  std::string invalid = GemmArgumentError(transa, transb, m, n, k, alpha, lda, ldb, beta, ldc, batches);
+  if (!invalid.empty()) return Reject(CUBLAS_STATUS_INVALID_VALUE, std::string(call) + ": " + invalid);
+  if (m == 0 || n == 0 || batches == 0) return CUBLAS_STATUS_SUCCESS;
+  if (Device().EnterContext() != CUDA_SUCCESS) return CUBLAS_STATUS_EXECUTION_FAILED;  // detail set
+  std::shared_ptr<kiln::emu::driver::StreamTimeline> timeline = Device().timeline().Find(handle->stream);
+  if (!timeline) {
+    return Reject(CUBLAS_STATUS_EXECUTION_FAILED, std::string(call) + ": the handle's stream was destroyed");
+  }
+  const T a = *alpha, b = *beta;
+  const bool reads_ab = k > 0 && a != T(0);
+  Operand opA{"A", reinterpret_cast<uint64_t>(A), strideA, transa == CUBLAS_OP_N ? m : k,
+              transa == CUBLAS_OP_N ? k : m, lda};
+  Operand opB{"B", reinterpret_cast<uint64_t>(B), strideB, transb == CUBLAS_OP_N ? k : n,
+              transb == CUBLAS_OP_N ? n : k, ldb};
+  Operand opC{"C", reinterpret_cast<uint64_t>(C), strideC, m, n, ldc};
+
+  auto start = std::chrono::steady_clock::now();
+  {
+    auto lock = Device().memory().ReadLock();  // no cuMemFree while the GEMM runs
+    std::string fault = reads_ab ? CheckOperand(call, opA, batches, sizeof(T), false) : "";
+    if (fault.empty() && reads_ab) fault = CheckOperand(call, opB, batches, sizeof(T), false);
+    if (fault.empty() && b != T(0)) fault = CheckOperand(call, opC, batches, sizeof(T), false);
+    if (fault.empty()) fault = CheckOperand(call, opC, batches, sizeof(T), true);
+    if (!fault.empty()) {
+      Device().FailLaunch(fault);
+      return CUBLAS_STATUS_EXECUTION_FAILED;
+    }
+    for (int64_t i = 0; i < batches; ++i) {
+      T* c = C + i * strideC;
+      // beta == 0: C is not read, so zero it first in case cblas scales it.
+      if (!reads_ab || b == T(0)) ScaleC(c, m, n, ldc, b);
+      if (!reads_ab) continue;
+      Gemm(CblasOp(transa), CblasOp(transb), m, n, k, a, A + i * strideA, lda, B + i * strideB, ldb, b, c, ldc);
+    }
+  }
+  std::chrono::duration<double, std::micro> wall = std::chrono::steady_clock::now() - start;
+  KilnEmuCounters counters{};
+  counters.launches = 1;
+  timeline->AddLaunch(counters, kiln::emu::driver::LaunchDurationUs(counters, wall.count()));
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+KILN_EMU_EXPORT cublasStatus_t cublasCreate_v2(cublasHandle_t* handle) {
+  if (!handle) return Reject(CUBLAS_STATUS_INVALID_VALUE, "cublasCreate: the handle pointer is null");
+  if (Device().EnterContext() != CUDA_SUCCESS) return CUBLAS_STATUS_NOT_INITIALIZED;  // detail set
+  *handle = new cublasContext();
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+KILN_EMU_EXPORT cublasStatus_t cublasDestroy_v2(cublasHandle_t handle) {
+  kiln::emu::driver::ClearErrorDetail();
+  if (!handle) return Reject(CUBLAS_STATUS_NOT_INITIALIZED, "cublasDestroy: the handle is null");
+  delete handle;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+KILN_EMU_EXPORT cublasStatus_t cublasSetStream_v2(cublasHandle_t handle, cudaStream_t streamId) {
+  kiln::emu::driver::ClearErrorDetail();
+  if (!handle) return Reject(CUBLAS_STATUS_NOT_INITIALIZED, "cublasSetStream: the handle is null");
+  if (!Device().timeline().Find(streamId)) {
+    return Reject(CUBLAS_STATUS_INVALID_VALUE, "cublasSetStream: not a live stream");
+  }
+  handle->stream = streamId;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+KILN_EMU_EXPORT cublasStatus_t cublasGetVersion_v2(cublasHandle_t handle, int* version) {
+  kiln::emu::driver::ClearErrorDetail();
+  if (!handle) return Reject(CUBLAS_STATUS_NOT_INITIALIZED, "cublasGetVersion: the handle is null");
+  if (!version) return Reject(CUBLAS_STATUS_INVALID_VALUE, "cublasGetVersion: null pointer");
+  *version = CUBLAS_VERSION;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+KILN_EMU_EXPORT cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath_t mode) {
+  kiln::emu::driver::ClearErrorDetail();
+  if (!handle) return Reject(CUBLAS_STATUS_NOT_INITIALIZED, "cublasSetMathMode: the handle is null");
+  // The modes that allow a faster, less precise GEMM are honoured by
+  // computing at full precision, which each of them permits.
+  int base = mode & ~CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION;
+  if (base == CUBLAS_DEFAULT_MATH || base == CUBLAS_TENSOR_OP_MATH || base == CUBLAS_PEDANTIC_MATH ||
+      base == CUBLAS_TF32_TENSOR_OP_MATH) {
+    handle->math = mode;
+    return CUBLAS_STATUS_SUCCESS;
+  }
+  return Reject(CUBLAS_STATUS_NOT_SUPPORTED,
+                "cublasSetMathMode: math mode " + std::to_string(static_cast<int>(mode)) +
+                    " is not supported by the emulator");
+}
+
+KILN_EMU_EXPORT cublasStatus_t cublasGetMathMode(cublasHandle_t handle, cublasMath_t* mode) {
+  kiln::emu::driver::ClearErrorDetail();
+  if (!handle) return Reject(CUBLAS_STATUS_NOT_INITIALIZED, "cublasGetMathMode: the handle is null");
+  if (!mode) return Reject(CUBLAS_STATUS_INVALID_VALUE, "cublasGetMathMode: null pointer");
+  *mode = handle->math;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+KILN_EMU_EXPORT const char* cublasGetStatusName(cublasStatus_t status) {
+  switch (status) {
+    case CUBLAS_STATUS_SUCCESS: return "CUBLAS_STATUS_SUCCESS";
+    case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED";
+    case CUBLAS_STATUS_ALLOC_FAILED: return "CUBLAS_STATUS_ALLOC_FAILED";
+    case CUBLAS_STATUS_INVALID_VALUE: return "CUBLAS_STATUS_INVALID_VALUE";
+    case CUBLAS_STATUS_ARCH_MISMATCH: return "CUBLAS_STATUS_ARCH_MISMATCH";
+    case CUBLAS_STATUS_MAPPING_ERROR: return "CUBLAS_STATUS_MAPPING_ERROR";
+    case CUBLAS_STATUS_EXECUTION_FAILED: return "CUBLAS_STATUS_EXECUTION_FAILED";
+    case CUBLAS_STATUS_INTERNAL_ERROR: return "CUBLAS_STATUS_INTERNAL_ERROR";
+    case CUBLAS_STATUS_NOT_SUPPORTED: return "CUBLAS_STATUS_NOT_SUPPORTED";
+    case CUBLAS_STATUS_LICENSE_ERROR: return "CUBLAS_STATUS_LICENSE_ERROR";
+  }
+  return "CUBLAS_STATUS_UNKNOWN";
+}
+
+KILN_EMU_EXPORT const char* cublasGetStatusString(cublasStatus_t status) {
+  switch (status) {
+    case CUBLAS_STATUS_SUCCESS: return "the operation completed successfully";
+    case CUBLAS_STATUS_NOT_INITIALIZED: return "the library was not initialized";
+    case CUBLAS_STATUS_ALLOC_FAILED: return "the resource allocation failed";
+    case CUBLAS_STATUS_INVALID_VALUE: return "an invalid numeric value was used as an argument";
+    case CUBLAS_STATUS_ARCH_MISMATCH: return "an absent device architectural feature is required";
+    case CUBLAS_STATUS_MAPPING_ERROR: return "an access to GPU memory space failed";
+    case CUBLAS_STATUS_EXECUTION_FAILED: return "the GPU program failed to execute";
+    case CUBLAS_STATUS_INTERNAL_ERROR: return "an internal operation failed";
+    case CUBLAS_STATUS_NOT_SUPPORTED: return "the functionality requested is not supported";
+    case CUBLAS_STATUS_LICENSE_ERROR: return "an error was detected when checking the current licensing";
+  }
+  return "unknown cuBLAS status";
+}
+
+KILN_EMU_EXPORT cublasStatus_t cublasSgemmStridedBatched(
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
+    const float* alpha, const float* A, int lda, long long int strideA, const float* B, int ldb,
+    long long int strideB, const float* beta, float* C, int ldc, long long int strideC, int batchCount) {
+  return GemmStridedBatched("cublasSgemmStridedBatched", handle, transa, transb, m, n, k, alpha, A, lda,
+                            strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
+}
+
+KILN_EMU_EXPORT cublasStatus_t cublasDgemmStridedBatched(
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
+    const double* alpha, const double* A, int lda, long long int strideA, const double* B, int ldb,
+    long long int strideB, const double* beta, double* C, int ldc, long long int strideC, int batchCount) {
+  return GemmStridedBatched("cublasDgemmStridedBatched", handle, transa, transb, m, n, k, alpha, A, lda,
+                            strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
+}
+
+}  // extern "C"
