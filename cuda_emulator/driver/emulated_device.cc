@@ -3,6 +3,7 @@
 #include "cuda_emulator/driver/emulated_device.h"
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "cuda_emulator/driver/driver_errors.h"
 
@@ -108,7 +109,11 @@ CUresult EmulatedDevice::SetCurrent(CUcontext context) {
 CUcontext EmulatedDevice::current() const { return context_alive_.load() ? t_current : nullptr; }
 
 CUresult EmulatedDevice::FailLaunch(const std::string& message) {
-  std::fprintf(stderr, "kiln-emulator: %s\n", message.c_str());
+  // The report reaches callers through kilnEmuLastErrorDetail (kiln's
+  // runtime puts it in its one-line error); KILN_EMU_REPORT=1 also prints
+  // it, as compute-sanitizer does, for programs that do not ask.
+  if (const char* r = std::getenv("KILN_EMU_REPORT"); r && std::string(r) == "1")
+    std::fprintf(stderr, "kiln-emulator: %s\n", message.c_str());
   CUresult result = FaultResult(message);
   {
     std::lock_guard<std::mutex> lock(context_mu_);
