@@ -78,7 +78,8 @@ StatusOr<std::unique_ptr<CudaModule>> CudaModule::Load(const CudaDriver& driver,
     std::string message =
         "loading the CUDA kernels (" + code.description + ") failed: " + driver.ErrorText(r);
     std::string jit_log = OneLine(log.data());
-    if (!jit_log.empty()) message += ": " + jit_log;
+    // The emulator's error detail may already be the log's text.
+    if (!jit_log.empty() && message.find(jit_log) == std::string::npos) message += ": " + jit_log;
     return Error(message);
   }
   std::unique_ptr<CudaModule> m(new CudaModule(driver, module));

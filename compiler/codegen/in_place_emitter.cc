@@ -62,6 +62,18 @@ Status EmitAtomicCombine(mlir::OpBuilder& b, mlir::Location loc, ElementalEmitte
     mlir::memref::AtomicRMWOp::create(b, loc, *kind, update, out, target);
     return Status::Ok();
   }
+  // to_apply = the update itself (scatter's "replace"): an atomic exchange.
+  // The generic form cannot express it: its body would yield a value
+  // defined outside the body, which the lowering rejects.
+  const HloInstruction* root = fn.root();
+  if (root && root->opcode() == HloOpcode::kParameter && fn.parameter_count() == 2 &&
+      root == fn.parameter(1)) {
+    Value v = ops.ToStorage(update, t);
+    mlir::Type element = mlir::cast<mlir::MemRefType>(out.getType()).getElementType();
+    if (v.getType() != element) v = mlir::arith::BitcastOp::create(b, loc, element, v);
+    mlir::memref::AtomicRMWOp::create(b, loc, mlir::arith::AtomicRMWKind::assign, v, out, target);
+    return Status::Ok();
+  }
   // Floats live behind an integer view of `out` (see InPlaceOutputType).
   auto rmw = mlir::memref::GenericAtomicRMWOp::create(b, loc, out, target);
   mlir::OpBuilder::InsertionGuard guard(b);

@@ -38,6 +38,37 @@ bool IsWarpSync(Opcode op) {
          op == Opcode::kBarWarpSync || op == Opcode::kMatch;
 }
 
+// kCall for one lane: copy the arguments into the callee's parameter slots
+// and push the call. Device functions are inlined once per kernel with
+// fixed parameter slots, so a recursive call would overwrite its caller's:
+// it is an error, as is a stack deeper than kMaxCallDepth.
+bool Call(WarpState& w, const Instruction& in, uint32_t pc, int lane) {
+  uint8_t& depth = w.call_depth[lane];
+  for (int i = 0; i < depth; ++i) {
+    if (w.kernel->code[w.call_stack[lane][i]].target == in.target)
+      return w.Fail(lane, "recursive call (the emulator inlines device functions)");
+  }
+  if (depth == WarpState::kMaxCallDepth)
+    return w.Fail(lane, "call stack deeper than " + std::to_string(WarpState::kMaxCallDepth));
+  uint8_t* local = w.local + static_cast<size_t>(lane) * w.kernel->local_bytes;
+  for (const Instruction::LocalCopy& c : in.call_args) std::memmove(local + c.to, local + c.from, c.size);
+  w.call_stack[lane][depth++] = pc;
+  return true;
+}
+
+// The callee's ret for one lane: back to the instruction after the call,
+// with the results copied into the call site's slots.
+bool Return(WarpState& w, const std::vector<Instruction>& code, int lane) {
+  uint8_t& depth = w.call_depth[lane];
+  if (depth == 0) return w.Fail(lane, "ret of a device function that was not called");
+  uint32_t call_pc = w.call_stack[lane][--depth];
+  uint8_t* local = w.local + static_cast<size_t>(lane) * w.kernel->local_bytes;
+  for (const Instruction::LocalCopy& c : code[call_pc].call_results)
+    std::memmove(local + c.to, local + c.from, c.size);
+  w.pc[lane] = call_pc + 1;
+  return true;
+}
+
 // Runs one block at a time; one per pool worker, reused across blocks so
 // that register files and shared memory are allocated once per launch.
 class BlockRunner {
@@ -199,7 +230,30 @@ bool BlockRunner::RunWarp(WarpState& w) {
         ForEachLane(mask, [&](int l) { w.pc[l] = (exec >> l) & 1 ? in.target : next; });
         if (exec != mask && exec != 0) uniform = false;
         continue;
+      case Opcode::kCall: {
+        bool ok = true;
+        ForEachLane(exec, [&](int l) {
+          if (!ok) return;
+          ok = Call(w, in, pc, l);
+        });
+        if (!ok) return ran;
+        ForEachLane(mask, [&](int l) { w.pc[l] = (exec >> l) & 1 ? in.target : next; });
+        if (exec != mask && exec != 0) uniform = false;
+        continue;
+      }
       case Opcode::kRet:
+        if (in.returns_to_caller) {
+          bool ok = true;
+          ForEachLane(exec, [&](int l) {
+            if (!ok) return;
+            ok = Return(w, code, l);
+          });
+          if (!ok) return ran;
+          ForEachLane(mask & ~exec, [&](int l) { w.pc[l] = next; });
+          uniform = false;
+          continue;
+        }
+        [[fallthrough]];
       case Opcode::kExit:
         w.exited |= exec;
         ForEachLane(mask & ~exec, [&](int l) { w.pc[l] = next; });

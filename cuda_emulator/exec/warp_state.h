@@ -84,6 +84,11 @@ struct WarpState {
   int barrier_id[32] = {};     // which barrier each waiting lane is at
   uint32_t pc[32] = {};
   uint32_t carry = 0;          // CC.CF per lane (add.cc / addc)
+  // Per lane: the call instructions of the inlined device functions it is
+  // in, innermost last.
+  static constexpr int kMaxCallDepth = 16;
+  uint32_t call_stack[32][kMaxCallDepth] = {};
+  uint8_t call_depth[32] = {};
   uint64_t lane_instructions[32] = {};
   bool failed = false;
   const ptx::Instruction* current = nullptr;

@@ -367,6 +367,15 @@ Status Decoder::Operand(const RawOperand& raw, ptx::Operand* out, bool) {
         out->imm += p->second;
         return Status::Ok();
       }
+      if (space == Space::kParam) {
+        // A call's .param variable or a device function's parameter: slots
+        // of the thread's local memory (see ptx_parser.cc).
+        auto l = sym_.local.find(raw.base);
+        if (l == sym_.local.end()) return Fail("unknown parameter '" + std::string(raw.base) + "'");
+        in_.mod.space = Space::kLocal;
+        out->imm += l->second;
+        return Status::Ok();
+      }
       if (auto l = sym_.local.find(raw.base); l != sym_.local.end()) {
         out->imm += l->second + (space == Space::kGeneric ? kLocalWindow : 0);
         return Status::Ok();

@@ -54,6 +54,7 @@ enum class Opcode : uint8_t {
   kBar, kBarWarpSync, kMembar,
   kAtom, kRed, kShfl, kVote, kRedux, kActivemask, kMatch,
   kNop,
+  kCall,  // call of a .func, inlined into the kernel (see Instruction::call_args)
 };
 
 enum class Rounding : uint8_t {
@@ -151,6 +152,15 @@ struct Instruction {
   uint32_t target = 0;  // kBra: instruction index
   uint32_t line = 0;    // PTX source line (1-based)
   std::string text;     // the instruction as written, for error messages
+  // kRet inside an inlined .func: return to the caller, not exit.
+  bool returns_to_caller = false;
+  // kCall: byte copies within the thread's local memory, where call-site
+  // .param variables and the callee's parameters and return values live:
+  // arguments before the jump to `target`, results on return.
+  struct LocalCopy {
+    uint32_t from = 0, to = 0, size = 0;
+  };
+  std::vector<LocalCopy> call_args, call_results;
 };
 
 struct Parameter {

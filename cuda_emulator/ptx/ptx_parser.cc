@@ -2,6 +2,14 @@
 // variables, kernels with their parameters, register and variable
 // declarations, labels and scopes); each instruction is handed to the
 // decoder (ptx_decoder.cc). Entry point: LoadModule (ptx_module.h).
+//
+// Device functions (.func, e.g. libdevice's f64 trig slow path) are inlined
+// into each kernel that calls them, once per kernel: their body is parsed
+// in the kernel's context with registers and labels of its own, and their
+// parameters, return values and the call sites' .param variables become
+// slots of the thread's local memory. 'call' copies the arguments into the
+// callee's slots and jumps; the callee's 'ret' returns to the call and
+// copies the results back (launch.cc keeps a return stack per lane).
 #include <algorithm>
 #include <cstring>
 
@@ -64,7 +72,17 @@ class Parser {
   Status KernelVariable(Kernel& k, Space space);
   StatusOr<RawOperand> Operand();
   Status Statement(Kernel& k);
+  Status Call(Kernel& k, RawInstruction raw);
   Status Finish(Kernel& k);
+  std::string TextOf(size_t begin, size_t end) const;
+  StatusOr<VariableDecl> ParameterDecl();
+  uint32_t PlaceLocal(Kernel& k, const std::string& name, const VariableDecl& decl);
+  void FindFunctionDefinitions();
+  struct FunctionLayout {
+    uint32_t entry = 0;
+    std::vector<std::pair<uint32_t, uint32_t>> params, results;  // local offset, size
+  };
+  StatusOr<const FunctionLayout*> Inline(Kernel& k, const std::string& name);
 
   const std::vector<Token>& t_;
   size_t pos_ = 0;
@@ -84,6 +102,16 @@ class Parser {
     uint32_t line;
   };
   std::vector<Fixup> fixups_;
+  // .func definitions: the token index of their '.func'.
+  NameMap<size_t> function_defs_;
+  struct CallSite {
+    size_t instruction;
+    std::string callee;
+    std::vector<uint32_t> args, results;  // call-site .param local offsets
+    uint32_t line;
+  };
+  std::vector<CallSite> calls_;
+  NameMap<FunctionLayout> inlined_;  // per kernel
 };
 
 StatusOr<int64_t> Parser::Integer() {
@@ -106,7 +134,30 @@ void Parser::SkipToEndOfLine() {
   Accept(";");
 }
 
+void Parser::FindFunctionDefinitions() {
+  auto skip_parens = [&](size_t j) {
+    if (!t_[j].Is("(")) return j;
+    for (int depth = 0; j < t_.size(); ++j) {
+      if (t_[j].Is("(")) ++depth;
+      if (t_[j].Is(")") && --depth == 0) return j + 1;
+    }
+    return j;
+  };
+  for (size_t i = 0; i + 1 < t_.size(); ++i) {
+    if (!t_[i].Is(".func")) continue;
+    size_t j = skip_parens(i + 1);
+    if (j >= t_.size() || t_[j].kind != Kind::kIdentifier) continue;
+    std::string name(t_[j].text);
+    j = skip_parens(j + 1);
+    while (j < t_.size() && !t_[j].Is("{") && !t_[j].Is(";") && !t_[j].Is(".func") &&
+           !t_[j].Is(".entry"))
+      ++j;
+    if (j < t_.size() && t_[j].Is("{")) function_defs_[name] = i;
+  }
+}
+
 StatusOr<std::unique_ptr<Module>> Parser::Parse() {
+  FindFunctionDefinitions();
   while (Peek().kind != Kind::kEnd) KILN_RETURN_IF_ERROR(ModuleDirective());
   return std::move(module_);
 }
@@ -254,9 +305,7 @@ Status Parser::PlaceModuleVariable(Space space, VariableDecl decl) {
 
 Status Parser::Function(bool is_entry) {
   if (!is_entry) {
-    // Device functions would need a call stack; kiln inlines everything.
-    // A .func that is only declared or never called is harmless: skip it;
-    // 'call' is not an instruction the decoder accepts.
+    // Parsed where a kernel calls it (Inline); skipped here.
     while (Peek().kind != Kind::kEnd && !Peek().Is("{") && !Peek().Is(";")) Next();
     if (Accept(";")) return Status::Ok();
     for (int depth = 0; Peek().kind != Kind::kEnd;) {
@@ -308,39 +357,42 @@ Status Parser::Function(bool is_entry) {
   return Status::Ok();
 }
 
+// After '.param': .type [.align N] name[[N]] (parameters end at ',' or ')',
+// not ';').
+StatusOr<VariableDecl> Parser::ParameterDecl() {
+  VariableDecl d;
+  Type type = Type::kNone;
+  uint32_t align = 0;
+  while (Peek().kind == Kind::kDirective) {
+    std::string_view q = Next().text;
+    if (q == ".align") {
+      KILN_ASSIGN_OR_RETURN(int64_t a, Integer());
+      align = static_cast<uint32_t>(a);
+    } else if (Type ty = ParseTypeName(q); ty != Type::kNone) {
+      type = ty;
+    }  // .ptr .global etc. qualify pointers; nothing to record
+  }
+  if (type == Type::kNone) return Fail("parameter without a type");
+  if (Peek().kind != Kind::kIdentifier) return Fail("expected a parameter name");
+  d.name = std::string(Next().text);
+  uint64_t unit = static_cast<uint64_t>(std::max(8, TypeBits(type)) / 8);
+  uint64_t count = 1;
+  while (Accept("[")) {
+    KILN_ASSIGN_OR_RETURN(int64_t n, Integer());
+    count *= static_cast<uint64_t>(n);
+    KILN_RETURN_IF_ERROR(Expect("]"));
+  }
+  d.align = align ? align : static_cast<uint32_t>(unit);
+  d.size = unit * count;
+  return d;
+}
+
 // .param .type [.align N] name[[N]], ... )
 Status Parser::Parameters(Kernel& k) {
   if (Accept(")")) return Status::Ok();
   do {
     KILN_RETURN_IF_ERROR(Expect(".param"));
-    KILN_ASSIGN_OR_RETURN(VariableDecl decl, [&]() -> StatusOr<VariableDecl> {
-      // Parameters end at ',' or ')', not ';': parse the qualifiers here.
-      VariableDecl d;
-      Type type = Type::kNone;
-      uint32_t align = 0;
-      while (Peek().kind == Kind::kDirective) {
-        std::string_view q = Next().text;
-        if (q == ".align") {
-          KILN_ASSIGN_OR_RETURN(int64_t a, Integer());
-          align = static_cast<uint32_t>(a);
-        } else if (Type ty = ParseTypeName(q); ty != Type::kNone) {
-          type = ty;
-        }  // .ptr .global etc. qualify pointers; nothing to record
-      }
-      if (type == Type::kNone) return Fail("kernel parameter without a type");
-      if (Peek().kind != Kind::kIdentifier) return Fail("expected a parameter name");
-      d.name = std::string(Next().text);
-      uint64_t unit = static_cast<uint64_t>(std::max(8, TypeBits(type)) / 8);
-      uint64_t count = 1;
-      while (Accept("[")) {
-        KILN_ASSIGN_OR_RETURN(int64_t n, Integer());
-        count *= static_cast<uint64_t>(n);
-        KILN_RETURN_IF_ERROR(Expect("]"));
-      }
-      d.align = align ? align : static_cast<uint32_t>(unit);
-      d.size = unit * count;
-      return d;
-    }());
+    KILN_ASSIGN_OR_RETURN(VariableDecl decl, ParameterDecl());
     Parameter p;
     p.name = decl.name;
     p.align = decl.align;
@@ -469,6 +521,11 @@ Status Parser::Statement(Kernel& k) {
   if (Accept(".local")) return KernelVariable(k, Space::kLocal);
   if (Accept(".global")) return KernelVariable(k, Space::kGlobal);
   if (Accept(".const")) return KernelVariable(k, Space::kConst);
+  if (Accept(".param")) {  // a call site's argument or result: a local slot
+    KILN_ASSIGN_OR_RETURN(VariableDecl decl, Variable());
+    PlaceLocal(k, decl.name, decl);
+    return Status::Ok();
+  }
   if (first.Is(".pragma") || first.Is(".loc") || first.Is(".file")) {
     SkipToEndOfLine();
     return Status::Ok();
@@ -495,22 +552,17 @@ Status Parser::Statement(Kernel& k) {
   }
   raw.opcode = Next().text;
   while (Peek().kind == Kind::kDirective) raw.modifiers.push_back(Next().text);
+  if (raw.opcode == "call") {
+    raw.text = TextOf(begin, pos_);
+    return Call(k, std::move(raw));
+  }
   if (!Peek().Is(";")) {
     do {
       KILN_ASSIGN_OR_RETURN(RawOperand op, Operand());
       raw.operands.push_back(std::move(op));
     } while (Accept(","));
   }
-  // The instruction's own text, for messages.
-  for (size_t i = begin; i < pos_; ++i) {
-    const Token& tok = t_[i];
-    bool tight = tok.kind == Kind::kDirective || tok.Is(",") || tok.Is("]") || tok.Is("}") ||
-                 tok.Is("|") || (i > begin && (t_[i - 1].Is("[") || t_[i - 1].Is("{") ||
-                                               t_[i - 1].Is("!") || t_[i - 1].Is("@") ||
-                                               t_[i - 1].Is("|") || t_[i - 1].Is("-")));
-    if (i > begin && !tight) raw.text += ' ';
-    raw.text += tok.text;
-  }
+  raw.text = TextOf(begin, pos_);
   KILN_RETURN_IF_ERROR(Expect(";"));
   Instruction inst;
   std::string label;
@@ -518,6 +570,127 @@ Status Parser::Statement(Kernel& k) {
   if (!label.empty()) fixups_.push_back({k.code.size(), label, raw.line});
   k.code.push_back(std::move(inst));
   return Status::Ok();
+}
+
+std::string Parser::TextOf(size_t begin, size_t end) const {
+  std::string text;
+  for (size_t i = begin; i < end; ++i) {
+    const Token& tok = t_[i];
+    bool tight = tok.kind == Kind::kDirective || tok.Is(",") || tok.Is("]") || tok.Is("}") ||
+                 tok.Is(")") || tok.Is("|") ||
+                 (i > begin && (t_[i - 1].Is("[") || t_[i - 1].Is("{") || t_[i - 1].Is("(") ||
+                                t_[i - 1].Is("!") || t_[i - 1].Is("@") || t_[i - 1].Is("|") ||
+                                t_[i - 1].Is("-")));
+    if (i > begin && !tight) text += ' ';
+    text += tok.text;
+  }
+  return text;
+}
+
+uint32_t Parser::PlaceLocal(Kernel& k, const std::string& name, const VariableDecl& decl) {
+  uint64_t at = AlignUp(k.local_bytes, std::max<uint32_t>(decl.align, 1));
+  symbols_.local[name] = static_cast<uint32_t>(at);
+  k.local_bytes = static_cast<uint32_t>(at + decl.size);
+  return static_cast<uint32_t>(at);
+}
+
+// call[.uni] [(ret, ...),] func [, (arg, ...)];  The copies are filled in by
+// Finish once the callee is inlined.
+Status Parser::Call(Kernel& k, RawInstruction raw) {
+  size_t begin = pos_;
+  CallSite site;
+  site.line = raw.line;
+  site.instruction = k.code.size();
+  auto names = [&](std::vector<uint32_t>* offsets) -> Status {
+    KILN_RETURN_IF_ERROR(Expect("("));
+    if (Accept(")")) return Status::Ok();
+    do {
+      if (Peek().kind != Kind::kIdentifier) return Fail("expected a .param variable in a call");
+      auto it = symbols_.local.find(Next().text);
+      if (it == symbols_.local.end()) return Fail("call argument is not a .param variable of the call site");
+      offsets->push_back(it->second);
+    } while (Accept(","));
+    return Expect(")");
+  };
+  if (Peek().Is("(")) {
+    KILN_RETURN_IF_ERROR(names(&site.results));
+    KILN_RETURN_IF_ERROR(Expect(","));
+  }
+  if (Peek().kind != Kind::kIdentifier) return Fail("expected the called function's name");
+  site.callee = std::string(Next().text);
+  if (Accept(",")) KILN_RETURN_IF_ERROR(names(&site.args));
+  KILN_RETURN_IF_ERROR(Expect(";"));
+  for (std::string_view m : raw.modifiers)
+    if (m != ".uni") return Fail("unsupported call modifier '" + std::string(m) + "'");
+  Instruction inst;
+  inst.opcode = Opcode::kCall;
+  inst.cls = InstructionClass::kControl;
+  inst.line = raw.line;
+  inst.text = raw.text + " " + TextOf(begin, pos_ - 1);
+  if (!raw.guard.empty()) {
+    int64_t r = symbols_.FindRegister(raw.guard);
+    if (r < 0) return Fail("unknown predicate '" + std::string(raw.guard) + "'");
+    inst.guard = static_cast<int32_t>(r);
+    inst.guard_negated = raw.guard_negated;
+  }
+  calls_.push_back(std::move(site));
+  k.code.push_back(std::move(inst));
+  return Status::Ok();
+}
+
+// Parses the definition of `name` into `k`'s code (once per kernel).
+StatusOr<const Parser::FunctionLayout*> Parser::Inline(Kernel& k, const std::string& name) {
+  if (auto it = inlined_.find(name); it != inlined_.end()) return &it->second;
+  auto def = function_defs_.find(name);
+  if (def == function_defs_.end())
+    return Error("call of '" + name + "', which the module declares but does not define");
+  size_t saved_pos = pos_;
+  NameMap<uint32_t> saved_labels = std::move(labels_);
+  std::vector<Fixup> saved_fixups = std::move(fixups_);
+  labels_.clear();
+  fixups_.clear();
+  pos_ = def->second;
+  KILN_RETURN_IF_ERROR(Expect(".func"));
+  FunctionLayout layout;
+  layout.entry = static_cast<uint32_t>(k.code.size());
+  auto slots = [&](std::vector<std::pair<uint32_t, uint32_t>>* out) -> Status {
+    KILN_RETURN_IF_ERROR(Expect("("));
+    if (Accept(")")) return Status::Ok();
+    do {
+      KILN_RETURN_IF_ERROR(Expect(".param"));
+      KILN_ASSIGN_OR_RETURN(VariableDecl decl, ParameterDecl());
+      uint32_t at = PlaceLocal(k, decl.name, decl);
+      out->push_back({at, static_cast<uint32_t>(decl.size)});
+    } while (Accept(","));
+    return Expect(")");
+  };
+  if (Peek().Is("(")) KILN_RETURN_IF_ERROR(slots(&layout.results));
+  Next();  // the name
+  if (Peek().Is("(")) KILN_RETURN_IF_ERROR(slots(&layout.params));
+  while (Peek().kind == Kind::kDirective) Next();  // .noreturn and the like
+  KILN_RETURN_IF_ERROR(Expect("{"));
+  symbols_.scopes.emplace_back();
+  KILN_RETURN_IF_ERROR(Body(k));
+  for (size_t i = layout.entry; i < k.code.size(); ++i)
+    if (k.code[i].opcode == Opcode::kRet) k.code[i].returns_to_caller = true;
+  if (k.code.size() == layout.entry || k.code.back().opcode != Opcode::kRet || k.code.back().guard >= 0) {
+    Instruction ret;
+    ret.opcode = Opcode::kRet;
+    ret.returns_to_caller = true;
+    ret.text = "ret (end of " + name + ")";
+    ret.line = t_[pos_ - 1].line;
+    k.code.push_back(std::move(ret));
+  }
+  for (const Fixup& f : fixups_) {
+    auto it = labels_.find(f.label);
+    if (it == labels_.end())
+      return Error("PTX line " + std::to_string(f.line) + ": unknown label '" + f.label + "'");
+    k.code[f.instruction].target = it->second;
+  }
+  pos_ = saved_pos;
+  labels_ = std::move(saved_labels);
+  fixups_ = std::move(saved_fixups);
+  return &(inlined_[name] = std::move(layout));
 }
 
 Status Parser::Body(Kernel& k) {
@@ -554,6 +727,27 @@ Status Parser::Finish(Kernel& k) {
     ret.line = t_[pos_ > 0 ? pos_ - 1 : 0].line;
     k.code.push_back(std::move(ret));
   }
+  // Inline the called functions after the kernel's code (their own calls
+  // are appended to calls_ as their bodies are parsed).
+  for (size_t c = 0; c < calls_.size(); ++c) {
+    CallSite site = calls_[c];
+    KILN_ASSIGN_OR_RETURN(const FunctionLayout* f, Inline(k, site.callee));
+    if (site.args.size() != f->params.size() || site.results.size() != f->results.size()) {
+      return Error("PTX line " + std::to_string(site.line) + ": call of '" + site.callee + "' with " +
+                   std::to_string(site.args.size()) + " arguments and " +
+                   std::to_string(site.results.size()) + " results; it takes " +
+                   std::to_string(f->params.size()) + " and returns " +
+                   std::to_string(f->results.size()));
+    }
+    Instruction& call = k.code[site.instruction];
+    call.target = f->entry;
+    for (size_t i = 0; i < site.args.size(); ++i)
+      call.call_args.push_back({site.args[i], f->params[i].first, f->params[i].second});
+    for (size_t i = 0; i < site.results.size(); ++i)
+      call.call_results.push_back({f->results[i].first, site.results[i], f->results[i].second});
+  }
+  calls_.clear();
+  inlined_.clear();
   uint32_t dynamic_base = static_cast<uint32_t>(AlignUp(k.static_shared_bytes, 16));
   for (Instruction& inst : k.code) {
     for (auto* ops : {inst.dst, inst.src}) {

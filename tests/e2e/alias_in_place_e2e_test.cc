@@ -23,7 +23,7 @@ struct Compiled {
 class AliasInPlaceE2ETest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto device = runtime::Device::Create(runtime::DeviceKind::kHost);
+    auto device = runtime::Device::Create(E2EDeviceKind());
     ASSERT_TRUE(device.ok()) << device.status().message();
     device_ = std::move(*device);
   }
@@ -35,7 +35,8 @@ class AliasInPlaceE2ETest : public ::testing::Test {
     if (!module.ok()) return c;
     c.module = std::move(*module);
     compiler::CompileOptions options;
-    options.host = true;
+    options.host = E2EDeviceKind() == runtime::DeviceKind::kHost;
+    options.cuda = E2EDeviceKind() == runtime::DeviceKind::kCuda;
     auto artifact = compiler::CompileModule(*c.module, options);
     EXPECT_TRUE(artifact.ok()) << artifact.status().message();
     if (artifact.ok()) c.artifact = std::move(*artifact);

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <random>
 #include <string>
 
@@ -16,6 +17,14 @@
 #include "tools/hlo-run/device_runner.h"
 
 namespace kiln::testing {
+
+// The device the device-independent end-to-end tests run on: the host, or
+// CUDA when KILN_E2E_DEVICE=cuda (tests/CMakeLists.txt registers each such
+// test a second time that way, on the CUDA emulator).
+inline runtime::DeviceKind E2EDeviceKind() {
+  const char* v = std::getenv("KILN_E2E_DEVICE");
+  return v && std::string(v) == "cuda" ? runtime::DeviceKind::kCuda : runtime::DeviceKind::kHost;
+}
 
 // Seeded random arguments for every entry parameter.
 inline std::vector<Literal> RandomArgs(const hlo::HloModule& module, uint64_t seed) {

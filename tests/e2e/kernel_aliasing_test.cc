@@ -137,7 +137,7 @@ TEST(KernelAliasingTest, LayerNormKernelsGetNoaliasArguments) {
   text << in.rdbuf();
   EXPECT_NE(text.str().find("llvm.noalias"), std::string::npos) << text.str();
 
-  auto device = runtime::Device::Create(runtime::DeviceKind::kHost);
+  auto device = runtime::Device::Create(E2EDeviceKind());
   ASSERT_TRUE(device.ok()) << device.status().message();
   for (uint64_t seed : {1, 2}) {
     EXPECT_EQ(CompareWithEvaluator(**module, **device, RandomArgs(**module, seed)), "");

@@ -12,7 +12,7 @@ namespace {
 class OpsE2ETest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto device = runtime::Device::Create(runtime::DeviceKind::kHost);
+    auto device = runtime::Device::Create(E2EDeviceKind());
     ASSERT_TRUE(device.ok()) << device.status().message();
     device_ = std::move(*device);
   }

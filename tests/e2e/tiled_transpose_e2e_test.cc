@@ -60,8 +60,8 @@ void ExpectOneTiledCudaKernel(const char* text, int64_t tiles, int64_t element_b
 // Exactly one kernel: the producers fused into the transpose.
 TEST(TiledTransposeE2ETest, CudaArtifactLaunchesOneBlockPerTile) { ExpectOneTiledCudaKernel(kModule, 21, 4); }
 
-TEST(TiledTransposeE2ETest, HostResultMatchesEvaluator) {
-  auto device = runtime::Device::Create(runtime::DeviceKind::kHost);
+TEST(TiledTransposeE2ETest, ResultMatchesEvaluator) {
+  auto device = runtime::Device::Create(E2EDeviceKind());
   ASSERT_TRUE(device.ok()) << device.status().message();
   // expf vs the evaluator's f64 exp, plus one rounding of the sum.
   CompareOptions tol;
@@ -96,8 +96,8 @@ ENTRY e {
 
 TEST(TiledTransposeE2ETest, EpilogueIsOneTiledKernel) { ExpectOneTiledCudaKernel(kEpilogueModule, 21, 4); }
 
-TEST(TiledTransposeE2ETest, EpilogueHostResultMatchesEvaluator) {
-  auto device = runtime::Device::Create(runtime::DeviceKind::kHost);
+TEST(TiledTransposeE2ETest, EpilogueResultMatchesEvaluator) {
+  auto device = runtime::Device::Create(E2EDeviceKind());
   ASSERT_TRUE(device.ok()) << device.status().message();
   // f16 products and sums: within an f16 ulp of the evaluator's rounding.
   CompareOptions tol;

@@ -132,6 +132,10 @@ checks=$((checks + 1))
 # --- timing ----------------------------------------------------------------------------
 run "$BEF_RUN" gemm.bef "$A" "$B" --output= --output= --iterations=7 --warmup=2
 expect_code 0 "timing"
+# The reports start with the device they ran on.
+checks=$((checks + 1))
+[[ $(printf '%s\n' "$out" | head -1) == "device: host: x86-64, "*" thread"* ]] || fail "device line: [$out]"
+out=$(printf '%s\n' "$out" | grep -v '^device: ')
 checks=$((checks + 1))
 [[ $out =~ ^latency\ \(µs\)\ over\ 7\ iterations:\ min\ [0-9.]+\ \ median\ [0-9.]+\ \ mean\ [0-9.]+\ \ p90\ [0-9.]+\ \ max\ [0-9.]+$ ]] ||
   fail "timing line: [$out]"
@@ -139,7 +143,7 @@ checks=$((checks + 1))
 # --- --profile ---------------------------------------------------------------------------
 run "$BEF_RUN" "${K[@]}" --input=s32=1 --output= --output= --output= --profile --iterations=2
 expect_code 0 "profile"
-profile=$(printf '%s\n' "$out" | grep -v '^latency')
+profile=$(printf '%s\n' "$out" | grep -v '^latency' | grep -v '^device: ')
 checks=$((checks + 1))
 [[ $(printf '%s\n' "$profile" | head -1) == *"% time"*"count"*"total µs"*"median µs"*"GFLOP/s"*"GB/s"*"optimal µs"*"% roofline"*"HLO ops"* ]] ||
   fail "profile header: [$profile]"

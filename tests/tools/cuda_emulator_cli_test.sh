@@ -69,8 +69,8 @@ expect_out_has "reduce.28.fusion            1            1       256" "counter r
 
 KILN_CUDA_EMULATOR=$EMULATOR run "$HLO_RUN" "$SRC/examples/mlp.hlo" --device=cuda --output= --output=
 expect_code 0 "hlo-run on the emulator"
-expect_out_has "device: cuda: kiln emulator" "hlo-run device line"
-expect_out_has "match the reference evaluator on cuda" "hlo-run vs the evaluator"
+expect_out_has "match the reference evaluator on cuda: kiln emulator (sm_90, H100-class)" \
+  "hlo-run vs the evaluator, naming the device"
 
 KILN_CUDA_EMULATOR=$TMP/missing.so run "$BEF_RUN" "$TMP/mlp.bef" --device=cuda
 expect_code 1 "missing emulator library"

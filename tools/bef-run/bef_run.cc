@@ -151,7 +151,6 @@ StatusOr<int> Run(const std::string& path, const Options& options) {
     return Error("--iterations and --warmup must not be negative");
   KILN_ASSIGN_OR_RETURN(bef::Artifact artifact, bef::LoadArtifactFile(path));
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Device> device, CreateDevice(options.device, artifact));
-  std::cout << "device: " << device->description() << "\n";
   StatusOr<std::unique_ptr<runtime::LoadedExecutable>> loaded =
       runtime::LoadedExecutable::Load(*device, artifact);
   if (!loaded.ok()) return loaded.status().WithContext(path);
@@ -160,6 +159,10 @@ StatusOr<int> Run(const std::string& path, const Options& options) {
 
   KILN_ASSIGN_OR_RETURN(int mismatches, RunForResults(exe, args, options));
   if (options.print_memory) std::cout << FormatMemoryReport(exe.program());
+  // The reports say what they measured on; result values stay alone on
+  // stdout for callers that parse them.
+  if (options.iterations > 0 || options.profile)
+    std::cout << "device: " << device->description() << "\n";
   if (options.iterations > 0) KILN_RETURN_IF_ERROR(RunTiming(exe, args, options));
   if (options.profile || !options.trace.empty())
     KILN_RETURN_IF_ERROR(RunProfile(exe, args, *device, options));

@@ -168,7 +168,6 @@ StatusOr<int> RunOnDevice(const std::string& file, const Options& options) {
   KILN_ASSIGN_OR_RETURN(std::vector<Literal> args, BuildArguments(*module->entry(), options));
   KILN_ASSIGN_OR_RETURN(Literal reference, hlo::Evaluator().Evaluate(*module, args));
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Device> device, runtime::Device::Create(kind));
-  std::cout << "device: " << device->description() << "\n";
   KILN_ASSIGN_OR_RETURN(DeviceRunResult run, CompileAndRun(*module, args, *device, options.profile));
   std::vector<Literal> leaves = FlattenTuple(std::move(run.result));
   std::vector<Literal> reference_leaves = FlattenTuple(std::move(reference));
@@ -185,12 +184,14 @@ StatusOr<int> RunOnDevice(const std::string& file, const Options& options) {
   }
   if (leaves.size() != reference_leaves.size()) return Error("the device returned a different number of results");
   if (mismatches == 0)
-    std::cout << "[OK] " << leaves.size() << " results match the reference evaluator on " << options.device << "\n";
+    std::cout << "[OK] " << leaves.size() << " results match the reference evaluator on "
+              << (device->kind() == runtime::DeviceKind::kCuda ? device->description() : options.device) << "\n";
   if (!options.expected_outputs.empty()) {
     KILN_ASSIGN_OR_RETURN(int expected_mismatches, CompareOutputs(leaves, output_flags, std::cout));
     mismatches += expected_mismatches;
   }
   if (options.profile) {
+    std::cout << "device: " << device->description() << "\n";
     KILN_ASSIGN_OR_RETURN(thunks::RooflineTarget target, RooflineTargetForDevice(device->kind()));
     ProfileReport report = BuildProfileReport({run.profile});
     std::cout << FormatProfileReport(report, target) << FormatCounterReport(report);
