@@ -24,33 +24,10 @@ using kiln::emu::driver::LoadedFunction;
 using kiln::emu::driver::LoadedModule;
 namespace props = kiln::emu::driver;
 
-std::string Text(const Dim3& d) {
-  return "(" + std::to_string(d.x) + "," + std::to_string(d.y) + "," + std::to_string(d.z) + ")";
-}
-
-// Empty when the launch shape is valid for `f`, else why not.
+// The launch limits of the hardware (ValidateLaunch), then the function's
+// own dynamic shared memory limit (cuFuncSetAttribute).
 std::string ShapeError(const LoadedFunction& f, const LaunchConfig& c) {
-  const kiln::emu::ptx::Kernel& k = *f.kernel;
-  const uint32_t grid[3] = {c.grid.x, c.grid.y, c.grid.z};
-  const uint32_t block[3] = {c.block.x, c.block.y, c.block.z};
-  for (int i = 0; i < 3; ++i) {
-    if (grid[i] == 0 || grid[i] > props::kMaxGridDim[i]) return "grid " + Text(c.grid) + " is out of range";
-    if (block[i] == 0 || block[i] > props::kMaxBlockDim[i]) return "block " + Text(c.block) + " is out of range";
-  }
-  uint64_t threads = c.block.product();
-  if (threads > props::kMaxThreadsPerBlock) {
-    return "block " + Text(c.block) + " has " + std::to_string(threads) + " threads (at most " +
-           std::to_string(props::kMaxThreadsPerBlock) + ")";
-  }
-  if (k.required_block[0] != 0) {
-    Dim3 required{k.required_block[0], std::max(1u, k.required_block[1]), std::max(1u, k.required_block[2])};
-    if (required.x != c.block.x || required.y != c.block.y || required.z != c.block.z) {
-      return "block " + Text(c.block) + " differs from the kernel's .reqntid " + Text(required);
-    }
-  }
-  if (k.max_threads != 0 && threads > k.max_threads) {
-    return "block " + Text(c.block) + " exceeds the kernel's .maxntid of " + std::to_string(k.max_threads) + " threads";
-  }
+  if (kiln::Status s = kiln::emu::ValidateLaunch(*f.kernel, c); !s.ok()) return s.message();
   uint32_t limit = f.max_dynamic_shared_bytes.load();
   if (c.dynamic_shared_bytes > limit) {
     return std::to_string(c.dynamic_shared_bytes) + " bytes of dynamic shared memory exceed the kernel's limit of " +
@@ -77,10 +54,6 @@ extern "C" KILN_EMU_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gr
   if (!timeline) return Fail(CUDA_ERROR_INVALID_HANDLE, call + "not a live stream");
   if (extra) {
     return Fail(CUDA_ERROR_NOT_SUPPORTED, call + "the emulator takes parameters through kernelParams, not extra");
-  }
-  if (!kernelParams && !kernel.params.empty()) {
-    return Fail(CUDA_ERROR_INVALID_VALUE, call + "kernelParams is null but the kernel takes " +
-                                              std::to_string(kernel.params.size()) + " parameters");
   }
   LaunchConfig config;
   config.grid = Dim3{gridDimX, gridDimY, gridDimZ};

@@ -11,39 +11,6 @@ double LaunchDurationUs(const KilnEmuCounters& counters, double wall_us) { retur
 
 double TransferDurationUs(uint64_t bytes, double wall_us) { return wall_us; }
 
-// A new field in KilnEmuCounters must be added below, then here.
-static_assert(sizeof(KilnEmuCounters) == 26 * 8 + 9 * 4 + 4,
-              "Accumulate must handle every field of KilnEmuCounters");
-
-void Accumulate(KilnEmuCounters& sum, const KilnEmuCounters& launch) {
-  sum.launches += launch.launches;
-  for (int c = 0; c < KILN_EMU_CLASS_COUNT; ++c) sum.warp_instructions[c] += launch.warp_instructions[c];
-  sum.thread_instructions += launch.thread_instructions;
-  sum.global_load_requests += launch.global_load_requests;
-  sum.global_load_sectors += launch.global_load_sectors;
-  sum.global_store_requests += launch.global_store_requests;
-  sum.global_store_sectors += launch.global_store_sectors;
-  sum.global_unique_load_sectors += launch.global_unique_load_sectors;
-  sum.global_unique_store_sectors += launch.global_unique_store_sectors;
-  sum.global_load_bytes += launch.global_load_bytes;
-  sum.global_store_bytes += launch.global_store_bytes;
-  sum.shared_load_requests += launch.shared_load_requests;
-  sum.shared_store_requests += launch.shared_store_requests;
-  sum.shared_wavefronts += launch.shared_wavefronts;
-  sum.shared_bank_conflicts += launch.shared_bank_conflicts;
-  sum.local_requests += launch.local_requests;
-  sum.barriers += launch.barriers;
-  sum.atomics += launch.atomics;
-  sum.atomic_lanes += launch.atomic_lanes;
-  sum.max_thread_instructions = std::max(sum.max_thread_instructions, launch.max_thread_instructions);
-  if (launch.launches == 0) return;
-  std::copy(launch.grid, launch.grid + 3, sum.grid);
-  std::copy(launch.block, launch.block + 3, sum.block);
-  sum.dynamic_shared_bytes = launch.dynamic_shared_bytes;
-  sum.static_shared_bytes = launch.static_shared_bytes;
-  sum.registers_per_thread = launch.registers_per_thread;
-}
-
 void StreamTimeline::AddLaunch(const KilnEmuCounters& counters, double duration_us) {
   std::lock_guard<std::mutex> lock(mu_);
   clock_us_ += duration_us;
@@ -84,7 +51,7 @@ KilnEmuCounters StreamTimeline::Sum(uint64_t begin, uint64_t end) {
   std::lock_guard<std::mutex> lock(mu_);
   KilnEmuCounters sum{};
   for (uint64_t i = std::max(begin, first_kept_); i < end && i - first_kept_ < kept_.size(); ++i) {
-    Accumulate(sum, kept_[i - first_kept_]);
+    kilnEmuAddCounters(&sum, &kept_[i - first_kept_]);
   }
   return sum;
 }

@@ -34,10 +34,6 @@ double LaunchDurationUs(const KilnEmuCounters& counters, double wall_us);
 // The same for a copy or memset of `bytes`.
 double TransferDurationUs(uint64_t bytes, double wall_us);
 
-// Adds one launch (or a sum of launches) to `sum`: fields add up,
-// max_thread_instructions takes the max, geometry is the latest launch's.
-void Accumulate(KilnEmuCounters& sum, const KilnEmuCounters& launch);
-
 class StreamTimeline {
  public:
   void AddLaunch(const KilnEmuCounters& counters, double duration_us);

@@ -99,7 +99,6 @@ class BlockRunner {
   std::vector<uint64_t> regs_;
   std::vector<uint8_t> local_, shared_;
   std::vector<WarpState> warps_;
-  std::vector<bool> uniform_;
   BlockState block_;
   SharedRaceChecker race_;
   // Per barrier id: the thread count its first arrival asked for (0: all).
@@ -375,31 +374,53 @@ void BlockRunner::Run(int64_t linear_block) {
       std::max(worker_.counters.max_thread_instructions, longest);
 }
 
-Status Validate(const ptx::Kernel& k, const LaunchConfig& c, uint32_t shared_bytes) {
-  auto dims = [](const Dim3& d) {
-    return "(" + std::to_string(d.x) + "," + std::to_string(d.y) + "," + std::to_string(d.z) + ")";
-  };
-  if (c.grid.product() == 0 || c.block.product() == 0)
-    return Error("launch of '" + k.name + "' with an empty grid " + dims(c.grid) + " or block " + dims(c.block));
-  if (c.block.product() > 1024 || c.block.z > 64)
-    return Error("launch of '" + k.name + "': block " + dims(c.block) + " exceeds 1024 threads");
-  if (k.max_threads && c.block.product() > k.max_threads)
-    return Error("launch of '" + k.name + "': block " + dims(c.block) + " exceeds the kernel's .maxntid of " +
-                 std::to_string(k.max_threads) + " threads");
-  if (k.required_block[0] && (c.block.x != k.required_block[0] ||
-                              c.block.y != std::max(1u, k.required_block[1]) ||
-                              c.block.z != std::max(1u, k.required_block[2])))
-    return Error("launch of '" + k.name + "': block " + dims(c.block) + " differs from the kernel's .reqntid");
-  if (shared_bytes > 232448)
-    return Error("launch of '" + k.name + "' needs " + std::to_string(shared_bytes) +
-                 " bytes of shared memory; an sm_90 block has at most 232448");
-  if (!k.params.empty() && !c.params)
-    return Error("launch of '" + k.name + "' without kernel parameters (it takes " +
-                 std::to_string(k.params.size()) + ")");
-  return Status::Ok();
+}  // namespace
+
+namespace {
+
+std::string Text(const Dim3& d) {
+  return "(" + std::to_string(d.x) + "," + std::to_string(d.y) + "," + std::to_string(d.z) + ")";
+}
+
+uint32_t SharedBytes(const ptx::Kernel& kernel, const LaunchConfig& config) {
+  return (kernel.static_shared_bytes + 15) / 16 * 16 + config.dynamic_shared_bytes;
 }
 
 }  // namespace
+
+Status ValidateLaunch(const ptx::Kernel& k, const LaunchConfig& c) {
+  std::string launch = "launch of '" + k.name + "': ";
+  const uint32_t grid[3] = {c.grid.x, c.grid.y, c.grid.z};
+  const uint32_t block[3] = {c.block.x, c.block.y, c.block.z};
+  for (int i = 0; i < 3; ++i) {
+    if (grid[i] == 0 || grid[i] > kMaxGridDim[i]) return Error(launch + "grid " + Text(c.grid) + " is out of range");
+    if (block[i] == 0 || block[i] > kMaxBlockDim[i])
+      return Error(launch + "block " + Text(c.block) + " is out of range");
+  }
+  uint64_t threads = c.block.product();
+  if (threads > kMaxThreadsPerBlock) {
+    return Error(launch + "block " + Text(c.block) + " has " + std::to_string(threads) +
+                 " threads (at most " + std::to_string(kMaxThreadsPerBlock) + ")");
+  }
+  if (k.required_block[0] != 0) {
+    Dim3 required{k.required_block[0], std::max(1u, k.required_block[1]), std::max(1u, k.required_block[2])};
+    if (required.x != c.block.x || required.y != c.block.y || required.z != c.block.z)
+      return Error(launch + "block " + Text(c.block) + " differs from the kernel's .reqntid " + Text(required));
+  }
+  if (k.max_threads != 0 && threads > k.max_threads) {
+    return Error(launch + "block " + Text(c.block) + " exceeds the kernel's .maxntid of " +
+                 std::to_string(k.max_threads) + " threads");
+  }
+  if (uint32_t shared = SharedBytes(k, c); shared > kMaxSharedPerBlock) {
+    return Error(launch + "needs " + std::to_string(shared) +
+                 " bytes of shared memory; an sm_90 block has at most " + std::to_string(kMaxSharedPerBlock));
+  }
+  if (!k.params.empty() && !c.params) {
+    return Error(launch + "kernelParams is null but the kernel takes " + std::to_string(k.params.size()) +
+                 " parameters");
+  }
+  return Status::Ok();
+}
 
 StatusOr<CheckOptions> CheckOptions::FromEnvironment() {
   CheckOptions o;
@@ -430,9 +451,8 @@ StatusOr<CheckOptions> CheckOptions::FromEnvironment() {
 StatusOr<KilnEmuCounters> Launch(const ptx::Kernel& kernel, const LaunchConfig& config,
                                  DeviceMemory& memory, const CheckOptions& checks,
                                  ThreadPool& pool) {
-  uint32_t static_aligned = (kernel.static_shared_bytes + 15) / 16 * 16;
-  uint32_t shared_bytes = static_aligned + config.dynamic_shared_bytes;
-  KILN_RETURN_IF_ERROR(Validate(kernel, config, shared_bytes));
+  KILN_RETURN_IF_ERROR(ValidateLaunch(kernel, config));
+  uint32_t shared_bytes = SharedBytes(kernel, config);
   LaunchState ls;
   ls.kernel = &kernel;
   ls.config = config;
@@ -461,28 +481,7 @@ StatusOr<KilnEmuCounters> Launch(const ptx::Kernel& kernel, const LaunchConfig& 
   if (ls.failed) return Error(ls.error);
 
   KilnEmuCounters total{};
-  for (const WorkerState& s : states) {
-    const KilnEmuCounters& c = s.counters;
-    for (int i = 0; i < KILN_EMU_CLASS_COUNT; ++i) total.warp_instructions[i] += c.warp_instructions[i];
-    total.thread_instructions += c.thread_instructions;
-    total.global_load_requests += c.global_load_requests;
-    total.global_load_sectors += c.global_load_sectors;
-    total.global_store_requests += c.global_store_requests;
-    total.global_store_sectors += c.global_store_sectors;
-    total.global_unique_load_sectors += c.global_unique_load_sectors;
-    total.global_unique_store_sectors += c.global_unique_store_sectors;
-    total.global_load_bytes += c.global_load_bytes;
-    total.global_store_bytes += c.global_store_bytes;
-    total.shared_load_requests += c.shared_load_requests;
-    total.shared_store_requests += c.shared_store_requests;
-    total.shared_wavefronts += c.shared_wavefronts;
-    total.shared_bank_conflicts += c.shared_bank_conflicts;
-    total.local_requests += c.local_requests;
-    total.barriers += c.barriers;
-    total.atomics += c.atomics;
-    total.atomic_lanes += c.atomic_lanes;
-    total.max_thread_instructions = std::max(total.max_thread_instructions, c.max_thread_instructions);
-  }
+  for (const WorkerState& s : states) kilnEmuAddCounters(&total, &s.counters);
   total.launches = 1;
   total.grid[0] = config.grid.x;
   total.grid[1] = config.grid.y;

@@ -35,6 +35,18 @@ struct LaunchConfig {
   void** params = nullptr;
 };
 
+// sm_90 launch limits (CUDA programming guide, compute capability 9.0).
+inline constexpr uint32_t kMaxThreadsPerBlock = 1024;
+inline constexpr uint32_t kMaxBlockDim[3] = {1024, 1024, 64};
+inline constexpr uint32_t kMaxGridDim[3] = {2147483647u, 65535u, 65535u};
+inline constexpr uint32_t kMaxSharedPerBlock = 227 * 1024;  // with the opt-in attribute
+
+// Whether `config` is a launch of `kernel` the hardware accepts: grid and
+// block within the limits, the kernel's .reqntid/.maxntid, static +
+// dynamic shared memory, parameters present. Launch checks it too; the
+// driver calls it first to answer CUDA_ERROR_INVALID_VALUE.
+Status ValidateLaunch(const ptx::Kernel& kernel, const LaunchConfig& config);
+
 class ThreadPool;  // exec/thread_pool.h
 
 // Runs the whole grid; returns once every block finished. On a checker

@@ -58,8 +58,11 @@ Space Resolve(Space space, uint64_t& address) {
 uint8_t* Translate(WarpState& w, Space space, uint64_t address, uint32_t size, int lane,
                    Access kind, Space* resolved, Allocation** alloc) {
   *resolved = Resolve(space, address);
-  std::string what = std::string("invalid ") + std::string(ptx::SpaceName(*resolved)) + " " +
-                     AccessName(kind) + " of " + std::to_string(size) + " bytes at ";
+  // Built only when an access fails: this runs for every lane's access.
+  auto what = [&] {
+    return std::string("invalid ") + std::string(ptx::SpaceName(*resolved)) + " " +
+           AccessName(kind) + " of " + std::to_string(size) + " bytes at ";
+  };
   if (address % size != 0 && *resolved != Space::kParam) {
     w.Fail(lane, "misaligned " + std::string(ptx::SpaceName(*resolved)) + " " + AccessName(kind) +
                      " of " + std::to_string(size) + " bytes at " + Hex(address));
@@ -69,7 +72,7 @@ uint8_t* Translate(WarpState& w, Space space, uint64_t address, uint32_t size, i
     case Space::kParam: {
       const std::vector<uint8_t>& p = w.launch->params;
       if (address > p.size() || size > p.size() - address) {
-        w.Fail(lane, what + "param offset " + Hex(address),
+        w.Fail(lane, what() + "param offset " + Hex(address),
                "the kernel has " + std::to_string(p.size()) + " bytes of parameters");
         return nullptr;
       }
@@ -78,7 +81,7 @@ uint8_t* Translate(WarpState& w, Space space, uint64_t address, uint32_t size, i
     case Space::kShared: {
       uint32_t n = w.launch->shared_bytes;
       if (address > n || size > n - address) {
-        w.Fail(lane, what + "shared offset " + Hex(address),
+        w.Fail(lane, what() + "shared offset " + Hex(address),
                "the block has " + std::to_string(n) + " bytes of shared memory (" +
                    std::to_string(w.kernel->static_shared_bytes) + " static + " +
                    std::to_string(w.launch->config.dynamic_shared_bytes) + " dynamic)");
@@ -89,7 +92,7 @@ uint8_t* Translate(WarpState& w, Space space, uint64_t address, uint32_t size, i
     case Space::kLocal: {
       uint32_t n = w.kernel->local_bytes;
       if (address > n || size > n - address) {
-        w.Fail(lane, what + "local offset " + Hex(address),
+        w.Fail(lane, what() + "local offset " + Hex(address),
                "the thread has " + std::to_string(n) + " bytes of local memory");
         return nullptr;
       }
@@ -100,7 +103,7 @@ uint8_t* Translate(WarpState& w, Space space, uint64_t address, uint32_t size, i
       if (!a || !a->Contains(address, size)) {
         a = w.launch->memory->Find(address, size);
         if (!a) {
-          w.Fail(lane, what + Hex(address), w.launch->memory->Describe(address, size));
+          w.Fail(lane, what() + Hex(address), w.launch->memory->Describe(address, size));
           return nullptr;
         }
         w.worker->last_allocation = a;

@@ -79,6 +79,48 @@ typedef struct KilnEmuCounters {
   uint32_t registers_per_thread; /* 32-bit registers the PTX declares */
 } KilnEmuCounters;
 
+/* sum += launch: every count added, the longest thread the maximum, and
+ * the geometry taken from `launch` when it covers a launch. Header-only so
+ * that callers of kilnEmuEventCounters need not link the emulator. */
+static inline void kilnEmuAddCounters(KilnEmuCounters* sum, const KilnEmuCounters* launch) {
+  int i;
+  sum->launches += launch->launches;
+  for (i = 0; i < KILN_EMU_CLASS_COUNT; ++i) sum->warp_instructions[i] += launch->warp_instructions[i];
+  sum->thread_instructions += launch->thread_instructions;
+  sum->global_load_requests += launch->global_load_requests;
+  sum->global_load_sectors += launch->global_load_sectors;
+  sum->global_store_requests += launch->global_store_requests;
+  sum->global_store_sectors += launch->global_store_sectors;
+  sum->global_unique_load_sectors += launch->global_unique_load_sectors;
+  sum->global_unique_store_sectors += launch->global_unique_store_sectors;
+  sum->global_load_bytes += launch->global_load_bytes;
+  sum->global_store_bytes += launch->global_store_bytes;
+  sum->shared_load_requests += launch->shared_load_requests;
+  sum->shared_store_requests += launch->shared_store_requests;
+  sum->shared_wavefronts += launch->shared_wavefronts;
+  sum->shared_bank_conflicts += launch->shared_bank_conflicts;
+  sum->local_requests += launch->local_requests;
+  sum->barriers += launch->barriers;
+  sum->atomics += launch->atomics;
+  sum->atomic_lanes += launch->atomic_lanes;
+  if (launch->max_thread_instructions > sum->max_thread_instructions)
+    sum->max_thread_instructions = launch->max_thread_instructions;
+  if (launch->launches == 0) return;
+  for (i = 0; i < 3; ++i) {
+    sum->grid[i] = launch->grid[i];
+    sum->block[i] = launch->block[i];
+  }
+  sum->dynamic_shared_bytes = launch->dynamic_shared_bytes;
+  sum->static_shared_bytes = launch->static_shared_bytes;
+  sum->registers_per_thread = launch->registers_per_thread;
+}
+
+#ifdef __cplusplus
+// A new field must be added to kilnEmuAddCounters, then here.
+static_assert(sizeof(KilnEmuCounters) == 26 * 8 + 9 * 4 + 4,
+              "kilnEmuAddCounters must handle every field of KilnEmuCounters");
+#endif
+
 /* "kiln emulator (sm_90, H100-class)". */
 const char* kilnEmuDescription(void);
 

@@ -361,39 +361,22 @@ Status Decoder::Operand(const RawOperand& raw, ptx::Operand* out, bool) {
         return Status::Ok();
       }
       out->symbol_base = true;
-      Space space = in_.mod.space;
-      if (auto p = sym_.params.find(raw.base); p != sym_.params.end()) {
-        if (space != Space::kParam) return Fail("a kernel parameter addressed outside .param");
-        out->imm += p->second;
-        return Status::Ok();
-      }
-      if (space == Space::kParam) {
+      std::optional<SymbolTable::Symbol> sym = sym_.Resolve(raw.base);
+      if (!sym) return Fail("unknown symbol '" + std::string(raw.base) + "'");
+      Space& space = in_.mod.space;
+      if (sym->space == Space::kParam && space != Space::kParam)
+        return Fail("a kernel parameter addressed outside .param");
+      if (space == Space::kParam && sym->space != Space::kParam) {
         // A call's .param variable or a device function's parameter: slots
         // of the thread's local memory (see ptx_parser.cc).
-        auto l = sym_.local.find(raw.base);
-        if (l == sym_.local.end()) return Fail("unknown parameter '" + std::string(raw.base) + "'");
-        in_.mod.space = Space::kLocal;
-        out->imm += l->second;
-        return Status::Ok();
+        if (sym->space != Space::kLocal) return Fail("unknown parameter '" + std::string(raw.base) + "'");
+        space = Space::kLocal;
       }
-      if (auto l = sym_.local.find(raw.base); l != sym_.local.end()) {
-        out->imm += l->second + (space == Space::kGeneric ? kLocalWindow : 0);
-        return Status::Ok();
-      }
-      if (auto g = sym_.globals.find(raw.base); g != sym_.globals.end()) {
-        out->imm += g->second;
-        return Status::Ok();
-      }
-      if (std::optional<uint32_t> s = sym_.SharedOffset(raw.base)) {
-        if (*s == UINT32_MAX) {
-          out->dynamic_shared = true;
-        } else {
-          out->imm += *s;
-        }
-        if (space == Space::kGeneric) out->imm += kSharedWindow;
-        return Status::Ok();
-      }
-      return Fail("unknown symbol '" + std::string(raw.base) + "'");
+      out->imm += sym->offset;
+      out->dynamic_shared = sym->dynamic_shared;
+      if (space == Space::kGeneric && sym->space == Space::kLocal) out->imm += kLocalWindow;
+      if (space == Space::kGeneric && sym->space == Space::kShared) out->imm += kSharedWindow;
+      return Status::Ok();
     }
     case RawOperand::Kind::kName:
       break;
@@ -414,29 +397,12 @@ Status Decoder::Operand(const RawOperand& raw, ptx::Operand* out, bool) {
     return Fail("unknown register '" + std::string(raw.text) + "'");
   }
   // A symbol used as a value: its address in its own space.
+  std::optional<SymbolTable::Symbol> sym = sym_.Resolve(raw.text);
+  if (!sym) return Fail("unknown symbol '" + std::string(raw.text) + "'");
   out->kind = K::kImmediate;
-  if (auto p = sym_.params.find(raw.text); p != sym_.params.end()) {
-    out->imm = p->second;
-    return Status::Ok();
-  }
-  if (auto l = sym_.local.find(raw.text); l != sym_.local.end()) {
-    out->imm = l->second;
-    return Status::Ok();
-  }
-  if (auto g = sym_.globals.find(raw.text); g != sym_.globals.end()) {
-    out->imm = g->second;
-    return Status::Ok();
-  }
-  if (std::optional<uint32_t> s = sym_.SharedOffset(raw.text)) {
-    if (*s == UINT32_MAX) {
-      out->dynamic_shared = true;
-      out->imm = 0;
-    } else {
-      out->imm = *s;
-    }
-    return Status::Ok();
-  }
-  return Fail("unknown symbol '" + std::string(raw.text) + "'");
+  out->imm = sym->offset;
+  out->dynamic_shared = sym->dynamic_shared;
+  return Status::Ok();
 }
 
 Status Decoder::Operands(std::string* label) {

@@ -69,6 +69,16 @@ struct SymbolTable {
   // resolves to UINT32_MAX: it starts after the static part, whose size is
   // known once the whole kernel is decoded.
   std::optional<uint32_t> SharedOffset(std::string_view name);
+
+  // What a symbol names: its space and its offset there (the absolute
+  // address for .global/.const); the dynamic shared array has offset 0 and
+  // dynamic_shared set.
+  struct Symbol {
+    Space space = Space::kGlobal;
+    uint64_t offset = 0;
+    bool dynamic_shared = false;
+  };
+  std::optional<Symbol> Resolve(std::string_view name);
 };
 
 // Decodes `raw`; a branch target is left as a label name in *label for the

@@ -61,6 +61,8 @@ class Parser {
   }
   StatusOr<int64_t> Integer();
   void SkipToEndOfLine();
+  // Skips a balanced '{ ... }' starting at the current token.
+  void SkipBraces();
 
   Status ModuleDirective();
   StatusOr<VariableDecl> Variable();
@@ -156,6 +158,17 @@ void Parser::FindFunctionDefinitions() {
   }
 }
 
+void Parser::SkipBraces() {
+  for (int depth = 0; Peek().kind != Kind::kEnd;) {
+    if (Peek().Is("{")) ++depth;
+    if (Peek().Is("}") && --depth == 0) {
+      Next();
+      return;
+    }
+    Next();
+  }
+}
+
 StatusOr<std::unique_ptr<Module>> Parser::Parse() {
   FindFunctionDefinitions();
   while (Peek().kind != Kind::kEnd) KILN_RETURN_IF_ERROR(ModuleDirective());
@@ -187,14 +200,7 @@ Status Parser::ModuleDirective() {
   }
   if (Accept(".section")) {  // DWARF sections: skip the braces
     while (Peek().kind != Kind::kEnd && !Peek().Is("{")) Next();
-    for (int depth = 0; Peek().kind != Kind::kEnd;) {
-      if (Peek().Is("{")) ++depth;
-      if (Peek().Is("}") && --depth == 0) {
-        Next();
-        break;
-      }
-      Next();
-    }
+    SkipBraces();
     return Status::Ok();
   }
   while (Accept(".visible") || Accept(".extern") || Accept(".weak") || Accept(".common")) {
@@ -308,14 +314,7 @@ Status Parser::Function(bool is_entry) {
     // Parsed where a kernel calls it (Inline); skipped here.
     while (Peek().kind != Kind::kEnd && !Peek().Is("{") && !Peek().Is(";")) Next();
     if (Accept(";")) return Status::Ok();
-    for (int depth = 0; Peek().kind != Kind::kEnd;) {
-      if (Peek().Is("{")) ++depth;
-      if (Peek().Is("}") && --depth == 0) {
-        Next();
-        break;
-      }
-      Next();
-    }
+    SkipBraces();
     return Status::Ok();
   }
   auto k = std::make_unique<Kernel>();
@@ -788,6 +787,17 @@ std::optional<uint32_t> SymbolTable::SharedOffset(std::string_view name) {
   shared[decl.name] = static_cast<uint32_t>(at);
   kernel->static_shared_bytes = static_cast<uint32_t>(at + decl.size);
   return static_cast<uint32_t>(at);
+}
+
+std::optional<SymbolTable::Symbol> SymbolTable::Resolve(std::string_view name) {
+  if (auto p = params.find(name); p != params.end()) return Symbol{Space::kParam, p->second, false};
+  if (auto l = local.find(name); l != local.end()) return Symbol{Space::kLocal, l->second, false};
+  if (auto g = globals.find(name); g != globals.end()) return Symbol{Space::kGlobal, g->second, false};
+  if (std::optional<uint32_t> s = SharedOffset(name)) {
+    bool dynamic = *s == UINT32_MAX;
+    return Symbol{Space::kShared, dynamic ? 0 : *s, dynamic};
+  }
+  return std::nullopt;
 }
 
 StatusOr<std::unique_ptr<Module>> LoadModule(std::string_view ptx_text,

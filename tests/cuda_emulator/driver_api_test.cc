@@ -530,6 +530,8 @@ TEST_F(DriverApiTest, CublasValidatesArguments) {
 TEST_F(DriverApiTest, CublasFaultIsStickyUntilTheContextIsDestroyed) {
   const Api& e = Emu();
   CUdeviceptr d = Alloc(16 * sizeof(float));
+  // Written, so that only the bad C range is wrong even under initcheck.
+  ASSERT_EQ(e.cuMemsetD32(d, 0, 16), CUDA_SUCCESS);
   auto* p = reinterpret_cast<float*>(d);
   cublasHandle_t h = nullptr;
   ASSERT_EQ(e.cublasCreate_v2(&h), CUBLAS_STATUS_SUCCESS);

@@ -6,6 +6,7 @@
 #
 #   tests/tools/bef_run_test.sh path/to/bef-run path/to/bef_run_test_artifacts path/to/kernels.so
 set -u
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 BEF_RUN=${1:?usage: bef_run_test.sh bef-run bef_run_test_artifacts kernels.so}
 GEN=${2:?missing bef_run_test_artifacts}
@@ -14,36 +15,9 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 cd "$TMP" || exit 1
 
-failures=0
-checks=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-
-run() {
-  "$@" >"$TMP/out" 2>"$TMP/err"
-  code=$?
-  out=$(cat "$TMP/out")
-  err=$(cat "$TMP/err")
-}
-expect_code() {
-  checks=$((checks + 1))
-  [[ $code == "$1" ]] || fail "$2: exit code $code, expected $1 (stdout: $out; stderr: $err)"
-}
-expect_out() {
-  checks=$((checks + 1))
-  [[ $out == "$1" ]] || fail "$2: stdout was [$out], expected [$1]"
-}
-expect_out_has() {
-  checks=$((checks + 1))
-  [[ $out == *"$1"* ]] || fail "$2: stdout [$out] lacks [$1]"
-}
-expect_err_line() {
-  # stderr is exactly one line "bef-run: error: ..." containing the text.
-  checks=$((checks + 1))
-  local lines
-  lines=$(printf '%s' "$err" | grep -c '')
-  [[ $lines == 1 && $err == "bef-run: error: "* && $err == *"$1"* ]] ||
-    fail "$2: stderr was [$err], expected one error line containing [$1]"
-}
+CLI_TOOL=bef-run
+# shellcheck source=cli_test_lib.sh
+source "$HERE/cli_test_lib.sh"
 
 "$GEN" "$TMP" "$KERNELS" || { echo "FAIL: cannot generate the artifacts"; exit 1; }
 
@@ -274,5 +248,4 @@ run "$BEF_RUN" --help
 expect_code 0 "help"
 expect_out_has "--print_memory" "help"
 
-echo "bef_run_test: $((checks - failures)) of $checks checks passed"
-[[ $failures == 0 ]]
+report bef_run_test

@@ -8,6 +8,7 @@
 # computes a+b and a*b of 2x2 values; the MLP's splat inputs are derived in
 # examples/README.md).
 set -u
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 HLO_RUN=${1:?usage: hlo_run_test.sh path/to/hlo-run [repo root]}
 HLO_RUN=$(cd "$(dirname "$HLO_RUN")" && pwd)/$(basename "$HLO_RUN")
@@ -16,34 +17,9 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 cd "$TMP" || exit 1
 
-failures=0
-checks=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-
-# run CMD...: captures stdout, stderr and the exit code.
-run() {
-  "$@" >"$TMP/out" 2>"$TMP/err"
-  code=$?
-  out=$(cat "$TMP/out")
-  err=$(cat "$TMP/err")
-}
-expect_code() {
-  checks=$((checks + 1))
-  [[ $code == "$1" ]] || fail "$2: exit code $code, expected $1 (stdout: $out; stderr: $err)"
-}
-expect_out() {
-  checks=$((checks + 1))
-  [[ $out == "$1" ]] || fail "$2: stdout was [$out], expected [$1]"
-}
-expect_err_line() {
-  # stderr must be exactly one line starting with "hlo-run: error: " and
-  # containing the given text.
-  checks=$((checks + 1))
-  local lines
-  lines=$(printf '%s' "$err" | grep -c '')
-  [[ $lines == 1 && $err == "hlo-run: error: "* && $err == *"$1"* ]] ||
-    fail "$2: stderr was [$err], expected one error line containing [$1]"
-}
+CLI_TOOL=hlo-run
+# shellcheck source=cli_test_lib.sh
+source "$HERE/cli_test_lib.sh"
 
 cat >add_mul.hlo <<'EOF'
 HloModule add_mul, entry_computation_layout={(f32[2,2]{1,0}, f32[2,2]{1,0})->(f32[2,2]{1,0}, f32[2,2]{1,0})}
@@ -322,5 +298,4 @@ if "$HLO_RUN" --help | grep -q -- '--device'; then
   fi
 fi
 
-echo "hlo_run_test: $((checks - failures)) of $checks checks passed"
-[[ $failures == 0 ]]
+report hlo_run_test

@@ -6,36 +6,6 @@
 
 namespace kiln::tools {
 
-void AddCounters(const KilnEmuCounters& f, KilnEmuCounters* t) {
-  t->launches += f.launches;
-  for (int i = 0; i < KILN_EMU_CLASS_COUNT; ++i) t->warp_instructions[i] += f.warp_instructions[i];
-  t->thread_instructions += f.thread_instructions;
-  t->global_load_requests += f.global_load_requests;
-  t->global_load_sectors += f.global_load_sectors;
-  t->global_store_requests += f.global_store_requests;
-  t->global_store_sectors += f.global_store_sectors;
-  t->global_unique_load_sectors += f.global_unique_load_sectors;
-  t->global_unique_store_sectors += f.global_unique_store_sectors;
-  t->global_load_bytes += f.global_load_bytes;
-  t->global_store_bytes += f.global_store_bytes;
-  t->shared_load_requests += f.shared_load_requests;
-  t->shared_store_requests += f.shared_store_requests;
-  t->shared_wavefronts += f.shared_wavefronts;
-  t->shared_bank_conflicts += f.shared_bank_conflicts;
-  t->local_requests += f.local_requests;
-  t->barriers += f.barriers;
-  t->atomics += f.atomics;
-  t->atomic_lanes += f.atomic_lanes;
-  t->max_thread_instructions = std::max(t->max_thread_instructions, f.max_thread_instructions);
-  if (f.launches > 0) {
-    std::copy(std::begin(f.grid), std::end(f.grid), std::begin(t->grid));
-    std::copy(std::begin(f.block), std::end(f.block), std::begin(t->block));
-    t->dynamic_shared_bytes = f.dynamic_shared_bytes;
-    t->static_shared_bytes = f.static_shared_bytes;
-    t->registers_per_thread = f.registers_per_thread;
-  }
-}
-
 namespace {
 
 std::string Dims(const uint32_t d[3]) {

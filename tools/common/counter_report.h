@@ -19,10 +19,6 @@
 
 namespace kiln::tools {
 
-// to += from, field by field (sums; max for the longest thread; the
-// geometry of `from`).
-void AddCounters(const KilnEmuCounters& from, KilnEmuCounters* to);
-
 // The table for the rows of `report` that carry counters, per execution
 // (the sums divided by the row's count); "" when no row has any.
 std::string FormatCounterReport(const ProfileReport& report);

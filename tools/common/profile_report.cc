@@ -1,8 +1,6 @@
 // Per-HLO profile report; see profile_report.h.
 #include "tools/common/profile_report.h"
 
-#include "tools/common/counter_report.h"
-
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -56,7 +54,7 @@ ProfileReport BuildProfileReport(const std::vector<runtime::ExecutionProfile>& r
       row.depth = std::min(row.depth, e.depth);
       if (e.counters) {
         if (!row.counters) row.counters = KilnEmuCounters{};
-        AddCounters(*e.counters, &*row.counters);
+        kilnEmuAddCounters(&*row.counters, &*e.counters);
       }
     }
   }
