@@ -55,12 +55,18 @@ StatusOr<std::unique_ptr<CudaDriver>> CudaDriver::Load(const std::string& librar
                  std::to_string(CUDA_VERSION) + " headers kiln was built with?)");
   }
   // Optional: only kiln's emulator defines these.
-  d->kilnEmuDescription =
-      reinterpret_cast<decltype(d->kilnEmuDescription)>(dlsym(handle, "kilnEmuDescription"));
-  d->kilnEmuLastErrorDetail =
-      reinterpret_cast<decltype(d->kilnEmuLastErrorDetail)>(dlsym(handle, "kilnEmuLastErrorDetail"));
-  d->kilnEmuEventCounters =
-      reinterpret_cast<decltype(d->kilnEmuEventCounters)>(dlsym(handle, "kilnEmuEventCounters"));
+#define KILN_CUDA_RESOLVE_OPTIONAL(fn) \
+  d->fn = reinterpret_cast<decltype(d->fn)>(dlsym(handle, #fn));
+  KILN_CUDA_EMULATOR_FUNCTIONS(KILN_CUDA_RESOLVE_OPTIONAL)
+#undef KILN_CUDA_RESOLVE_OPTIONAL
+  if (d->is_emulator()) {
+    int version = d->kilnEmuApiVersion ? d->kilnEmuApiVersion() : 1;
+    if (version != KILN_EMU_API_VERSION) {
+      return Error(library + " is a kiln emulator of API version " + std::to_string(version) +
+                   ", this runtime needs version " + std::to_string(KILN_EMU_API_VERSION) +
+                   " (build both from the same tree)");
+    }
+  }
   return d;
 }
 

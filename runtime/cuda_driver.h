@@ -55,6 +55,15 @@ namespace kiln::runtime {
   X(cuModuleUnload) \
   X(cuModuleGetFunction) \
   X(cuLaunchKernel)
+
+// The emulator's own entry points (kiln_cuda_emulator.h): resolved when the
+// library defines them, null on a real driver, so every use is optional.
+#define KILN_CUDA_EMULATOR_FUNCTIONS(X) \
+  X(kilnEmuDescription) \
+  X(kilnEmuLastErrorDetail) \
+  X(kilnEmuEventCounters) \
+  X(kilnEmuResultsComputed) \
+  X(kilnEmuApiVersion)
 // clang-format on
 
 class CudaDriver {
@@ -89,16 +98,21 @@ class CudaDriver {
   // Whether the library is kiln's CUDA emulator (KILN_CUDA_EMULATOR), which
   // also provides the NVIDIA libraries' entry points (cuBLAS).
   bool is_emulator() const { return kilnEmuDescription != nullptr; }
+  // Whether event times are the emulator's H100 timing model (API version
+  // 2, which added kilnEmuResultsComputed with the model), not its clock.
+  bool has_timing_model() const { return kilnEmuResultsComputed != nullptr; }
+  // False when kernels do not compute their results: the emulator's
+  // sampling mode (KILN_EMU_SAMPLE). Always true on a real driver.
+  bool results_computed() const {
+    return kilnEmuResultsComputed == nullptr || kilnEmuResultsComputed() != 0;
+  }
 
 #define KILN_CUDA_DECLARE_MEMBER(fn) decltype(&::fn) fn = nullptr;
   KILN_CUDA_DRIVER_FUNCTIONS(KILN_CUDA_DECLARE_MEMBER)
-#undef KILN_CUDA_DECLARE_MEMBER
 
-  // The emulator's extensions (kiln_cuda_emulator.h); null on a real
-  // driver, so every use is optional.
-  decltype(&::kilnEmuDescription) kilnEmuDescription = nullptr;
-  decltype(&::kilnEmuLastErrorDetail) kilnEmuLastErrorDetail = nullptr;
-  decltype(&::kilnEmuEventCounters) kilnEmuEventCounters = nullptr;
+  // The emulator's extensions; null on a real driver.
+  KILN_CUDA_EMULATOR_FUNCTIONS(KILN_CUDA_DECLARE_MEMBER)
+#undef KILN_CUDA_DECLARE_MEMBER
 
  private:
   explicit CudaDriver(std::string library) : library_(std::move(library)) {}

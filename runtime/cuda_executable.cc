@@ -310,6 +310,7 @@ StatusOr<ExecutionResult> CudaExecutable::Issue(const std::vector<Buffer>& args,
 
   ExecutionResult result;
   KILN_ASSIGN_OR_RETURN(result.outputs, CollectOutputs(args, options, ws));
+  result.results_computed = d.results_computed();
   if (!options.profile) {
     result.profile.total = std::chrono::steady_clock::now() - wall_begin;
     return result;
@@ -339,7 +340,15 @@ StatusOr<ExecutionResult> CudaExecutable::Issue(const std::vector<Buffer>& args,
     }
     result.profile.thunks.push_back(std::move(entry));
   }
-  if (d.is_emulator()) result.profile.time_source = std::string("emulated: ") + d.kilnEmuDescription();
+  if (d.is_emulator()) {
+    // With the timing model, event times are the model's; without it, the
+    // emulator's clock (host time spent emulating).
+    result.profile.modeled = d.has_timing_model();
+    result.profile.time_source =
+        std::string(d.has_timing_model() ? "modeled: H100 timing model on " : "emulated: ") +
+        d.kilnEmuDescription();
+    result.profile.sampled = !result.results_computed;
+  }
   return result;
 }
 

@@ -94,15 +94,26 @@ struct ThunkProfileEntry {
 struct ExecutionProfile {
   std::vector<ThunkProfileEntry> thunks;
   std::chrono::nanoseconds total{0};
-  // Set when the times are not a device's measured times: under the CUDA
-  // emulator they are the emulator's clock (see Device::description()).
+  // Set when the times are not a device's measured times. Under the CUDA
+  // emulator with its timing model: "modeled: H100 timing model on kiln
+  // emulator (...)" and `modeled` is true; under an emulator without it:
+  // "emulated: kiln emulator (...)", the emulator's clock.
   std::string time_source;
+  bool modeled = false;
+  // True when the times and counters were extrapolated from a sample of
+  // each launch's blocks (the emulator's KILN_EMU_SAMPLE mode); such an
+  // execution computes no results (ExecutionResult::results_computed).
+  bool sampled = false;
 };
 
 struct ExecutionResult {
   // One buffer per array leaf of the result shape, in Signature::result_leaves
   // order (depth-first over the tuple).
   std::vector<Buffer> outputs;
+  // False when the device did not compute the results (the CUDA emulator's
+  // sampling mode, KILN_EMU_SAMPLE): `outputs` then hold no meaningful
+  // values and must not be printed or compared.
+  bool results_computed = true;
   ExecutionProfile profile;
 };
 

@@ -31,6 +31,10 @@ struct KernelInfo {
   // transpose: one block per tile, shared memory for the tile). Unset: one
   // thread per result element, in blocks of a fixed size.
   std::optional<LaunchDims> cuda_launch;
+  // CUDA, kernels without their own launch: consecutive elements of the
+  // innermost dimension each thread computes (FlatLoopVectorWidth), so
+  // that its loads and stores of them become one vector access.
+  int64_t cuda_elements_per_thread = 1;
   // Host work splitting (kernel_codegen.h, CompiledKernel::launch): the
   // dimension of the kernel's top-level scf.parallel whose iterations are
   // the units the host entry's [begin, end) selects, and its extent. -1:
@@ -50,8 +54,13 @@ struct KernelModuleDeleter {
 };
 using KernelModulePtr = std::unique_ptr<KernelModule, KernelModuleDeleter>;
 
+// Which lowering a kernel module is emitted for: most kernels have the same
+// IR for both, but some take a target-specific structure (GPU reductions,
+// reduction_emitter.h).
+enum class KernelTarget { kHost, kCuda };
+
 // HLO -> kernel IR (kernel_emitter.cc): one func.func per kernel.
-StatusOr<KernelModulePtr> EmitKernelModule(const std::vector<KernelSpec>& kernels,
+StatusOr<KernelModulePtr> EmitKernelModule(const std::vector<KernelSpec>& kernels, KernelTarget target,
                                            std::vector<KernelInfo>* infos);
 // The kernel IR as MLIR text.
 std::string PrintKernelModule(const KernelModule& module);

@@ -220,9 +220,6 @@ StatusOr<Value> ElementalEmitter::EmitConcatenate(const HloInstruction& inst, co
                 [&] { return EmitConcatenate(inst, index, k + 1, end); });
 }
 
-namespace {
-
-// to_apply computes param0 + param1 (in either order).
 bool IsScalarAdd(const hlo::HloComputation& fn) {
   const HloInstruction* root = fn.root();
   if (!root || fn.parameter_count() != 2 || root->opcode() != HloOpcode::kAdd) return false;
@@ -230,6 +227,8 @@ bool IsScalarAdd(const hlo::HloComputation& fn) {
   const HloInstruction* b = root->operand(1);
   return a->opcode() == HloOpcode::kParameter && b->opcode() == HloOpcode::kParameter && a != b;
 }
+
+namespace {
 
 // Marks the float ops emitted into `block` after `before` (a single-result
 // reduce's combiner) reassociable. HLO leaves the order of a reduction

@@ -28,6 +28,10 @@ using Index = std::vector<mlir::Value>;
 // The memref type of a dense row-major buffer of `shape`.
 mlir::MemRefType BufferType(mlir::MLIRContext* ctx, const Shape& shape);
 
+// Whether `fn` computes param0 + param1 (in either order): a sum, which
+// kernels accumulate in f32 for f16/bf16 and round once.
+bool IsScalarAdd(const hlo::HloComputation& fn);
+
 // Array constants become private memref.globals, created once per
 // instruction.
 class ConstantPool {
@@ -72,6 +76,13 @@ class ElementalEmitter {
     KILN_ASSIGN_OR_RETURN(std::vector<mlir::Value> v, EmitUncachedAll(*inst, index));
     scopes_.back()[key] = v;
     return v;
+  }
+
+  // Makes `values` the value(s) of `inst` at `index` in the current scope,
+  // so that emitting an epilogue reads a hero computed elsewhere (a GPU
+  // reduction's combined result) instead of recomputing it.
+  void Seed(const hlo::HloInstruction* inst, const Index& index, std::vector<mlir::Value> values) {
+    scopes_.back()[Key(inst, index)] = std::move(values);
   }
 
   // Applies scalar computation `fn` (a reducer or scatter combiner) to

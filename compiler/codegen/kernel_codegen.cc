@@ -28,8 +28,8 @@ std::vector<CompiledKernel> HostKernels(const std::vector<KernelInfo>& infos) {
   return kernels;
 }
 
-// One thread per result element (the kernel guards the ragged last block),
-// unless the kernel brings its own launch (tiled kernels: one block per tile).
+// One thread per cuda_elements_per_thread result elements (the kernel
+// guards the ragged last block), unless the kernel brings its own launch (tiled kernels: one block per tile).
 std::vector<CompiledKernel> CudaKernels(const std::vector<KernelInfo>& infos) {
   std::vector<CompiledKernel> kernels;
   for (const KernelInfo& info : infos) {
@@ -37,7 +37,8 @@ std::vector<CompiledKernel> CudaKernels(const std::vector<KernelInfo>& infos) {
       kernels.push_back({info.name, *info.cuda_launch, info.num_args});
       continue;
     }
-    int64_t blocks = std::max<int64_t>(1, (info.num_elements + kCudaBlockSize - 1) / kCudaBlockSize);
+    int64_t threads = info.num_elements / std::max<int64_t>(1, info.cuda_elements_per_thread);
+    int64_t blocks = std::max<int64_t>(1, (threads + kCudaBlockSize - 1) / kCudaBlockSize);
     kernels.push_back({info.name, LaunchDims{{blocks, 1, 1}, {kCudaBlockSize, 1, 1}, 0}, info.num_args});
   }
   return kernels;
@@ -47,11 +48,19 @@ std::vector<CompiledKernel> CudaKernels(const std::vector<KernelInfo>& infos) {
 
 StatusOr<CodegenResult> CompileKernels(const std::vector<KernelSpec>& kernels,
                                        const CodegenOptions& options) {
-  std::vector<KernelInfo> infos;
-  KILN_ASSIGN_OR_RETURN(internal::KernelModulePtr module, internal::EmitKernelModule(kernels, &infos));
   CodegenResult result;
-  result.mlir_text = internal::PrintKernelModule(*module);
+  // Without targets, the host IR alone (for --dump-dir and tests).
+  if (!options.host && !options.cuda) {
+    std::vector<KernelInfo> infos;
+    KILN_ASSIGN_OR_RETURN(internal::KernelModulePtr module,
+                          internal::EmitKernelModule(kernels, internal::KernelTarget::kHost, &infos));
+    result.mlir_text = internal::PrintKernelModule(*module);
+  }
   if (options.host) {
+    std::vector<KernelInfo> infos;
+    KILN_ASSIGN_OR_RETURN(internal::KernelModulePtr module,
+                          internal::EmitKernelModule(kernels, internal::KernelTarget::kHost, &infos));
+    result.mlir_text = internal::PrintKernelModule(*module);
     KILN_ASSIGN_OR_RETURN(std::vector<uint8_t> object, internal::LowerToHostObject(*module, infos));
     HostImage image;
     KILN_ASSIGN_OR_RETURN(image.shared_object, internal::LinkSharedObject(object));
@@ -59,6 +68,11 @@ StatusOr<CodegenResult> CompileKernels(const std::vector<KernelSpec>& kernels,
     result.host = std::move(image);
   }
   if (options.cuda) {
+    // The CUDA module differs from the host's in its reduction kernels.
+    std::vector<KernelInfo> infos;
+    KILN_ASSIGN_OR_RETURN(internal::KernelModulePtr module,
+                          internal::EmitKernelModule(kernels, internal::KernelTarget::kCuda, &infos));
+    result.mlir_text += (result.mlir_text.empty() ? "" : "\n// CUDA kernel IR\n") + internal::PrintKernelModule(*module);
     CudaImage image;
     image.arch = options.cuda_arch;
     KILN_ASSIGN_OR_RETURN(image.ptx, internal::LowerToPtx(*module, infos, options.cuda_arch));

@@ -30,6 +30,7 @@
 #include "compiler/codegen/elemental_emitter.h"
 #include "compiler/codegen/in_place_emitter.h"
 #include "compiler/codegen/kernel_module.h"
+#include "compiler/codegen/reduction_emitter.h"
 #include "compiler/codegen/scalar_ops.h"
 #include "compiler/codegen/transpose_emitter.h"
 #include "compiler/hlo/module.h"
@@ -160,10 +161,24 @@ int64_t ReducedElementsPerIteration(const hlo::HloComputation& comp) {
   return std::max<int64_t>(1, per_iteration);
 }
 
-StatusOr<KernelInfo> EmitKernel(mlir::ModuleOp module, const KernelSpec& spec) {
+// CUDA: how many consecutive innermost elements each thread of a loop
+// kernel computes: 16 bytes of the narrowest output (a 128-bit store; the
+// loads of same-typed operands follow), at most 8, halved until it divides
+// the innermost dimension. In-place kernels keep one update per thread.
+int64_t FlatLoopVectorWidth(const Shape& iteration_shape, const std::vector<Shape>& outputs, bool in_place) {
+  if (in_place || iteration_shape.rank() == 0) return 1;
+  int bytes = 16;
+  for (const Shape& s : outputs) bytes = std::min(bytes, std::max(1, StorageBytes(s.element_type())));
+  int64_t width = std::min(8, 16 / bytes);
+  while (width > 1 && iteration_shape.dims().back() % width != 0) width /= 2;
+  return width;
+}
+
+StatusOr<KernelInfo> EmitKernel(mlir::ModuleOp module, const KernelSpec& spec, KernelTarget target) {
   const hlo::HloComputation& comp = *spec.computation;
   KILN_RETURN_IF_ERROR(CheckComputation(comp).WithContext("kernel " + spec.name));
   if (IsTiledTransposeKernel(comp)) return EmitTiledTransposeKernel(module, spec);
+  if (target == KernelTarget::kCuda && IsGpuReductionKernel(comp)) return EmitGpuReductionKernel(module, spec);
   mlir::MLIRContext* ctx = module.getContext();
   mlir::OpBuilder b(ctx);
   mlir::Location loc = mlir::NameLoc::get(b.getStringAttr(spec.name));
@@ -250,12 +265,13 @@ StatusOr<KernelInfo> EmitKernel(mlir::ModuleOp module, const KernelSpec& spec) {
   KernelInfo info{spec.name, static_cast<int>(arg_types.size()), n};
   SetHostSplit(info, iteration_shape, /*may_collide=*/root->opcode() == HloOpcode::kScatter);
   info.host_work = n * ReducedElementsPerIteration(comp);
+  info.cuda_elements_per_thread = FlatLoopVectorWidth(iteration_shape, out_shapes, in_place.has_value());
   return info;
 }
 
 }  // namespace
 
-StatusOr<KernelModulePtr> EmitKernelModule(const std::vector<KernelSpec>& kernels,
+StatusOr<KernelModulePtr> EmitKernelModule(const std::vector<KernelSpec>& kernels, KernelTarget target,
                                            std::vector<KernelInfo>* infos) {
   KernelModulePtr km(new KernelModule);
   km->context.disableMultithreading();
@@ -268,7 +284,7 @@ StatusOr<KernelModulePtr> EmitKernelModule(const std::vector<KernelSpec>& kernel
     if (!IsCIdentifier(spec.name))
       return Error("kernel name '" + spec.name + "' is not a C identifier");
     if (seen[spec.name]++) return Error("duplicate kernel name '" + spec.name + "'");
-    KILN_ASSIGN_OR_RETURN(KernelInfo info, EmitKernel(*km->module, spec));
+    KILN_ASSIGN_OR_RETURN(KernelInfo info, EmitKernel(*km->module, spec, target));
     infos->push_back(std::move(info));
   }
   std::string diagnostics;

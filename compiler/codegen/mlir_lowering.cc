@@ -23,7 +23,7 @@
 #include "compiler/codegen/kernel_module.h"
 #include "compiler/codegen/llvm_backend.h"
 #include "compiler/codegen/scalar_ops.h"
-#include "compiler/codegen/transpose_emitter.h"
+#include "compiler/codegen/tiled_kernel_ir.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
@@ -42,6 +42,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -377,29 +378,65 @@ std::optional<std::vector<int64_t>> ConstantTripCounts(mlir::scf::ParallelOp loo
   return counts;
 }
 
-// A kernel's N-dimensional scf.parallel as one thread per iteration: the
-// linear thread id is delinearized, row-major, into the loop's iteration
-// numbers.
-Status MapFlatLoop(mlir::scf::ParallelOp loop, const SpecialRegisters& regs) {
+// A kernel's N-dimensional scf.parallel as one thread per `width`
+// consecutive iterations of its innermost dimension (which `width`
+// divides): the linear thread id is delinearized, row-major, into the
+// loop's iteration numbers with the innermost one scaled by `width`, and the
+// body is repeated for the `width` iterations, whose accesses to
+// consecutive addresses the load/store vectorizer then merges.
+Status MapFlatLoop(mlir::scf::ParallelOp loop, const SpecialRegisters& regs, int64_t width) {
   std::optional<std::vector<int64_t>> counts = ConstantTripCounts(loop);
   if (!counts || loop.getNumResults() != 0)
     return Error("internal error: kernel loop is not a static scf.parallel");
+  if (width < 1 || counts->empty() || counts->back() % width != 0)
+    return Error("internal error: kernel loop's innermost dimension is not a multiple of its vector width");
   mlir::OpBuilder b(loop);
   mlir::Location loc = loop.getLoc();
   ScalarOps ops(b, loc);
   Value block = mlir::arith::MulIOp::create(b, loc, SpecialRegisters::Read(b, loc, regs.ctaid_x),
                                             SpecialRegisters::Read(b, loc, regs.ntid_x));
   Value linear = mlir::arith::AddIOp::create(b, loc, block, SpecialRegisters::Read(b, loc, regs.tid_x));
+  std::vector<int64_t> thread_counts = *counts;
+  thread_counts.back() /= width;
   int64_t total = 1;
-  for (int64_t c : *counts) total *= c;
+  for (int64_t c : thread_counts) total *= c;
   // Guarded: the last block is ragged.
   Value in_range =
       mlir::arith::CmpIOp::create(b, loc, mlir::arith::CmpIPredicate::ult, linear, ops.IndexConstant(total));
   auto guard = mlir::scf::IfOp::create(b, loc, in_range, /*withElseRegion=*/false);
   b.setInsertionPointToStart(guard.thenBlock());
-  std::vector<Value> ivs = ops.Delinearize(linear, *counts);
-  for (size_t k = 0; k < ivs.size(); ++k) ivs[k] = IterationValue(b, loop, static_cast<unsigned>(k), ivs[k]);
-  InlineParallelLoop(loop, ivs, guard.thenBlock(), b.getInsertionPoint());
+  std::vector<Value> ids = ops.Delinearize(linear, thread_counts);
+  if (width == 1) {
+    for (size_t k = 0; k < ids.size(); ++k) ids[k] = IterationValue(b, loop, static_cast<unsigned>(k), ids[k]);
+    InlineParallelLoop(loop, ids, guard.thenBlock(), b.getInsertionPoint());
+    return Status::Ok();
+  }
+  unsigned inner = static_cast<unsigned>(ids.size() - 1);
+  // Indices never wrap (they address the kernel's buffers): saying so lets
+  // LLVM see the `width` elements' addresses as one base plus constants.
+  const auto no_wrap = mlir::arith::IntegerOverflowFlags::nsw | mlir::arith::IntegerOverflowFlags::nuw;
+  Value first = mlir::arith::MulIOp::create(b, loc, ids.back(), ops.IndexConstant(width), no_wrap);
+  std::vector<Value> ivs(ids.size());
+  for (unsigned k = 0; k < inner; ++k) ivs[k] = IterationValue(b, loop, k, ids[k]);
+  mlir::Block* body = loop.getBody();
+  std::vector<mlir::Operation*> stores;
+  for (int64_t v = 0; v < width; ++v) {
+    ivs[inner] = IterationValue(b, loop, inner,
+                                mlir::arith::AddIOp::create(b, loc, first, ops.IndexConstant(v), no_wrap));
+    mlir::IRMapping map;
+    for (unsigned k = 0; k < ivs.size(); ++k) map.map(body->getArgument(k), ivs[k]);
+    for (mlir::Operation& op : body->without_terminator()) {
+      mlir::Operation* copy = b.clone(op, map);
+      if (mlir::isa<mlir::memref::StoreOp>(copy)) stores.push_back(copy);
+    }
+  }
+  // The stores go after every element's loads, in order, so that the
+  // vectorizer sees `width` adjacent loads and `width` adjacent stores (an
+  // output written in its operand's buffer would otherwise interleave them
+  // and split the vectors). No element's loads read another's output: an
+  // output shares a buffer only with an operand it reads at its own index.
+  for (mlir::Operation* store : stores) store->moveBefore(guard.thenBlock()->getTerminator());
+  loop.erase();
   return Status::Ok();
 }
 
@@ -431,18 +468,41 @@ void MapTileBufferToSharedMemory(mlir::ModuleOp module, mlir::func::FuncOp func,
   alloca.erase();
 }
 
+// A kiln.shared buffer as a static shared-memory array of its own (CUDA's
+// `__shared__ T name[...]`): uninitialized, in address space 3.
+void MapSharedBufferToStatic(mlir::ModuleOp module, mlir::func::FuncOp func, mlir::memref::AllocaOp alloca,
+                             int index) {
+  mlir::MLIRContext* ctx = module.getContext();
+  mlir::MemRefType type = alloca.getType();
+  auto shared = mlir::IntegerAttr::get(mlir::IntegerType::get(ctx, 64), 3);
+  auto global_type = mlir::MemRefType::get(type.getShape(), type.getElementType(),
+                                           mlir::MemRefLayoutAttrInterface{}, shared);
+  std::string name = "__kiln_shared_" + func.getSymName().str() + "_" + std::to_string(index);
+  mlir::OpBuilder b(ctx);
+  b.setInsertionPointToStart(module.getBody());
+  mlir::memref::GlobalOp::create(b, alloca.getLoc(), b.getStringAttr(name), b.getStringAttr("private"),
+                                 mlir::TypeAttr::get(global_type), /*initial_value=*/b.getUnitAttr(),
+                                 /*constant=*/nullptr, b.getI64IntegerAttr(16));
+  b.setInsertionPoint(alloca);
+  Value buffer = mlir::memref::GetGlobalOp::create(b, alloca.getLoc(), global_type, name);
+  alloca.getResult().replaceAllUsesWith(buffer);
+  alloca.erase();
+}
+
 Status MapTiledLoop(mlir::ModuleOp module, mlir::func::FuncOp func, mlir::scf::ParallelOp tiles,
                     const SpecialRegisters& regs) {
   if (tiles.getNumLoops() != 1 || tiles.getNumResults() != 0)
     return Error("internal error: tile loop is not a one-dimensional scf.parallel");
   std::vector<mlir::scf::ParallelOp> threads;
-  std::vector<mlir::memref::AllocaOp> buffers;
+  std::vector<mlir::memref::AllocaOp> buffers, shared_buffers;
   std::vector<mlir::func::CallOp> barriers;
   tiles.getBody()->walk([&](mlir::Operation* op) {
     if (auto loop = mlir::dyn_cast<mlir::scf::ParallelOp>(op); loop && loop->hasAttr(kThreadsAttr))
       threads.push_back(loop);
     if (auto alloca = mlir::dyn_cast<mlir::memref::AllocaOp>(op); alloca && alloca->hasAttr(kTileBufferAttr))
       buffers.push_back(alloca);
+    if (auto alloca = mlir::dyn_cast<mlir::memref::AllocaOp>(op); alloca && alloca->hasAttr(kSharedBufferAttr))
+      shared_buffers.push_back(alloca);
     if (auto call = mlir::dyn_cast<mlir::func::CallOp>(op); call && call.getCallee() == kBarrierFunc)
       barriers.push_back(call);
   });
@@ -453,7 +513,7 @@ Status MapTiledLoop(mlir::ModuleOp module, mlir::func::FuncOp func, mlir::scf::P
   for (mlir::scf::ParallelOp loop : threads) {
     if (loop.getNumLoops() != 2 || loop.getNumResults() != 0)
       return Error("internal error: thread loop is not a two-dimensional scf.parallel");
-    // The block is exactly the loop's extent (32x8): no guard.
+    // The block is exactly the loop's extent: no guard.
     b.setInsertionPoint(loop);
     std::vector<Value> ivs = {
         IterationValue(b, loop, 0, SpecialRegisters::Read(b, loop.getLoc(), regs.tid_y)),
@@ -461,6 +521,8 @@ Status MapTiledLoop(mlir::ModuleOp module, mlir::func::FuncOp func, mlir::scf::P
     InlineParallelLoop(loop, ivs, loop->getBlock(), mlir::Block::iterator(loop));
   }
   for (mlir::memref::AllocaOp alloca : buffers) MapTileBufferToSharedMemory(module, func, alloca);
+  for (size_t i = 0; i < shared_buffers.size(); ++i)
+    MapSharedBufferToStatic(module, func, shared_buffers[i], static_cast<int>(i));
   auto i32 = mlir::IntegerType::get(module.getContext(), 32);
   auto sync = DeclareIntrinsic(module, "llvm.nvvm.barrier.cta.sync.aligned.all",
                                mlir::LLVM::LLVMFunctionType::get(
@@ -474,7 +536,69 @@ Status MapTiledLoop(mlir::ModuleOp module, mlir::func::FuncOp func, mlir::scf::P
   return Status::Ok();
 }
 
-Status MapParallelLoopsToThreads(mlir::ModuleOp module) {
+// kiln.shuffle_down.<T> calls as shfl.sync.down on the whole warp: f32 and
+// i32 directly, narrower values widened to i32, 64-bit ones in two halves.
+class ShuffleExpander {
+ public:
+  ShuffleExpander(mlir::ModuleOp module, mlir::OpBuilder& b, mlir::Location loc) : module_(module), b_(b), loc_(loc) {}
+
+  Value Expand(Value v, Value n) {
+    mlir::Type t = v.getType();
+    if (t.isF32() || t.isInteger(32)) return Shuffle32(v, n);
+    unsigned bits = t.getIntOrFloatBitWidth();
+    auto int_type = b_.getIntegerType(bits);
+    Value x = t.isInteger(bits) ? v : mlir::arith::BitcastOp::create(b_, loc_, int_type, v).getResult();
+    Value r;
+    if (bits < 32) {
+      Value wide = mlir::arith::ExtUIOp::create(b_, loc_, b_.getI32Type(), x);
+      r = mlir::arith::TruncIOp::create(b_, loc_, int_type, Shuffle32(wide, n));
+    } else {
+      Value lo = mlir::arith::TruncIOp::create(b_, loc_, b_.getI32Type(), x);
+      Value shift = mlir::arith::ConstantIntOp::create(b_, loc_, int_type, 32);
+      Value hi = mlir::arith::TruncIOp::create(b_, loc_, b_.getI32Type(),
+                                               mlir::arith::ShRUIOp::create(b_, loc_, x, shift));
+      Value rlo = mlir::arith::ExtUIOp::create(b_, loc_, int_type, Shuffle32(lo, n));
+      Value rhi = mlir::arith::ExtUIOp::create(b_, loc_, int_type, Shuffle32(hi, n));
+      r = mlir::arith::OrIOp::create(b_, loc_, rlo, mlir::arith::ShLIOp::create(b_, loc_, rhi, shift));
+    }
+    return t.isInteger(bits) ? r : mlir::arith::BitcastOp::create(b_, loc_, t, r).getResult();
+  }
+
+ private:
+  Value Shuffle32(Value v, Value n) {
+    mlir::Type i32 = b_.getI32Type();
+    bool f32 = v.getType().isF32();
+    auto f = DeclareIntrinsic(module_, f32 ? "llvm.nvvm.shfl.sync.down.f32" : "llvm.nvvm.shfl.sync.down.i32",
+                              mlir::LLVM::LLVMFunctionType::get(v.getType(), {i32, v.getType(), i32, i32}));
+    Value all = mlir::arith::ConstantIntOp::create(b_, loc_, i32, -1);
+    Value clamp = mlir::arith::ConstantIntOp::create(b_, loc_, i32, 31);
+    return mlir::LLVM::CallOp::create(b_, loc_, f, mlir::ValueRange{all, v, n, clamp}).getResult();
+  }
+
+  mlir::ModuleOp module_;
+  mlir::OpBuilder& b_;
+  mlir::Location loc_;
+};
+
+void ExpandShuffles(mlir::ModuleOp module) {
+  std::vector<mlir::func::CallOp> calls;
+  module.walk([&](mlir::func::CallOp call) {
+    if (call.getCallee().starts_with(kShuffleDownPrefix)) calls.push_back(call);
+  });
+  mlir::OpBuilder b(module.getContext());
+  for (mlir::func::CallOp call : calls) {
+    b.setInsertionPoint(call);
+    ShuffleExpander expander(module, b, call.getLoc());
+    call.getResult(0).replaceAllUsesWith(expander.Expand(call.getOperand(0), call.getOperand(1)));
+    call.erase();
+  }
+  std::vector<mlir::func::FuncOp> decls;
+  for (auto f : module.getOps<mlir::func::FuncOp>())
+    if (f.getSymName().starts_with(kShuffleDownPrefix)) decls.push_back(f);
+  for (mlir::func::FuncOp f : decls) f.erase();
+}
+
+Status MapParallelLoopsToThreads(mlir::ModuleOp module, const std::vector<KernelInfo>& kernels) {
   std::vector<std::pair<mlir::func::FuncOp, mlir::scf::ParallelOp>> loops;
   for (auto func : module.getOps<mlir::func::FuncOp>()) {
     if (func.isExternal()) continue;
@@ -485,17 +609,54 @@ Status MapParallelLoopsToThreads(mlir::ModuleOp module) {
     if (loop->hasAttr(kTilesAttr)) {
       KILN_RETURN_IF_ERROR(MapTiledLoop(module, func, loop, regs));
     } else {
-      KILN_RETURN_IF_ERROR(MapFlatLoop(loop, regs));
+      int64_t width = 1;
+      for (const KernelInfo& info : kernels)
+        if (info.name == func.getSymName()) width = info.cuda_elements_per_thread;
+      KILN_RETURN_IF_ERROR(MapFlatLoop(loop, regs, width));
     }
   }
   if (auto f = module.lookupSymbol<mlir::func::FuncOp>(kBarrierFunc)) f.erase();
+  ExpandShuffles(module);
   return Status::Ok();
 }
 
 // ---------------------------------------------------------------------------
 // Shared: to the LLVM dialect, then LLVM IR.
 
-Status ConvertToLLVMDialect(mlir::ModuleOp module) {
+// Whether every index value of a CUDA module fits in 32 bits, so that its
+// index arithmetic can be 32-bit (half the instructions and registers of
+// 64-bit address math): every buffer has fewer than 2^31 elements, every
+// index constant fits, and no index comes from a 64-bit integer or an
+// unsigned 32-bit one (data-dependent gather and dynamic-slice indices,
+// clamped only after the conversion). Thread and block ids (read through
+// LLVM calls) are below 2^31.
+bool IndexFitsIn32Bits(mlir::ModuleOp module) {
+  constexpr int64_t kLimit = int64_t{1} << 31;
+  bool fits = true;
+  module.walk([&](mlir::Operation* op) {
+    for (mlir::Type t : op->getResultTypes()) {
+      auto memref = mlir::dyn_cast<mlir::MemRefType>(t);
+      if (memref && (!memref.hasStaticShape() || memref.getNumElements() >= kLimit)) fits = false;
+    }
+    if (auto c = mlir::dyn_cast<mlir::arith::ConstantIndexOp>(op); c && (c.value() >= kLimit || c.value() < -kLimit))
+      fits = false;
+    if (mlir::isa<mlir::arith::IndexCastOp, mlir::arith::IndexCastUIOp>(op) && op->getResult(0).getType().isIndex()) {
+      Value from = op->getOperand(0);
+      bool special_register = from.getDefiningOp() && mlir::isa<mlir::LLVM::CallOp>(from.getDefiningOp());
+      unsigned bits = from.getType().isIndex() ? 64 : from.getType().getIntOrFloatBitWidth();
+      if (!special_register && (bits > 32 || (bits == 32 && mlir::isa<mlir::arith::IndexCastUIOp>(op))))
+        fits = false;
+    }
+  });
+  for (auto func : module.getOps<mlir::func::FuncOp>())
+    for (mlir::Type t : func.getArgumentTypes()) {
+      auto memref = mlir::dyn_cast<mlir::MemRefType>(t);
+      if (memref && (!memref.hasStaticShape() || memref.getNumElements() >= kLimit)) fits = false;
+    }
+  return fits;
+}
+
+Status ConvertToLLVMDialect(mlir::ModuleOp module, unsigned index_bits = 64) {
   mlir::MLIRContext* ctx = module.getContext();
   DiagnosticCollector diags(ctx);
   mlir::PassManager pm(ctx);
@@ -504,6 +665,7 @@ Status ConvertToLLVMDialect(mlir::ModuleOp module) {
 
   mlir::LowerToLLVMOptions options(ctx);
   options.useBarePtrCallConv = true;
+  if (index_bits != 64) options.overrideIndexBitwidth(index_bits);
   mlir::LLVMTypeConverter converter(ctx, options);
   mlir::RewritePatternSet patterns(ctx);
   mlir::arith::populateArithToLLVMConversionPatterns(converter, patterns);
@@ -560,13 +722,19 @@ StatusOr<std::vector<uint8_t>> LowerToHostObject(const KernelModule& km,
 StatusOr<std::string> LowerToPtx(const KernelModule& km, const std::vector<KernelInfo>& kernels,
                                  const std::string& arch) {
   KILN_ASSIGN_OR_RETURN(mlir::OwningOpRef<mlir::ModuleOp> module, CloneForLowering(km));
-  KILN_RETURN_IF_ERROR(MapParallelLoopsToThreads(*module));
+  KILN_RETURN_IF_ERROR(MapParallelLoopsToThreads(*module, kernels));
   bool uses_libdevice = false;
   KILN_RETURN_IF_ERROR(ReplaceMathWithCalls(*module, Target::kCuda, &uses_libdevice));
   if (uses_libdevice && FindLibdevice().empty())
     return Error("CUDA kernels with transcendental functions need libdevice.10.bc, not found under "
                  "$CUDA_HOME/nvvm/libdevice or /usr/local/cuda/nvvm/libdevice");
-  KILN_RETURN_IF_ERROR(ConvertToLLVMDialect(*module));
+  // 32-bit index math trades against the vectorizer: LLVM widens 32-bit
+  // element offsets to 64-bit addresses in forms it cannot always match up,
+  // so a vectorized loop kernel's element accesses would split into
+  // smaller vectors. Such modules keep 64-bit indices.
+  bool vectorized = false;
+  for (const KernelInfo& info : kernels) vectorized |= !info.cuda_launch && info.cuda_elements_per_thread > 1;
+  KILN_RETURN_IF_ERROR(ConvertToLLVMDialect(*module, !vectorized && IndexFitsIn32Bits(*module) ? 32 : 64));
   llvm::LLVMContext llvm_context;
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> m, TranslateToLLVMIR(*module, llvm_context));
   return EmitPtx(*m, kernels, arch);

@@ -27,6 +27,7 @@
 
 #include "compiler/codegen/elemental_emitter.h"
 #include "compiler/codegen/scalar_ops.h"
+#include "compiler/codegen/tiled_kernel_ir.h"
 #include "compiler/passes/fusible_ops.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -116,62 +117,6 @@ TransposePlan Plan(const HloInstruction& transpose) {
   return plan;
 }
 
-// Assigns the dimensions of `shape` to groups of the given sizes: each
-// group is a run of consecutive dimensions larger than 1 (size-1 dimensions
-// belong to none and are indexed by 0).
-std::vector<std::vector<int64_t>> GroupDims(const Shape& shape, const std::vector<int64_t>& sizes) {
-  std::vector<std::vector<int64_t>> groups(sizes.size());
-  size_t k = 0;
-  int64_t product = 1;
-  for (int64_t d = 0; d < shape.rank(); ++d) {
-    if (shape.dim(d) == 1) continue;
-    while (k < sizes.size() && product == sizes[k] && !groups[k].empty()) ++k, product = 1;
-    groups[k].push_back(d);
-    product *= shape.dim(d);
-  }
-  return groups;
-}
-
-// Emits index arithmetic on `b`.
-class IndexMath {
- public:
-  IndexMath(mlir::OpBuilder& b, mlir::Location loc) : b_(b), loc_(loc), ops_(b, loc) {}
-
-  Value Const(int64_t v) { return ops_.IndexConstant(v); }
-  Value Add(Value a, Value c) { return mlir::arith::AddIOp::create(b_, loc_, a, c); }
-  Value Mul(Value a, int64_t c) { return mlir::arith::MulIOp::create(b_, loc_, a, Const(c)); }
-  Value Div(Value a, int64_t c) { return c == 1 ? a : mlir::arith::DivUIOp::create(b_, loc_, a, Const(c)); }
-  Value Rem(Value a, int64_t c) {
-    return c == 1 ? Const(0) : mlir::arith::RemUIOp::create(b_, loc_, a, Const(c));
-  }
-  Value Less(Value a, int64_t c) {
-    return mlir::arith::CmpIOp::create(b_, loc_, mlir::arith::CmpIPredicate::ult, a, Const(c));
-  }
-  Value And(Value a, Value c) { return mlir::arith::AndIOp::create(b_, loc_, a, c); }
-
-  // The multi-index of `shape` whose groups (GroupDims) have the row-major
-  // positions `group_values`.
-  Index MultiIndex(const Shape& shape, const std::vector<int64_t>& group_sizes,
-                   const std::vector<Value>& group_values) {
-    Index index(shape.rank(), Const(0));
-    std::vector<std::vector<int64_t>> groups = GroupDims(shape, group_sizes);
-    for (size_t k = 0; k < groups.size(); ++k) {
-      Value linear = group_values[k];
-      for (size_t i = groups[k].size(); i-- > 0;) {
-        int64_t d = groups[k][i];
-        index[d] = i == 0 ? linear : Rem(linear, shape.dim(d));
-        if (i > 0) linear = Div(linear, shape.dim(d));
-      }
-    }
-    return index;
-  }
-
- private:
-  mlir::OpBuilder& b_;
-  mlir::Location loc_;
-  ScalarOps ops_;
-};
-
 // The operand's group positions for tile coordinates (p, x, q, y), in
 // operand group order.
 std::vector<Value> OperandGroups(const TransposePlan& plan, Value p, Value x, Value q, Value y) {
@@ -182,14 +127,18 @@ std::vector<Value> OperandGroups(const TransposePlan& plan, Value p, Value x, Va
 
 // One pass of the block over the tile: `scf.parallel (%ty, %tx) = (0, 0)
 // to (8, 32) {kiln.threads}`, in which thread (ty, tx) visits tile rows
-// row = ty, ty + 8, ty + 16, ty + 24 of column tx (an scf.for), calling
-// `body(row, tx, row_pos, col_pos)` where the tile's row and column lie at
-// row_pos = row0 + row < rows and col_pos = col0 + tx < cols (guarded by an
-// scf.if: the tiles at the edges are ragged). Returns the first error of
-// `body`.
-using TileBody = std::function<Status(Value row, Value col, Value row_pos, Value col_pos)>;
-Status TilePass(mlir::OpBuilder& b, mlir::Location loc, IndexMath& m, Value row0, int64_t rows,
-                Value col0, int64_t cols, const TileBody& body) {
+// row = ty, ty + 8, ty + 16, ty + 24 of column tx, where the tile's row and
+// column lie at row_pos = row0 + row < rows and col_pos = col0 + tx < cols.
+// It first reads the four values (`read(row, tx, row_pos, col_pos)`, of
+// type `type`), then writes them (`write(..., value)`), so that the four
+// reads are in flight together rather than each waiting for the previous
+// write. When the tiles at the edges are ragged, each read and write is
+// guarded by an scf.if. Returns the first error of `read` or `write`.
+using TileRead = std::function<StatusOr<Value>(Value row, Value col, Value row_pos, Value col_pos)>;
+using TileWrite = std::function<Status(Value row, Value col, Value row_pos, Value col_pos, Value value)>;
+Status TilePass(mlir::OpBuilder& b, mlir::Location loc, IndexMath& m, Value row0, int64_t rows, Value col0,
+                int64_t cols, mlir::Type type, const TileRead& read, const TileWrite& write) {
+  const bool ragged = rows % kTileSize != 0 || cols % kTileSize != 0;
   Status status = Status::Ok();
   auto loop = mlir::scf::ParallelOp::create(
       b, loc, mlir::ValueRange{m.Const(0), m.Const(0)},
@@ -200,32 +149,51 @@ Status TilePass(mlir::OpBuilder& b, mlir::Location loc, IndexMath& m, Value row0
         b.setInsertionPoint(threads.getInsertionBlock(), threads.getInsertionPoint());
         Value ty = ids[0], col = ids[1];
         Value col_pos = m.Add(col0, col);
-        mlir::scf::ForOp::create(
-            b, loc, m.Const(0), m.Const(kTileSize), m.Const(kTileRowsPerPass), mlir::ValueRange{},
-            [&](mlir::OpBuilder& rows_loop, mlir::Location, Value r, mlir::ValueRange) {
-              mlir::Block* block = rows_loop.getInsertionBlock();
-              b.setInsertionPoint(block, rows_loop.getInsertionPoint());
-              Value row = m.Add(ty, r);
-              Value row_pos = m.Add(row0, row);
-              Value in_bounds = m.And(m.Less(row_pos, rows), m.Less(col_pos, cols));
-              auto guarded = mlir::scf::IfOp::create(b, loc, in_bounds, /*withElseRegion=*/false);
-              b.setInsertionPointToStart(guarded.thenBlock());
-              status = body(row, col, row_pos, col_pos);
-              b.setInsertionPointToEnd(block);
-              mlir::scf::YieldOp::create(b, loc);
-            });
+        struct Row {
+          Value row, row_pos, in_bounds, value;
+        };
+        std::vector<Row> pending;
+        for (int64_t r = 0; r < kTileSize && status.ok(); r += kTileRowsPerPass) {
+          Row x;
+          x.row = m.Add(ty, m.Const(r));
+          x.row_pos = m.Add(row0, x.row);
+          if (!ragged) {
+            StatusOr<Value> v = read(x.row, col, x.row_pos, col_pos);
+            if (!v.ok()) status = v.status();
+            else x.value = *v;
+            pending.push_back(x);
+            continue;
+          }
+          x.in_bounds = m.And(m.Less(x.row_pos, rows), m.Less(col_pos, cols));
+          auto op = mlir::scf::IfOp::create(b, loc, mlir::TypeRange{type}, x.in_bounds, /*withElseRegion=*/true);
+          mlir::OpBuilder::InsertionGuard inner(b);
+          b.setInsertionPointToStart(op.thenBlock());
+          StatusOr<Value> v = read(x.row, col, x.row_pos, col_pos);
+          if (!v.ok()) {
+            status = v.status();
+            break;
+          }
+          mlir::scf::YieldOp::create(b, loc, mlir::ValueRange{*v});
+          b.setInsertionPointToStart(op.elseBlock());
+          Value zero = mlir::arith::ConstantOp::create(b, loc, mlir::cast<mlir::TypedAttr>(b.getZeroAttr(type)));
+          mlir::scf::YieldOp::create(b, loc, mlir::ValueRange{zero});
+          x.value = op.getResult(0);
+          pending.push_back(x);
+        }
+        for (const Row& x : pending) {
+          if (!status.ok()) break;
+          if (!ragged) {
+            status = write(x.row, col, x.row_pos, col_pos, x.value);
+            continue;
+          }
+          auto op = mlir::scf::IfOp::create(b, loc, x.in_bounds, /*withElseRegion=*/false);
+          mlir::OpBuilder::InsertionGuard inner(b);
+          b.setInsertionPointToStart(op.thenBlock());
+          status = write(x.row, col, x.row_pos, col_pos, x.value);
+        }
       });
   loop->setAttr(kThreadsAttr, b.getUnitAttr());
   return status;
-}
-
-mlir::func::FuncOp BarrierFunc(mlir::ModuleOp module) {
-  if (auto f = module.lookupSymbol<mlir::func::FuncOp>(kBarrierFunc)) return f;
-  mlir::OpBuilder b(module.getContext());
-  b.setInsertionPointToStart(module.getBody());
-  auto f = mlir::func::FuncOp::create(b, module.getLoc(), kBarrierFunc, b.getFunctionType({}, {}));
-  f.setPrivate();
-  return f;
 }
 
 }  // namespace
@@ -265,10 +233,6 @@ StatusOr<KernelInfo> EmitTiledTransposeKernel(mlir::ModuleOp module, const Kerne
   args.pop_back();
 
   ConstantPool pool(module, spec.name);
-  // One emitter per phase: a value cached in the load phase's loops does
-  // not dominate the store phase.
-  ElementalEmitter emitter(b, loc, pool, args, /*scalar_params=*/false);
-  ElementalEmitter store_emitter(b, loc, pool, args, /*scalar_params=*/false);
   IndexMath m(b, loc);
   std::vector<int64_t> result_groups;  // sizes, result order
   for (int64_t g : plan.permutation) result_groups.push_back(plan.operand_groups[g]);
@@ -293,23 +257,30 @@ StatusOr<KernelInfo> EmitTiledTransposeKernel(mlir::ModuleOp module, const Kerne
         Value tile = buffer;
 
         // Load, along the operand's minor group y:
-        // tile[row][col] = operand(p, x0 + row, q, y0 + col).
-        auto load = [&](Value row, Value col, Value x, Value y) -> Status {
+        // tile[row][col] = operand(p, x0 + row, q, y0 + col). Each row
+        // gets its own emitter: its values live in its own guarded region.
+        auto load = [&](Value, Value, Value x, Value y) -> StatusOr<Value> {
+          ElementalEmitter emitter(b, loc, pool, args, /*scalar_params=*/false);
           Index index = m.MultiIndex(operand->shape(), plan.operand_groups,
                                      OperandGroups(plan, p, x, q, y));
           KILN_ASSIGN_OR_RETURN(Value v, emitter.Emit(operand, index));
-          Value stored = ScalarOps(b, loc).ToStorage(v, hero_type);
-          mlir::memref::StoreOp::create(b, loc, stored, tile, mlir::ValueRange{row, col});
+          return ScalarOps(b, loc).ToStorage(v, hero_type);
+        };
+        auto fill = [&](Value row, Value col, Value, Value, Value v) -> Status {
+          mlir::memref::StoreOp::create(b, loc, v, tile, mlir::ValueRange{row, col});
           return Status::Ok();
         };
         // Store, along the result's minor group x:
         // result(p, y0 + row, q, x0 + col) = epilogue(tile[col][row]).
-        auto store = [&](Value row, Value col, Value y, Value x) -> Status {
+        auto read_tile = [&](Value row, Value col, Value, Value) -> StatusOr<Value> {
+          return Value(mlir::memref::LoadOp::create(b, loc, tile, mlir::ValueRange{col, row}));
+        };
+        auto store = [&](Value, Value, Value y, Value x, Value v) -> Status {
+          ElementalEmitter store_emitter(b, loc, pool, args, /*scalar_params=*/false);
           std::vector<Value> operand_groups = OperandGroups(plan, p, x, q, y);
           std::vector<Value> groups;
           for (int64_t g : plan.permutation) groups.push_back(operand_groups[g]);
           Index index = m.MultiIndex(out_shape, result_groups, groups);
-          Value v = mlir::memref::LoadOp::create(b, loc, tile, mlir::ValueRange{col, row});
           if (epilogue.comp) {
             ScalarOps ops(b, loc);
             std::vector<Value> values{ops.FromStorage(v, hero_type)};
@@ -329,11 +300,12 @@ StatusOr<KernelInfo> EmitTiledTransposeKernel(mlir::ModuleOp module, const Kerne
           mlir::memref::StoreOp::create(b, loc, v, out, index);
           return Status::Ok();
         };
-        status = TilePass(b, loc, m, x0, plan.x, y0, plan.y, load);
+        mlir::Type stored_type = tile_type.getElementType();
+        status = TilePass(b, loc, m, x0, plan.x, y0, plan.y, stored_type, load, fill);
         if (!status.ok()) return;
         // Every thread's loads land in the tile before any thread reads it.
         mlir::func::CallOp::create(b, loc, barrier, mlir::ValueRange{});
-        status = TilePass(b, loc, m, y0, plan.y, x0, plan.x, store);
+        status = TilePass(b, loc, m, y0, plan.y, x0, plan.x, stored_type, read_tile, store);
         nested.setInsertionPoint(b.getInsertionBlock(), b.getInsertionPoint());
       });
   tiles->setAttr(kTilesAttr, b.getUnitAttr());

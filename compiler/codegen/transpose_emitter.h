@@ -24,6 +24,7 @@
 
 #include "common/status.h"
 #include "compiler/codegen/codegen_internal.h"
+#include "compiler/codegen/tiled_kernel_ir.h"
 #include "compiler/hlo/computation.h"
 #include "mlir/IR/BuiltinOps.h"
 
@@ -32,13 +33,6 @@ namespace kiln::codegen::internal {
 inline constexpr int64_t kTileSize = 32;         // tile edge, in elements
 inline constexpr int64_t kTilePadding = 1;       // extra column: no bank conflicts
 inline constexpr int64_t kTileRowsPerPass = 8;   // threadIdx.y extent
-
-// Discardable attributes marking the structure for the lowerings.
-inline constexpr char kTilesAttr[] = "kiln.tiles";
-inline constexpr char kThreadsAttr[] = "kiln.threads";
-inline constexpr char kTileBufferAttr[] = "kiln.tile";
-// The private function whose calls are block-wide barriers.
-inline constexpr char kBarrierFunc[] = "kiln.barrier";
 
 // True when `comp` has a tiled transpose hero (passes::FindTiledTransposeHero)
 // whose operand is an array.

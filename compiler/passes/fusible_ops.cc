@@ -214,4 +214,20 @@ const HloInstruction* FindTiledTransposeHero(const hlo::HloComputation& comp) {
   return hero;
 }
 
+std::optional<ReductionGroups> GroupReduction(const hlo::HloInstruction& reduce) {
+  const Shape& in = reduce.operand(0)->shape();
+  std::vector<int64_t> reduced = reduce.dimensions();
+  ReductionGroups g;
+  int phase = 0;  // 0: before the reduced run, 1: in it, 2: after it
+  for (int64_t d = 0; d < in.rank(); ++d) {
+    if (in.dim(d) == 1) continue;
+    bool r = std::find(reduced.begin(), reduced.end(), d) != reduced.end();
+    if (r && phase == 2) return std::nullopt;
+    if (r) phase = 1;
+    if (!r && phase == 1) phase = 2;
+    (phase == 0 ? g.a : phase == 1 ? g.k : g.m) *= in.dim(d);
+  }
+  return g;
+}
+
 }  // namespace kiln::passes

@@ -106,4 +106,15 @@ bool IsTransposeEpilogueOp(const hlo::HloInstruction& inst, const std::vector<in
 // codegen tiles exactly those.
 const hlo::HloInstruction* FindTiledTransposeHero(const hlo::HloComputation& comp);
 
+// A reduce's operand viewed as [A, K, M]: K the product of the reduced
+// dimensions, A and M of the kept ones before and after them (size-1
+// dimensions ignored; A or M may be 1). nullopt when the reduced
+// dimensions larger than 1 are not one run among the dimensions larger
+// than 1. Row reductions have M == 1; the GPU reduction emitter and the
+// reduction splitter both work on this view.
+struct ReductionGroups {
+  int64_t a = 1, k = 1, m = 1;
+};
+std::optional<ReductionGroups> GroupReduction(const hlo::HloInstruction& reduce);
+
 }  // namespace kiln::passes

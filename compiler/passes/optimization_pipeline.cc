@@ -43,6 +43,8 @@ Status RunOptimizationPipeline(hlo::HloModule& module, const PipelineOptions& op
   pipeline.AddPass<ConvolutionCanonicalization>();  // 1x1 convolutions become dots
   pipeline.AddPass<DotCanonicalization>();
   AddSimplification(pipeline);
+  // Reductions too long or too narrow for one kernel become two.
+  pipeline.AddPass<ReductionSplitter>();
   // Kernels around the library calls.
   pipeline.AddPass<KernelFusion>();
   pipeline.AddPass<MultiOutputFusion>();

@@ -51,6 +51,16 @@ class DotCanonicalization : public HloPass {
   StatusOr<bool> Run(hlo::HloModule& module) override;
 };
 
+// Splits a reduction too long for one GPU block (a row of more than 16384
+// reduced elements) or too narrow to occupy the GPU (a column reduction of
+// few 32-column tiles) into two reduces over [A, K1, K2, M]: the first over
+// K2, the second over K1 (reduction_splitter.cc).
+class ReductionSplitter : public HloPass {
+ public:
+  std::string_view name() const override { return "reduction-splitter"; }
+  StatusOr<bool> Run(hlo::HloModule& module) override;
+};
+
 // Rewrites every convolution into the form library thunks take (cuDNN, host
 // im2col + GEMM): dim_labels b01f_01io->b01f (b0f_0io->b0f, b012f_012io->
 // b012f, ...), with transposes of the operands into that order and of the

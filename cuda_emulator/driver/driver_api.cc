@@ -1,5 +1,5 @@
 // Driver API: initialization, the device and the primary context, plus
-// kilnEmuDescription. Memory, streams and events, modules and launches are
+// kilnEmuDescription and kilnEmuResultsComputed. Memory, streams and events, modules and launches are
 // in the driver_*.cc files beside this one; all share EmulatedDevice.
 #include <algorithm>
 #include <cstring>
@@ -9,6 +9,7 @@
 #include "cuda_emulator/driver/driver_errors.h"
 #include "cuda_emulator/driver/emulated_device.h"
 #include "cuda_emulator/driver/exports.h"
+#include "cuda_emulator/exec/block_sample.h"
 
 namespace {
 
@@ -16,6 +17,17 @@ using kiln::emu::driver::EmulatedDevice;
 using kiln::emu::driver::Fail;
 
 EmulatedDevice& Device() { return EmulatedDevice::Get(); }
+
+// KILN_EMU_SAMPLE's blocks per launch, read once from the environment as
+// cuInit reads it (these entry points may run before cuInit); 0 when unset
+// or malformed (cuInit then fails naming the variable).
+uint32_t SampleBlocks() {
+  static const uint32_t blocks = [] {
+    kiln::StatusOr<uint32_t> n = kiln::emu::SampleBlocksFromEnvironment();
+    return n.ok() ? *n : 0;
+  }();
+  return blocks;
+}
 
 // The emulator has one device, ordinal 0.
 CUresult CheckDevice(CUdevice dev, const char* call) {
@@ -30,7 +42,21 @@ CUresult CheckDevice(CUdevice dev, const char* call) {
 
 extern "C" {
 
-KILN_EMU_EXPORT const char* kilnEmuDescription(void) { return kiln::emu::driver::kDeviceName; }
+// "kiln emulator (sm_90, H100-class)", and in sampling mode
+// "kiln emulator (sm_90, H100-class), sampled 8 blocks/launch: results not computed".
+KILN_EMU_EXPORT const char* kilnEmuDescription(void) {
+  static const std::string description = [] {
+    std::string d = kiln::emu::driver::kDeviceName;
+    if (uint32_t n = SampleBlocks(); n != 0)
+      d += ", sampled " + std::to_string(n) + " blocks/launch: results not computed";
+    return d;
+  }();
+  return description.c_str();
+}
+
+KILN_EMU_EXPORT int kilnEmuApiVersion(void) { return KILN_EMU_API_VERSION; }
+
+KILN_EMU_EXPORT int kilnEmuResultsComputed(void) { return SampleBlocks() == 0 ? 1 : 0; }
 
 KILN_EMU_EXPORT CUresult cuInit(unsigned int Flags) {
   if (Flags != 0) return Fail(CUDA_ERROR_INVALID_VALUE, "cuInit: Flags must be 0");

@@ -3,10 +3,11 @@
 // The launch is validated as the driver does (grid and block limits, the
 // kernel's .reqntid/.maxntid, the shared-memory budget), then run to
 // completion by emu::Launch on the device's thread pool while the memory
-// ledger is read-locked. A fault inside the kernel is reported on stderr
-// and makes the context sticky-failed (EmulatedDevice::FailLaunch).
+// ledger is read-locked; the launch keeps its stream busy for its modeled
+// time (emu::Launch fills model_ns). In sampling mode (KILN_EMU_SAMPLE)
+// only a sample of the blocks runs. A fault inside the kernel is reported
+// on stderr and makes the context sticky-failed (EmulatedDevice::FailLaunch).
 #include <algorithm>
-#include <chrono>
 #include <string>
 
 #include "cuda_emulator/driver/device_properties.h"
@@ -60,15 +61,14 @@ extern "C" KILN_EMU_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gr
   config.block = Dim3{blockDimX, blockDimY, blockDimZ};
   config.dynamic_shared_bytes = sharedMemBytes;
   config.params = kernelParams;
+  config.sample_blocks = device.sample_blocks();
   if (std::string e = ShapeError(*function, config); !e.empty()) return Fail(CUDA_ERROR_INVALID_VALUE, call + e);
 
-  auto start = std::chrono::steady_clock::now();
   kiln::StatusOr<KilnEmuCounters> counters = [&] {
     auto lock = device.memory().ReadLock();  // no cuMemFree while blocks run
     return kiln::emu::Launch(kernel, config, device.memory(), device.checks(), device.pool());
   }();
-  std::chrono::duration<double, std::micro> wall = std::chrono::steady_clock::now() - start;
   if (!counters.ok()) return device.FailLaunch(counters.status().message());
-  timeline->AddLaunch(*counters, props::LaunchDurationUs(*counters, wall.count()));
+  timeline->AddLaunch(*counters);
   return CUDA_SUCCESS;
 }

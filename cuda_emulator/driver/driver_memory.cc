@@ -3,14 +3,15 @@
 // Every range is checked against DeviceMemory's ledger before a byte moves;
 // a bad one is CUDA_ERROR_INVALID_VALUE with a detail naming the address
 // and where it lies (past the end of an allocation, in a freed one, ...).
-// Each copy or memset runs when issued and advances its stream's clock.
-#include <chrono>
+// Each copy or memset runs when issued and advances its stream's clock by
+// its modeled time (model::TransferSeconds).
 #include <string>
 
 #include "cuda_emulator/driver/device_properties.h"
 #include "cuda_emulator/driver/driver_errors.h"
 #include "cuda_emulator/driver/emulated_device.h"
 #include "cuda_emulator/driver/exports.h"
+#include "cuda_emulator/model/call_models.h"
 
 namespace {
 
@@ -18,36 +19,38 @@ using kiln::Status;
 using kiln::emu::MemoryKind;
 using kiln::emu::driver::EmulatedDevice;
 using kiln::emu::driver::Fail;
+using kiln::emu::model::TransferKind;
 
 EmulatedDevice& Device() { return EmulatedDevice::Get(); }
 
 // Runs `op` (a copy or memset of `bytes`) on `stream`: the checks common to
 // every transfer, the error mapping and the stream's clock.
 template <typename Op>
-CUresult Transfer(const char* call, CUstream stream, uint64_t bytes, Op op) {
+CUresult Transfer(const char* call, CUstream stream, TransferKind kind, uint64_t bytes, Op op) {
   if (CUresult r = Device().EnterContext(); r != CUDA_SUCCESS) return r;
   std::shared_ptr<kiln::emu::driver::StreamTimeline> timeline = Device().timeline().Find(stream);
   if (!timeline) return Fail(CUDA_ERROR_INVALID_HANDLE, std::string(call) + ": not a live stream");
-  auto start = std::chrono::steady_clock::now();
   Status s = op(Device().memory());
   if (!s.ok()) return Fail(CUDA_ERROR_INVALID_VALUE, std::string(call) + ": " + s.message());
-  std::chrono::duration<double, std::micro> wall = std::chrono::steady_clock::now() - start;
-  timeline->Advance(kiln::emu::driver::TransferDurationUs(bytes, wall.count()));
+  timeline->Advance(kiln::emu::model::TransferSeconds(kind, bytes) * 1e6);
   return CUDA_SUCCESS;
 }
 
 CUresult CopyHtoD(const char* call, CUdeviceptr dst, const void* src, size_t n, CUstream stream) {
-  return Transfer(call, stream, n, [&](auto& m) { return m.CopyToDevice(dst, src, n); });
+  return Transfer(call, stream, TransferKind::kHostToDevice, n,
+                  [&](auto& m) { return m.CopyToDevice(dst, src, n); });
 }
 CUresult CopyDtoH(const char* call, void* dst, CUdeviceptr src, size_t n, CUstream stream) {
-  return Transfer(call, stream, n, [&](auto& m) { return m.CopyFromDevice(dst, src, n); });
+  return Transfer(call, stream, TransferKind::kDeviceToHost, n,
+                  [&](auto& m) { return m.CopyFromDevice(dst, src, n); });
 }
 CUresult CopyDtoD(const char* call, CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream stream) {
-  return Transfer(call, stream, n, [&](auto& m) { return m.CopyDeviceToDevice(dst, src, n); });
+  return Transfer(call, stream, TransferKind::kDeviceToDevice, n,
+                  [&](auto& m) { return m.CopyDeviceToDevice(dst, src, n); });
 }
 CUresult Set(const char* call, CUdeviceptr dst, uint32_t pattern, int element_bytes, size_t n,
              CUstream stream) {
-  return Transfer(call, stream, uint64_t{n} * element_bytes,
+  return Transfer(call, stream, TransferKind::kMemset, uint64_t{n} * element_bytes,
                   [&](auto& m) { return m.Memset(dst, pattern, element_bytes, n); });
 }
 

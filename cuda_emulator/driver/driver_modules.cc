@@ -232,7 +232,7 @@ KILN_EMU_EXPORT CUresult cuFuncGetAttribute(int* pi, CUfunction_attribute attrib
     case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: *pi = 0; return CUDA_SUCCESS;
     case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: *pi = static_cast<int>(k.local_bytes); return CUDA_SUCCESS;
     // PTX registers are virtual; ptxas would fit them into at most 255.
-    case CU_FUNC_ATTRIBUTE_NUM_REGS: *pi = static_cast<int>(std::min(k.declared_registers, 255u)); return CUDA_SUCCESS;
+    case CU_FUNC_ATTRIBUTE_NUM_REGS: *pi = static_cast<int>(std::min(k.allocated_registers, 255u)); return CUDA_SUCCESS;
     case CU_FUNC_ATTRIBUTE_PTX_VERSION: *pi = m->module->ptx_version; return CUDA_SUCCESS;
     case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *pi = 90; return CUDA_SUCCESS;
     case CU_FUNC_ATTRIBUTE_CACHE_MODE_CA: *pi = 0; return CUDA_SUCCESS;

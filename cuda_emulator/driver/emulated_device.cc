@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "cuda_emulator/driver/driver_errors.h"
+#include "cuda_emulator/exec/block_sample.h"
 
 namespace kiln::emu::driver {
 
@@ -34,12 +35,15 @@ CUresult EmulatedDevice::Initialize() {
   std::call_once(init_once_, [this] {
     StatusOr<CheckOptions> checks = CheckOptions::FromEnvironment();
     StatusOr<int> threads = EmulatorThreadCount();
-    if (!checks.ok() || !threads.ok()) {
+    StatusOr<uint32_t> sample = SampleBlocksFromEnvironment();
+    for (const Status& s : {checks.status(), threads.status(), sample.status()}) {
+      if (s.ok()) continue;
       init_result_ = CUDA_ERROR_INVALID_VALUE;
-      init_detail_ = "cuInit: " + (!checks.ok() ? checks.status() : threads.status()).message();
+      init_detail_ = "cuInit: " + s.message();
       return;
     }
     checks_ = *checks;
+    sample_blocks_ = *sample;
     pool_ = std::make_unique<ThreadPool>(*threads);
     init_result_ = CUDA_SUCCESS;
     initialized_.store(true);

@@ -35,8 +35,9 @@ class EmulatedDevice {
  public:
   static EmulatedDevice& Get();
 
-  // cuInit: reads KILN_EMU_CHECK and KILN_EMU_THREADS and starts the pool
-  // on the first call; every call returns the first call's result.
+  // cuInit: reads KILN_EMU_CHECK, KILN_EMU_THREADS and KILN_EMU_SAMPLE and
+  // starts the pool on the first call; every call returns the first call's
+  // result.
   CUresult Initialize();
 
   // Entry-point preambles. Both clear the thread's error detail; then
@@ -59,6 +60,8 @@ class EmulatedDevice {
   DeviceMemory& memory() { return memory_; }
   ThreadPool& pool() { return *pool_; }
   const CheckOptions& checks() const { return checks_; }
+  // KILN_EMU_SAMPLE: blocks each launch runs at most (0: all).
+  uint32_t sample_blocks() const { return sample_blocks_; }
   Timeline& timeline() { return timeline_; }
   ModuleTable& modules() { return modules_; }
 
@@ -71,6 +74,7 @@ class EmulatedDevice {
   std::string init_detail_;
   std::atomic<bool> initialized_{false};
   CheckOptions checks_;
+  uint32_t sample_blocks_ = 0;
   std::unique_ptr<ThreadPool> pool_;
 
   std::mutex context_mu_;

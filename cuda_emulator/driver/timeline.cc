@@ -7,13 +7,9 @@
 
 namespace kiln::emu::driver {
 
-double LaunchDurationUs(const KilnEmuCounters& counters, double wall_us) { return wall_us; }
-
-double TransferDurationUs(uint64_t bytes, double wall_us) { return wall_us; }
-
-void StreamTimeline::AddLaunch(const KilnEmuCounters& counters, double duration_us) {
+void StreamTimeline::AddLaunch(const KilnEmuCounters& counters) {
   std::lock_guard<std::mutex> lock(mu_);
-  clock_us_ += duration_us;
+  clock_us_ += static_cast<double>(counters.model_ns) / 1000.0;
   kept_.push_back(counters);
   ++launch_count_;
   DropUnpinned();

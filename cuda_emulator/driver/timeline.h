@@ -3,9 +3,10 @@
 //
 // Every operation runs to completion when it is enqueued, which is one valid
 // execution of stream order, so streams hold no queue. What they hold is a
-// timeline: each launch, copy or memset advances its stream's clock (in
-// modeled microseconds, see LaunchDurationUs) and each launch appends its
-// counters. An event records a stream's clock and launch index; the
+// timeline: each launch, copy or memset advances its stream's clock by its
+// modeled duration (the H100 timing model, docs/gpu_timing_model.md: a
+// launch by its counters' model_ns, a copy or memset by
+// model::TransferSeconds) and each launch appends its counters. An event records a stream's clock and launch index; the
 // difference of two events is the elapsed time cuEventElapsedTime returns
 // and the launch range kilnEmuEventCounters sums.
 //
@@ -27,16 +28,12 @@
 
 namespace kiln::emu::driver {
 
-// How long a launch keeps its stream busy, in modeled microseconds. For now
-// the host wall time its emulation took; the timing model replaces this
-// function, and nothing else, with an estimate from the counters.
-double LaunchDurationUs(const KilnEmuCounters& counters, double wall_us);
-// The same for a copy or memset of `bytes`.
-double TransferDurationUs(uint64_t bytes, double wall_us);
-
 class StreamTimeline {
  public:
-  void AddLaunch(const KilnEmuCounters& counters, double duration_us);
+  // A kernel launch or library call: the clock advances by its modeled
+  // time, counters.model_ns.
+  void AddLaunch(const KilnEmuCounters& counters);
+  // A copy or memset.
   void Advance(double duration_us);
 
   // What an event records.

@@ -18,10 +18,14 @@
 #include <algorithm>
 #include <cstring>
 
+#include "cuda_emulator/exec/block_sample.h"
+#include "cuda_emulator/exec/scoreboard.h"
 #include "cuda_emulator/exec/sector_tracker.h"
 #include "cuda_emulator/exec/shared_race_checker.h"
 #include "cuda_emulator/exec/thread_pool.h"
 #include "cuda_emulator/exec/warp_state.h"
+#include "cuda_emulator/model/h100_figures.h"
+#include "cuda_emulator/model/timing_model.h"
 
 namespace kiln::emu {
 namespace {
@@ -81,6 +85,7 @@ class BlockRunner {
     regs_.resize(static_cast<size_t>(num_warps_) * k.register_file_size() * 32);
     local_.resize(static_cast<size_t>(num_warps_) * 32 * k.local_bytes);
     shared_.resize(ls_.shared_bytes + 16);
+    ready_.resize(static_cast<size_t>(num_warps_) * k.num_registers);
     warps_.resize(num_warps_);
   }
 
@@ -98,6 +103,7 @@ class BlockRunner {
   uint32_t threads_ = 0, num_warps_ = 0;
   std::vector<uint64_t> regs_;
   std::vector<uint8_t> local_, shared_;
+  std::vector<uint64_t> ready_;  // the scoreboard's register-ready cycles, per warp
   std::vector<WarpState> warps_;
   BlockState block_;
   SharedRaceChecker race_;
@@ -119,6 +125,8 @@ void BlockRunner::StartWarp(WarpState& w, uint32_t index) {
   w.valid = lanes == 32 ? 0xffffffffu : (1u << lanes) - 1;
   w.exited = ~w.valid;
   std::fill(w.regs, w.regs + static_cast<size_t>(k.num_registers) * 32, 0);
+  w.ready = ready_.data() + static_cast<size_t>(index) * k.num_registers;
+  std::fill(w.ready, w.ready + k.num_registers, 0);
   const Dim3& b = ls_.config.block;
   const Dim3& g = ls_.config.grid;
   auto set = [&](Special s, auto value_of_lane) {
@@ -160,6 +168,7 @@ void BlockRunner::StartWarp(WarpState& w, uint32_t index) {
 bool BlockRunner::RunWarp(WarpState& w) {
   const std::vector<Instruction>& code = w.kernel->code;
   const uint32_t code_size = static_cast<uint32_t>(code.size());
+  const IssueInfo* issue = ls_.issue;
   KilnEmuCounters& counters = worker_.counters;
   bool uniform = false;
   bool ran = false;
@@ -222,6 +231,13 @@ bool BlockRunner::RunWarp(WarpState& w) {
     counters.warp_instructions[static_cast<int>(in.cls)]++;
     counters.thread_instructions += std::popcount(exec);
     ForEachLane(mask, [&](int l) { w.lane_instructions[l]++; });
+    // Scoreboard: issue once the sources are ready.
+    const IssueInfo& info = issue[pc];
+    uint64_t issued = w.cycle + 1;
+    for (int i = 0; i < info.num_src; ++i) issued = std::max(issued, w.ready[info.src[i]]);
+    w.cycle = issued + info.slots - 1;  // a free instruction (slots 0) takes no cycle
+    counters.integer64_instructions += info.slots == 2;
+    counters.param_loads += info.slots == 0;
 
     uint32_t next = pc + 1;
     switch (in.opcode) {
@@ -278,6 +294,7 @@ bool BlockRunner::RunWarp(WarpState& w) {
             return ran;
           }
           barrier_count_[id] = static_cast<uint32_t>(count);
+          w.barrier_arrival = issued;
           w.at_barrier |= exec;
           ForEachLane(exec, [&](int l) { w.barrier_id[l] = static_cast<int>(id); });
           counters.barriers++;
@@ -293,6 +310,11 @@ bool BlockRunner::RunWarp(WarpState& w) {
         break;
       default:
         if (exec && !in.handler(w, in, exec)) return ran;
+        if (exec && info.num_dst) {  // lanes guarded off write nothing
+          uint64_t done = issued + (info.latency ? info.latency : w.memory_latency);
+          for (int i = 0; i < info.num_dst; ++i) w.ready[info.dst[i]] = done;
+          w.finish = std::max(w.finish, done);
+        }
         break;
     }
     ForEachLane(mask, [&](int l) { w.pc[l] = next; });
@@ -311,10 +333,20 @@ bool BlockRunner::ReleaseBarriers() {
     if (waiting[id] == 0) continue;
     uint32_t expected = barrier_count_[id] ? barrier_count_[id] : alive;
     if (waiting[id] < expected) continue;
+    // Every waiting warp leaves together, after the last arrival.
+    uint64_t release = 0;
     for (WarpState& w : warps_) {
+      ForEachLane(w.at_barrier, [&](int l) {
+        if (w.barrier_id[l] == id) release = std::max(release, w.barrier_arrival);
+      });
+    }
+    release += model::h100::kBarrierLatency;
+    for (WarpState& w : warps_) {
+      uint32_t before = w.at_barrier;
       ForEachLane(w.at_barrier, [&](int l) {
         if (w.barrier_id[l] == id) w.at_barrier &= ~(1u << l);
       });
+      if (w.at_barrier != before) w.cycle = std::max(w.cycle, release);
     }
     barrier_count_[id] = 0;
     released = true;
@@ -367,11 +399,14 @@ void BlockRunner::Run(int64_t linear_block) {
       return;
     }
   }
-  uint64_t longest = 0;
-  for (WarpState& w : warps_)
+  uint64_t longest = 0, timeline = 0;
+  for (WarpState& w : warps_) {
     for (int l = 0; l < 32; ++l) longest = std::max(longest, w.lane_instructions[l]);
-  worker_.counters.max_thread_instructions =
-      std::max(worker_.counters.max_thread_instructions, longest);
+    timeline = std::max({timeline, w.cycle, w.finish});
+  }
+  KilnEmuCounters& c = worker_.counters;
+  c.max_thread_instructions = std::max(c.max_thread_instructions, longest);
+  c.max_warp_cycles = std::max(c.max_warp_cycles, timeline);
 }
 
 }  // namespace
@@ -467,21 +502,28 @@ StatusOr<KilnEmuCounters> Launch(const ptx::Kernel& kernel, const LaunchConfig& 
   }
   SectorTracker sectors;
   ls.sectors = &sectors;
+  std::vector<IssueInfo> issue = BuildIssueTable(kernel);
+  ls.issue = issue.data();
 
+  // Sampling mode runs `run` of the grid's blocks, spread over it.
+  const uint64_t blocks = config.grid.product();
+  const uint64_t run = config.sample_blocks != 0 && blocks > config.sample_blocks ? config.sample_blocks : blocks;
   int workers = pool.size();
   std::vector<WorkerState> states(static_cast<size_t>(workers));
   std::vector<std::unique_ptr<BlockRunner>> runners(static_cast<size_t>(workers));
   for (int i = 0; i < workers; ++i) states[static_cast<size_t>(i)].sectors = &sectors;
-  pool.ParallelFor(static_cast<int64_t>(config.grid.product()), [&](int64_t block, int worker) {
+  pool.ParallelFor(static_cast<int64_t>(run), [&](int64_t i, int worker) {
     if (ls.failed.load(std::memory_order_relaxed)) return;
     std::unique_ptr<BlockRunner>& r = runners[static_cast<size_t>(worker)];
     if (!r) r = std::make_unique<BlockRunner>(ls, states[static_cast<size_t>(worker)]);
-    r->Run(block);
+    r->Run(static_cast<int64_t>(run == blocks ? static_cast<uint64_t>(i)
+                                              : SampledBlock(static_cast<uint64_t>(i), run, blocks)));
   });
   if (ls.failed) return Error(ls.error);
 
   KilnEmuCounters total{};
   for (const WorkerState& s : states) kilnEmuAddCounters(&total, &s.counters);
+  if (run < blocks) ExtrapolateSample(&total, sectors.Footprints(), run, blocks);
   total.launches = 1;
   total.grid[0] = config.grid.x;
   total.grid[1] = config.grid.y;
@@ -491,19 +533,9 @@ StatusOr<KilnEmuCounters> Launch(const ptx::Kernel& kernel, const LaunchConfig& 
   total.block[2] = config.block.z;
   total.dynamic_shared_bytes = config.dynamic_shared_bytes;
   total.static_shared_bytes = kernel.static_shared_bytes;
-  total.registers_per_thread = kernel.declared_registers;
+  total.registers_per_thread = kernel.allocated_registers;
+  model::AnnotateLaunch(&total);
   return total;
-}
-
-SectorTracker::Bitmaps* SectorTracker::For(const Allocation* a) {
-  std::lock_guard<std::mutex> lock(mu_);
-  Bitmaps& b = maps_[a];
-  if (!b.load) {
-    size_t words = (a->size / 32 + 64) / 64;
-    b.load.reset(new std::atomic<uint64_t>[words]());
-    b.store.reset(new std::atomic<uint64_t>[words]());
-  }
-  return &b;
 }
 
 }  // namespace kiln::emu

@@ -33,6 +33,9 @@ struct LaunchConfig {
   // As cuLaunchKernel's kernelParams: params[i] points at parameter i's
   // value, whose size and alignment come from the kernel's PTX signature.
   void** params = nullptr;
+  // Sampling mode (block_sample.h): run at most this many blocks, spread
+  // over the grid, and extrapolate the counters; 0 runs every block.
+  uint32_t sample_blocks = 0;
 };
 
 // sm_90 launch limits (CUDA programming guide, compute capability 9.0).
@@ -49,7 +52,8 @@ Status ValidateLaunch(const ptx::Kernel& kernel, const LaunchConfig& config);
 
 class ThreadPool;  // exec/thread_pool.h
 
-// Runs the whole grid; returns once every block finished. On a checker
+// Runs the whole grid (or its sample); returns once every block finished,
+// with the counters and their modeled time (model_ns, optimal_ns). On a checker
 // error the launch stops early and the status names kernel, block, thread,
 // PTX line and address, e.g.
 //   "invalid global store of 4 bytes at 0x7f3a... in kernel 'add' block

@@ -41,7 +41,10 @@ bool MovPack(WarpState& w, const Instruction& in, uint32_t mask) {
   uint64_t* d = w.Reg(in.dst[0].reg);
   ForEachLane(mask, [&](int l) {
     uint64_t r = 0;
-    for (int i = 0; i < n; ++i) r |= (w.Reg(v.vector[i])[l] & Mask(width)) << (i * width);
+    for (int i = 0; i < n; ++i) {
+      uint64_t x = (v.vector_imm_mask >> i) & 1 ? v.vector_imm[i] : w.Reg(v.vector[i])[l];
+      r |= (x & Mask(width)) << (i * width);
+    }
     d[l] = r;
   });
   return true;

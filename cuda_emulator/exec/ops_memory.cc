@@ -7,13 +7,17 @@
 // local frame, and every access must be aligned to its size. Shared
 // accesses feed the race checker. Global requests are counted with the
 // distinct 32-byte sectors they touch, shared requests with the wavefronts
-// their bank conflicts need.
+// their bank conflicts need. Each access also tells the timing model's
+// scoreboard its latency (WarpState::memory_latency): a global load that
+// the warp's modeled L1 holds, that an earlier access of the launch brought
+// into L2, or that reads a sector for the first time (DRAM).
 #include <algorithm>
 
 #include "cuda_emulator/exec/float_math.h"
 #include "cuda_emulator/exec/sector_tracker.h"
 #include "cuda_emulator/exec/shared_race_checker.h"
 #include "cuda_emulator/exec/warp_state.h"
+#include "cuda_emulator/model/h100_figures.h"
 
 namespace kiln::emu {
 namespace {
@@ -22,6 +26,7 @@ using ptx::Instruction;
 using ptx::Opcode;
 using ptx::Space;
 using ptx::Type;
+namespace fig = model::h100;
 
 enum class Access { kLoad, kStore, kAtomic };
 
@@ -115,7 +120,7 @@ uint8_t* Translate(WarpState& w, Space space, uint64_t address, uint32_t size, i
 }
 
 // Counts one warp-level global request: distinct sectors now, unique
-// sectors of the launch through the tracker.
+// sectors of the launch through the tracker. Returns a load's latency.
 struct RequestCounter {
   uint64_t sectors[32];
   Allocation* allocs[32];
@@ -125,10 +130,12 @@ struct RequestCounter {
     allocs[n] = a;
     ++n;
   }
-  void Finish(WarpState& w, bool store, uint64_t bytes) {
-    if (n == 0) return;
+  uint32_t Finish(WarpState& w, Access kind, uint64_t bytes) {
+    if (n == 0) return 0;
     KilnEmuCounters& c = w.counters();
-    // Unique sectors over the launch.
+    // Unique sectors over the launch; a load of a sector no access of the
+    // launch read or wrote before comes from DRAM.
+    bool first_read = false;
     for (int i = 0; i < n; ++i) {
       Allocation* a = allocs[i];
       WorkerState& ws = *w.worker;
@@ -137,22 +144,34 @@ struct RequestCounter {
         ws.sector_maps = w.launch->sectors->For(a);
       }
       uint64_t index = sectors[i] - (a->base >> 5);
-      auto* bits = store ? ws.sector_maps->store.get() : ws.sector_maps->load.get();
+      const SectorTrackerBitmaps& maps = *ws.sector_maps;
+      auto* bits = kind == Access::kLoad ? maps.load.get() : kind == Access::kStore ? maps.store.get() : maps.atomic.get();
       if (SectorTracker::Mark(bits, index)) {
-        (store ? c.global_unique_store_sectors : c.global_unique_load_sectors)++;
+        if (kind == Access::kLoad && !SectorTracker::IsMarked(maps.store.get(), index)) first_read = true;
+        (kind == Access::kLoad    ? c.global_unique_load_sectors
+         : kind == Access::kStore ? c.global_unique_store_sectors
+                                  : c.global_unique_atomic_sectors)++;
       }
+    }
+    if (kind == Access::kAtomic) {
+      c.global_atomic_lanes += n;
+      return fig::kL2HitLatency;  // performed at the L2
     }
     std::sort(sectors, sectors + n);
     uint64_t distinct = std::unique(sectors, sectors + n) - sectors;
-    if (store) {
+    if (kind == Access::kStore) {
       c.global_store_requests++;
       c.global_store_sectors += distinct;
       c.global_store_bytes += bytes;
-    } else {
-      c.global_load_requests++;
-      c.global_load_sectors += distinct;
-      c.global_load_bytes += bytes;
+      return 0;
     }
+    c.global_load_requests++;
+    c.global_load_sectors += distinct;
+    c.global_load_bytes += bytes;
+    uint64_t hits = 0;
+    for (uint64_t i = 0; i < distinct; ++i) hits += w.l1.Access(sectors[i]);
+    c.global_load_l1_hit_sectors += hits;
+    return hits == distinct ? fig::kL1HitLatency : first_read ? fig::kDramLatency : fig::kL2HitLatency;
   }
 };
 
@@ -165,8 +184,9 @@ struct SharedCounter {
     for (uint32_t b = 0; b < std::max<uint32_t>(size, 4) && n < 128; b += 4)
       words[n++] = static_cast<uint32_t>((offset + b) >> 2);
   }
-  void Finish(WarpState& w, bool store) {
-    if (n == 0) return;
+  // Returns the request's latency.
+  uint32_t Finish(WarpState& w, bool store) {
+    if (n == 0) return 0;
     KilnEmuCounters& c = w.counters();
     std::sort(words, words + n);
     int distinct = static_cast<int>(std::unique(words, words + n) - words);
@@ -176,6 +196,7 @@ struct SharedCounter {
     (store ? c.shared_store_requests : c.shared_load_requests)++;
     c.shared_wavefronts += worst;
     c.shared_bank_conflicts += worst - 1;
+    return fig::kSharedLatency + worst - 1;
   }
 };
 
@@ -203,7 +224,7 @@ bool ForEachAccess(WarpState& w, const Instruction& in, const ptx::Operand& addr
   uint64_t offset = address_op.symbol_base ? 0 : address_op.imm;
   RequestCounter global;
   SharedCounter shared;
-  bool any_shared = false, any_local = false;
+  bool any_shared = false, any_local = false, any_param = false;
   bool store = kind != Access::kLoad;
   bool ok = true;
   const CheckOptions& checks = w.launch->checks;
@@ -228,7 +249,7 @@ bool ForEachAccess(WarpState& w, const Instruction& in, const ptx::Operand& addr
           return;
         }
       }
-      if (kind != Access::kAtomic) global.Add(a, alloc);
+      global.Add(a, alloc);
       if (store && checks.uninitialized) alloc->MarkInitialized(a, size);
     } else if (resolved == Space::kShared) {
       any_shared = true;
@@ -244,13 +265,20 @@ bool ForEachAccess(WarpState& w, const Instruction& in, const ptx::Operand& addr
       }
     } else if (resolved == Space::kLocal) {
       any_local = true;
+    } else {
+      any_param = true;
     }
     body(l, p);
   });
   if (!ok) return false;
-  global.Finish(w, store, uint64_t(size) * global.n);
-  if (any_shared && kind != Access::kAtomic) shared.Finish(w, store);
-  if (any_local) w.counters().local_requests++;
+  uint32_t latency = global.Finish(w, kind, uint64_t(size) * global.n);
+  if (any_shared) latency = std::max(latency, kind == Access::kAtomic ? fig::kSharedLatency : shared.Finish(w, store));
+  if (any_local) {
+    w.counters().local_requests++;
+    latency = std::max(latency, fig::kL1HitLatency);
+  }
+  if (any_param) latency = std::max(latency, fig::kParamLatency);
+  w.memory_latency = latency;
   return true;
 }
 
@@ -274,7 +302,7 @@ bool St(WarpState& w, const Instruction& in, uint32_t mask) {
   return ForEachAccess(w, in, in.src[0], elem * n, Access::kStore, mask, [&](int l, uint8_t* p) {
     if (v.kind == ptx::Operand::Kind::kVector) {
       for (uint32_t i = 0; i < n; ++i) {
-        uint64_t x = w.Reg(v.vector[i])[l];
+        uint64_t x = (v.vector_imm_mask >> i) & 1 ? v.vector_imm[i] : w.Reg(v.vector[i])[l];
         std::memcpy(p + i * elem, &x, elem);
       }
     } else {

@@ -19,6 +19,8 @@
 
 #include "cuda_emulator/exec/device_memory.h"
 #include "cuda_emulator/exec/launch.h"
+#include "cuda_emulator/exec/modeled_l1.h"
+#include "cuda_emulator/exec/scoreboard.h"
 #include "cuda_emulator/ptx/ptx_module.h"
 
 namespace kiln::emu {
@@ -50,6 +52,7 @@ struct LaunchState {
   std::vector<uint8_t> params;  // the param space
   uint32_t shared_bytes = 0;    // static + dynamic
   SectorTracker* sectors = nullptr;
+  const IssueInfo* issue = nullptr;  // per instruction of the kernel (scoreboard.h)
   // The first error of any block; blocks stop once it is set.
   std::atomic<bool> failed{false};
   std::mutex error_mu;
@@ -90,6 +93,17 @@ struct WarpState {
   uint32_t call_stack[32][kMaxCallDepth] = {};
   uint8_t call_depth[32] = {};
   uint64_t lane_instructions[32] = {};
+  // The timing model's scoreboard (scoreboard.h), in cycles from the
+  // warp's start: when each of the kernel's registers is ready, the last
+  // issue, the latest result, the issue of the bar.sync the warp waits at,
+  // and the latency of the memory access a handler just made (from where
+  // it went: L1, L2, DRAM, shared, ...).
+  uint64_t* ready = nullptr;
+  uint64_t cycle = 0;
+  uint64_t finish = 0;
+  uint64_t barrier_arrival = 0;
+  uint32_t memory_latency = 0;
+  ModeledL1 l1;
   bool failed = false;
   const ptx::Instruction* current = nullptr;
 

@@ -18,7 +18,10 @@
 extern "C" {
 #endif
 
-#define KILN_EMU_API_VERSION 1
+/* Bumped whenever an entry point or KilnEmuCounters changes; a runtime
+ * refuses an emulator whose kilnEmuApiVersion() differs from the version it
+ * was built with (the counters would be read at the wrong offsets). */
+#define KILN_EMU_API_VERSION 3
 
 /* Warp-instruction classes (the first index of warp_instructions), by the
  * pipe that executes them. Instructions that are not memory, control or
@@ -46,6 +49,14 @@ typedef struct KilnEmuCounters {
   uint64_t launches;
   uint64_t warp_instructions[KILN_EMU_CLASS_COUNT];
   uint64_t thread_instructions; /* sum over warp instructions of active lanes */
+  /* INTEGER-class warp instructions on 64-bit operands (add.s64, setp.lt.u64,
+   * ...; not mov, cvta or cvt), which the hardware executes as two 32-bit
+   * instructions: the timing model counts each twice. */
+  uint64_t integer64_instructions;
+  /* ld.param warp instructions (counted under MEMORY): the hardware reads
+   * kernel parameters as constant-bank operands, so the timing model gives
+   * them no issue slot and no load/store unit. */
+  uint64_t param_loads;
   /* Global memory: one request per warp-level ld/st/atom/red; sectors are
    * the distinct 32-byte sectors each request touches, summed over
    * requests. unique_*_sectors count each sector once per launch. */
@@ -57,6 +68,9 @@ typedef struct KilnEmuCounters {
   uint64_t global_unique_store_sectors;
   uint64_t global_load_bytes;  /* bytes the active lanes asked for */
   uint64_t global_store_bytes;
+  /* Load sectors the requesting warp had itself read recently: hits in the
+   * timing model's per-warp L1 (exec/modeled_l1.h), which never reach L2. */
+  uint64_t global_load_l1_hit_sectors;
   /* Shared memory: wavefronts are the bank-conflict-free passes a request
    * needs (1 when conflict free); conflicts = wavefronts - requests. */
   uint64_t shared_load_requests;
@@ -67,26 +81,46 @@ typedef struct KilnEmuCounters {
   uint64_t barriers;      /* bar.sync/barrier executed, per warp */
   uint64_t atomics;       /* atom/red warp instructions (global and shared) */
   uint64_t atomic_lanes;  /* their active lanes */
+  uint64_t global_atomic_lanes;          /* the lanes of global atomics */
+  uint64_t global_unique_atomic_sectors; /* sectors global atomics touched, once per launch */
   /* The longest dependent chain of any thread, in issued instructions
    * (instructions on the thread's path; an upper bound on its latency
    * chain that the timing model refines). */
   uint64_t max_thread_instructions;
+  /* The longest modeled warp timeline: the cycle at which the slowest warp
+   * of any block issued its last instruction and had its last result,
+   * from a per-warp scoreboard (an instruction issues once its source
+   * registers are ready; exec/scoreboard.h). A maximum, like
+   * max_thread_instructions. */
+  uint64_t max_warp_cycles;
+  /* The timing model (docs/gpu_timing_model.md), summed over the launches
+   * and library calls covered: modeled duration, and the roofline-optimal
+   * duration of the same work (compulsory DRAM traffic at the copy
+   * bandwidth or ideal issue, whichever binds, plus the launch cost). */
+  uint64_t model_ns;
+  uint64_t optimal_ns;
+  /* Launches whose counts were extrapolated from a sample of their blocks
+   * (KILN_EMU_SAMPLE): their results were not computed. */
+  uint64_t sampled_launches;
   /* Geometry of the last launch. */
   uint32_t grid[3];
   uint32_t block[3];
   uint32_t dynamic_shared_bytes;
   uint32_t static_shared_bytes;
-  uint32_t registers_per_thread; /* 32-bit registers the PTX declares */
+  uint32_t registers_per_thread; /* allocated 32-bit registers, estimated from liveness */
 } KilnEmuCounters;
 
-/* sum += launch: every count added, the longest thread the maximum, and
- * the geometry taken from `launch` when it covers a launch. Header-only so
- * that callers of kilnEmuEventCounters need not link the emulator. */
+/* sum += launch: every count added, the longest thread and warp timeline
+ * the maximum, and the geometry taken from `launch` when it covers a
+ * launch. Header-only so that callers of kilnEmuEventCounters need not
+ * link the emulator. */
 static inline void kilnEmuAddCounters(KilnEmuCounters* sum, const KilnEmuCounters* launch) {
   int i;
   sum->launches += launch->launches;
   for (i = 0; i < KILN_EMU_CLASS_COUNT; ++i) sum->warp_instructions[i] += launch->warp_instructions[i];
   sum->thread_instructions += launch->thread_instructions;
+  sum->integer64_instructions += launch->integer64_instructions;
+  sum->param_loads += launch->param_loads;
   sum->global_load_requests += launch->global_load_requests;
   sum->global_load_sectors += launch->global_load_sectors;
   sum->global_store_requests += launch->global_store_requests;
@@ -95,6 +129,7 @@ static inline void kilnEmuAddCounters(KilnEmuCounters* sum, const KilnEmuCounter
   sum->global_unique_store_sectors += launch->global_unique_store_sectors;
   sum->global_load_bytes += launch->global_load_bytes;
   sum->global_store_bytes += launch->global_store_bytes;
+  sum->global_load_l1_hit_sectors += launch->global_load_l1_hit_sectors;
   sum->shared_load_requests += launch->shared_load_requests;
   sum->shared_store_requests += launch->shared_store_requests;
   sum->shared_wavefronts += launch->shared_wavefronts;
@@ -103,8 +138,14 @@ static inline void kilnEmuAddCounters(KilnEmuCounters* sum, const KilnEmuCounter
   sum->barriers += launch->barriers;
   sum->atomics += launch->atomics;
   sum->atomic_lanes += launch->atomic_lanes;
+  sum->global_atomic_lanes += launch->global_atomic_lanes;
+  sum->global_unique_atomic_sectors += launch->global_unique_atomic_sectors;
+  sum->model_ns += launch->model_ns;
+  sum->optimal_ns += launch->optimal_ns;
+  sum->sampled_launches += launch->sampled_launches;
   if (launch->max_thread_instructions > sum->max_thread_instructions)
     sum->max_thread_instructions = launch->max_thread_instructions;
+  if (launch->max_warp_cycles > sum->max_warp_cycles) sum->max_warp_cycles = launch->max_warp_cycles;
   if (launch->launches == 0) return;
   for (i = 0; i < 3; ++i) {
     sum->grid[i] = launch->grid[i];
@@ -117,12 +158,21 @@ static inline void kilnEmuAddCounters(KilnEmuCounters* sum, const KilnEmuCounter
 
 #ifdef __cplusplus
 // A new field must be added to kilnEmuAddCounters, then here.
-static_assert(sizeof(KilnEmuCounters) == 26 * 8 + 9 * 4 + 4,
+static_assert(sizeof(KilnEmuCounters) == 35 * 8 + 9 * 4 + 4,
               "kilnEmuAddCounters must handle every field of KilnEmuCounters");
 #endif
 
+/* KILN_EMU_API_VERSION of the emulator's build. */
+int kilnEmuApiVersion(void);
+
 /* "kiln emulator (sm_90, H100-class)". */
 const char* kilnEmuDescription(void);
+
+/* 1 when kernels compute their results; 0 in sampling mode
+ * (KILN_EMU_SAMPLE=<blocks>), where each launch runs only a sample of its
+ * blocks, its counters and model time are extrapolated, and device memory
+ * does not hold the program's results. */
+int kilnEmuResultsComputed(void);
 
 /* The detail of the last failing driver call on the calling thread (a
  * memcheck or race report naming kernel, block, thread, PTX line and

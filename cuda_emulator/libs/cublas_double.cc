@@ -8,8 +8,13 @@
 // matrix range a batch touches must lie in a live allocation (else
 // CUBLAS_STATUS_EXECUTION_FAILED, reported and sticky like a kernel's
 // illegal address), beta == 0 means C is never read, and each call counts
-// as one launch on the handle's stream for events and elapsed time. What it
-// does not implement (pointer mode device, other math modes) is
+// as one launch on the handle's stream for events and elapsed time. Its
+// duration is modeled from its flops and bytes (model::ModelGemm) on the
+// datapath its types and math mode select: sgemm on the FP32 cores, or the
+// TF32 (or, with the legacy CUBLAS_TENSOR_OP_MATH, FP16) tensor cores when
+// the math mode allows them; dgemm on the FP64 tensor cores. The arithmetic
+// itself is always done at full precision, which every mode permits. What
+// it does not implement (pointer mode device, other math modes) is
 // CUBLAS_STATUS_NOT_SUPPORTED, never ignored.
 //
 // A handle needs the emulated driver initialized and a context current,
@@ -17,12 +22,14 @@
 #include <cblas.h>
 #include <cublas_api.h>
 
-#include <chrono>
+#include <cmath>
 #include <string>
+#include <type_traits>
 
 #include "cuda_emulator/driver/driver_errors.h"
 #include "cuda_emulator/driver/emulated_device.h"
 #include "cuda_emulator/driver/exports.h"
+#include "cuda_emulator/model/call_models.h"
 
 // The handle's state; cublasHandle_t is an opaque pointer to it.
 struct cublasContext {
@@ -95,6 +102,17 @@ std::string CheckOperand(const char* call, const Operand& op, int64_t batches, s
   return "";
 }
 
+// The datapath a real cuBLAS runs a GEMM of T on under `math`.
+template <typename T>
+kiln::emu::model::GemmMath MathOf(cublasMath_t math) {
+  using kiln::emu::model::GemmMath;
+  if (std::is_same_v<T, double>) return GemmMath::kFp64Tensor;
+  int base = math & ~CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION;
+  if (base == CUBLAS_TF32_TENSOR_OP_MATH) return GemmMath::kTf32Tensor;
+  if (base == CUBLAS_TENSOR_OP_MATH) return GemmMath::kFp16Tensor;
+  return GemmMath::kFp32;
+}
+
 CBLAS_TRANSPOSE CblasOp(cublasOperation_t op) { return op == CUBLAS_OP_N ? CblasNoTrans : CblasTrans; }
 
 void Gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, float alpha, const float* a, int lda,
@@ -155,7 +173,6 @@ cublasStatus_t GemmStridedBatched(const char* call, cublasHandle_t handle, cubla
               transb == CUBLAS_OP_N ? n : k, ldb};
   Operand opC{"C", reinterpret_cast<uint64_t>(C), strideC, m, n, ldc};
 
-  auto start = std::chrono::steady_clock::now();
   {
     auto lock = Device().memory().ReadLock();  // no cuMemFree while the GEMM runs
     std::string fault = reads_ab ? CheckOperand(call, opA, batches, sizeof(T), false) : "";
@@ -174,10 +191,13 @@ cublasStatus_t GemmStridedBatched(const char* call, cublasHandle_t handle, cubla
       Gemm(CblasOp(transa), CblasOp(transb), m, n, k, a, A + i * strideA, lda, B + i * strideB, ldb, b, c, ldc);
     }
   }
-  std::chrono::duration<double, std::micro> wall = std::chrono::steady_clock::now() - start;
+  kiln::emu::model::GemmShape shape{m, n, k, batches, sizeof(T), reads_ab, b != T(0)};
+  kiln::emu::model::GemmTime time = kiln::emu::model::ModelGemm(shape, MathOf<T>(handle->math));
   KilnEmuCounters counters{};
   counters.launches = 1;
-  timeline->AddLaunch(counters, kiln::emu::driver::LaunchDurationUs(counters, wall.count()));
+  counters.model_ns = static_cast<uint64_t>(std::llround(time.total * 1e9));
+  counters.optimal_ns = static_cast<uint64_t>(std::llround(time.optimal * 1e9));
+  timeline->AddLaunch(counters);
   return CUBLAS_STATUS_SUCCESS;
 }
 

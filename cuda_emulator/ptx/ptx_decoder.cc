@@ -7,6 +7,7 @@
 // and its atomics sequentially consistent, which satisfies every ordering.
 #include "cuda_emulator/ptx/ptx_decoder.h"
 
+#include <cctype>
 #include <cstring>
 
 #include "cuda_emulator/exec/warp_state.h"
@@ -342,6 +343,17 @@ Status Decoder::Operand(const RawOperand& raw, ptx::Operand* out, bool) {
       for (size_t i = 0; i < raw.elements.size(); ++i) {
         if (raw.elements[i] == "_") {
           out->vector[i] = ~0u;
+          continue;
+        }
+        if (std::isdigit(static_cast<unsigned char>(raw.elements[i][0]))) {
+          RawOperand number;
+          number.kind = RawOperand::Kind::kNumber;
+          number.text = raw.elements[i];
+          ptx::Operand value;
+          KILN_RETURN_IF_ERROR(Immediate(number, &value));
+          out->vector[i] = ~0u;
+          out->vector_imm[i] = value.imm;
+          out->vector_imm_mask |= static_cast<uint8_t>(1u << i);
           continue;
         }
         int64_t r = sym_.FindRegister(raw.elements[i]);

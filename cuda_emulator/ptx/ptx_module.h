@@ -108,9 +108,13 @@ struct Operand {
   // kRegister naming a special register: reg is the Special until the
   // loader adds the kernel's register count.
   bool special = false;
-  // kVector: up to 4 registers ({%r1, %r2}); a '_' sink element is ~0u.
+  // kVector: up to 4 registers ({%r1, %r2}); a '_' sink element and an
+  // immediate element (a stored constant: {%r1, 0f00000000}) are ~0u, the
+  // immediate's bits in vector_imm with its bit set in vector_imm_mask.
   uint8_t vector_size = 0;
+  uint8_t vector_imm_mask = 0;
   uint32_t vector[4] = {0, 0, 0, 0};
+  uint64_t vector_imm[4] = {0, 0, 0, 0};
 };
 
 struct Modifiers {
@@ -177,6 +181,14 @@ struct Kernel {
   std::vector<Instruction> code;
   uint32_t num_registers = 0;       // decoded register slots (before specials)
   uint32_t declared_registers = 0;  // 32-bit registers the PTX declares
+  // Per decoded register slot: its 32-bit units (0 for predicates, 2 for
+  // 64-bit registers).
+  std::vector<uint8_t> register_units;
+  // The registers a register allocator needs per thread: the peak of
+  // simultaneously live register units (exec/register_pressure.h); what
+  // occupancy and CU_FUNC_ATTRIBUTE_NUM_REGS use. PTX declares a fresh
+  // virtual register per value, so declared_registers overstates it.
+  uint32_t allocated_registers = 0;
   uint32_t static_shared_bytes = 0;
   uint32_t local_bytes = 0;  // per thread
   bool uses_dynamic_shared = false;

@@ -13,6 +13,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "cuda_emulator/exec/register_pressure.h"
+#include "cuda_emulator/exec/scoreboard.h"
 #include "cuda_emulator/ptx/ptx_decoder.h"
 #include "cuda_emulator/ptx/ptx_lexer.h"
 
@@ -97,6 +99,7 @@ class Parser {
   SymbolTable symbols_;
   uint32_t next_register_ = 0;
   uint32_t declared_registers_ = 0;
+  std::vector<uint8_t> register_units_;  // per register slot, as Kernel::register_units
   NameMap<uint32_t> labels_;
   struct Fixup {
     size_t instruction;
@@ -326,6 +329,7 @@ Status Parser::Function(bool is_entry) {
   symbols_.kernel = k.get();
   next_register_ = 0;
   declared_registers_ = 0;
+  register_units_.clear();
   labels_.clear();
   fixups_.clear();
   if (Accept("(")) KILN_RETURN_IF_ERROR(Parameters(*k));
@@ -420,11 +424,14 @@ Status Parser::RegisterDeclaration() {
     if (Accept("<")) {
       KILN_ASSIGN_OR_RETURN(int64_t n, Integer());
       KILN_RETURN_IF_ERROR(Expect(">"));
-      for (int64_t i = 0; i < n; ++i)
+      for (int64_t i = 0; i < n; ++i) {
         symbols_.scopes.back()[base + std::to_string(i)] = next_register_++;
+        register_units_.push_back(static_cast<uint8_t>(width_units));
+      }
       declared_registers_ += static_cast<uint32_t>(n * width_units);
     } else {
       symbols_.scopes.back()[base] = next_register_++;
+      register_units_.push_back(static_cast<uint8_t>(width_units));
       declared_registers_ += width_units;
     }
   } while (Accept(","));
@@ -489,7 +496,8 @@ StatusOr<RawOperand> Parser::Operand() {
   if (Accept("{")) {
     op.kind = RawOperand::Kind::kVector;
     do {
-      if (Peek().kind != Kind::kIdentifier) return Fail("expected a register in a vector operand");
+      if (Peek().kind != Kind::kIdentifier && Peek().kind != Kind::kNumber)
+        return Fail("expected a register or a number in a vector operand");
       op.elements.push_back(Next().text);
     } while (Accept(","));
     KILN_RETURN_IF_ERROR(Expect("}"));
@@ -758,6 +766,8 @@ Status Parser::Finish(Kernel& k) {
   }
   k.num_registers = next_register_;
   k.declared_registers = declared_registers_;
+  k.register_units = register_units_;
+  k.register_units.resize(k.num_registers, 1);
   return Status::Ok();
 }
 
@@ -804,7 +814,10 @@ StatusOr<std::unique_ptr<Module>> LoadModule(std::string_view ptx_text,
                                              const GlobalPlacer& place_global) {
   KILN_ASSIGN_OR_RETURN(std::vector<Token> tokens, Tokenize(ptx_text));
   Parser parser(tokens, place_global);
-  return parser.Parse();
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<Module> module, parser.Parse());
+  for (const std::unique_ptr<Kernel>& k : module->kernels)
+    k->allocated_registers = EstimateAllocatedRegisters(*k, BuildIssueTable(*k));
+  return module;
 }
 
 }  // namespace kiln::emu::ptx

@@ -11,11 +11,18 @@ namespace {
 
 bool HavePtxas() { return access("/usr/local/cuda/bin/ptxas", X_OK) == 0; }
 
+// The launch each case must get, by the documented heuristics: a loop
+// kernel runs blocks of 256 threads, each thread computing 16 bytes of the
+// narrowest output's consecutive innermost elements (at most 8, halved until
+// the innermost dimension divides); a reduction kernel runs blocks of 32
+// lanes x W warps (reduction_emitter.cc).
 struct Case {
   const char* name;
   const char* text;
   int num_args;
-  int64_t elements;
+  int64_t grid;
+  int64_t block_x;
+  int64_t block_y;
 };
 
 const Case kCases[] = {
@@ -28,7 +35,7 @@ ENTRY e {
   x = f32[4,8] exponential(s)
   m = f32[4,8] multiply(x, a)
   ROOT t = f32[4,8] tanh(m)
-})", 3, 32},
+})", 3, 1, 256, 1},  // f32[4,8]: 4 per thread, 8 threads
     {"bcast_add", R"(
 HloModule bcast
 ENTRY e {
@@ -38,7 +45,7 @@ ENTRY e {
   k = f32[2,3] constant({{1, 2, 3}, {4, 5, 6}})
   s = f32[2,3] add(m, b)
   ROOT r = f32[2,3] multiply(s, k)
-})", 3, 6},
+})", 3, 1, 256, 1},  // f32[2,3]: 1 per thread
     {"moves", R"(
 HloModule moves
 ENTRY e {
@@ -50,7 +57,7 @@ ENTRY e {
   i = s32[2,3] iota(), iota_dimension=1
   f = f32[2,3] convert(i)
   ROOT c = f32[2,9] concatenate(v, f), dimensions={1}
-})", 2, 18},
+})", 2, 1, 256, 1},
     {"scalar_out", R"(
 HloModule red0
 max {
@@ -62,7 +69,7 @@ ENTRY e {
   x = s64[7,9] parameter(0)
   lo = s64[] constant(-9223372036854775808)
   ROOT r = s64[] reduce(x, lo), dimensions={0,1}, to_apply=max
-})", 2, 1},
+})", 2, 1, 32, 8},  // 63 elements, 1 per load: 16 lanes per row
     {"to_bf16", R"(
 HloModule cvt
 ENTRY e {
@@ -71,7 +78,7 @@ ENTRY e {
   a = bf16[1000] convert(x)
   b = bf16[1000] convert(y)
   ROOT r = bf16[1000] add(a, b)
-})", 3, 1000},
+})", 3, 1, 256, 1},  // bf16[1000]: 8 per thread, 125 threads
     {"select_cmp", R"(
 HloModule sel
 ENTRY e {
@@ -79,7 +86,7 @@ ENTRY e {
   b = f32[6] parameter(1)
   lt = pred[6] compare(a, b), direction=LT
   ROOT r = f32[6] select(lt, a, b)
-})", 3, 6},
+})", 3, 1, 256, 1},
     {"row_sum", R"(
 HloModule red
 add {
@@ -91,7 +98,7 @@ ENTRY e {
   x = f32[4,16] parameter(0)
   zero = f32[] constant(0)
   ROOT r = f32[4] reduce(x, zero), dimensions={1}, to_apply=add
-})", 2, 4},
+})", 2, 1, 32, 8},  // rows of 4 vectors of 4: one lane per row
     {"int_ops", R"(
 HloModule ints
 ENTRY e {
@@ -103,7 +110,7 @@ ENTRY e {
   fr = f32[300] convert(r)
   g = f32[300] remainder(f, fr)
   ROOT o = s32[300] convert(g)
-})", 3, 300},
+})", 3, 1, 256, 1},
 };
 
 TEST(CudaKernelsTest, PtxDefinesEntriesAndAssemblesForSm90) {
@@ -130,10 +137,10 @@ TEST(CudaKernelsTest, PtxDefinesEntriesAndAssemblesForSm90) {
     if (HavePtxas()) EXPECT_FALSE(image.cubin.empty());
     ASSERT_EQ(image.kernels.size(), 1u);
     const LaunchDims& l = image.kernels[0].launch;
-    // 256 threads per block, enough blocks to cover every element once.
-    EXPECT_EQ(l.block[0], 256);
-    EXPECT_EQ(l.grid[0], (c.elements + 255) / 256);
-    EXPECT_EQ(l.grid[1] * l.grid[2] * l.block[1] * l.block[2], 1);
+    EXPECT_EQ(l.grid[0], c.grid);
+    EXPECT_EQ(l.block[0], c.block_x);
+    EXPECT_EQ(l.block[1], c.block_y);
+    EXPECT_EQ(l.grid[1] * l.grid[2] * l.block[2], 1);
     EXPECT_EQ(image.kernels[0].num_args, c.num_args);
   }
 }

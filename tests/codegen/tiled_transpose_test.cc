@@ -339,7 +339,7 @@ TEST(TiledTransposeTest, EpiloguePtxSizesTheTileByTheHero) {
 
 TEST(TiledTransposeTest, MixedModuleKeepsFlatLaunchForOtherKernels) {
   // One tiled and one flat kernel in the same PTX module: the flat one
-  // keeps one thread per element in 256-thread blocks.
+  // keeps 256-thread blocks (4 elements per thread).
   std::unique_ptr<hlo::HloModule> tiled = MustParse(TransposeModule(ElementType::kF32, {64, 96}, {1, 0}, false));
   std::unique_ptr<hlo::HloModule> flat = MustParse(R"(
 HloModule flat
@@ -356,7 +356,7 @@ ENTRY e {
   ASSERT_EQ(r->cuda->kernels.size(), 2u);
   EXPECT_EQ(r->cuda->kernels[0].launch.grid[0], 2 * 3);
   EXPECT_EQ(r->cuda->kernels[0].launch.block[1], 8);
-  EXPECT_EQ(r->cuda->kernels[1].launch.grid[0], 2);  // ceil(300 / 256)
+  EXPECT_EQ(r->cuda->kernels[1].launch.grid[0], 1);  // 75 threads of 4 elements
   EXPECT_EQ(r->cuda->kernels[1].launch.block[0], 256);
   EXPECT_EQ(r->cuda->kernels[1].launch.shared_mem_bytes, 0);
   if (HavePtxas()) {

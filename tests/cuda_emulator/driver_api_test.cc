@@ -3,8 +3,10 @@
 // headers, so every check also checks the exported ABI names (cuMemAlloc is
 // looked up as cuMemAlloc_v2, as cuda.h says). Covers device attributes,
 // memory and its memcheck messages, module loading, events, the cuBLAS
-// double and the runtime's CudaDriver/CudaBackend on the emulator. Kernel
-// execution is tested elsewhere; the launches here run an empty kernel.
+// double and the runtime's CudaDriver/CudaBackend on the emulator, and the
+// timing model as events see it: modeled launches, copies and GEMMs, and
+// sampling mode (KILN_EMU_SAMPLE). Kernel execution is tested elsewhere;
+// the launches here run an empty kernel or a copy.
 #include <cublas_api.h>
 #include <cuda.h>
 #include <dlfcn.h>
@@ -40,7 +42,7 @@ namespace {
   X(cublasCreate_v2) X(cublasDestroy_v2) X(cublasSetStream_v2) X(cublasGetStatusName) \
   X(cublasGetStatusString) X(cublasSgemmStridedBatched) X(cublasDgemmStridedBatched) \
   X(cublasSetMathMode) X(cublasGetMathMode) X(cublasGetVersion_v2) \
-  X(kilnEmuDescription) X(kilnEmuLastErrorDetail) X(kilnEmuEventCounters)
+  X(kilnEmuDescription) X(kilnEmuLastErrorDetail) X(kilnEmuEventCounters) X(kilnEmuResultsComputed)
 // clang-format on
 
 #define KILN_TEST_STRINGIZE_INNER(x) #x
@@ -94,6 +96,46 @@ constexpr char kNoopPtx[] =
     "{\n"
     "\tret;\n"
     "}\n";
+
+// out[i] = in[i] for i = ctaid.x * 256 + tid.x (blocks of 256 threads).
+constexpr char kCopyPtx[] = R"(.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry copy(.param .u64 p_in, .param .u64 p_out)
+{
+  .reg .b32 %r<3>;
+  .reg .b64 %rd<5>;
+  .reg .f32 %f1;
+  ld.param.u64 %rd0, [p_in];
+  ld.param.u64 %rd1, [p_out];
+  mov.u32 %r0, %ctaid.x;
+  mov.u32 %r1, %tid.x;
+  shl.b32 %r2, %r0, 8;
+  add.s32 %r2, %r2, %r1;
+  mul.wide.u32 %rd2, %r2, 4;
+  add.s64 %rd3, %rd0, %rd2;
+  add.s64 %rd4, %rd1, %rd2;
+  ld.global.f32 %f1, [%rd3];
+  st.global.f32 [%rd4], %f1;
+  ret;
+}
+)";
+
+// Loads kCopyPtx and copies `n` floats (a multiple of 256) between two new
+// buffers on `stream`; false on any failure. The input is set on the
+// default stream, whose clock is not `stream`'s.
+bool LaunchCopy(const Api& e, uint32_t n, CUstream stream) {
+  CUmodule m = nullptr;
+  CUfunction f = nullptr;
+  CUdeviceptr in = 0, out = 0;
+  if (e.cuModuleLoadData(&m, kCopyPtx) != CUDA_SUCCESS || e.cuModuleGetFunction(&f, m, "copy") != CUDA_SUCCESS ||
+      e.cuMemAlloc(&in, n * 4ull) != CUDA_SUCCESS || e.cuMemAlloc(&out, n * 4ull) != CUDA_SUCCESS ||
+      e.cuMemsetD32(in, 0, n) != CUDA_SUCCESS) {
+    return false;
+  }
+  void* params[] = {&in, &out};
+  return e.cuLaunchKernel(f, n / 256, 1, 1, 256, 1, 1, 0, stream, params, nullptr) == CUDA_SUCCESS;
+}
 
 // Every test runs in a fresh primary context: TearDown's release is the
 // last one, which destroys the context with its memory, streams and events.
@@ -156,6 +198,53 @@ TEST(DriverApiInit, MalformedCheckOptionsFailCuInit) {
 TEST_F(DriverApiTest, ExportsOnlyTheCApi) {
   EXPECT_EQ(dlsym(Emu().handle, "_ZN4kiln3emu12DeviceMemory8AllocateEmNS0_10MemoryKindE"), nullptr);
   EXPECT_EQ(std::string(Emu().kilnEmuDescription()), "kiln emulator (sm_90, H100-class)");
+  EXPECT_EQ(Emu().kilnEmuResultsComputed(), 1);
+}
+
+// KILN_EMU_SAMPLE=8: the library says results are not computed, and a
+// launch of 4096 blocks runs 8 of them with its counters extrapolated: the
+// copy of 1M floats below is counted in full (32768 load requests) and
+// modeled as the full copy (4796 ns, see EventsMeasureModeledTime).
+// In a fresh process with KILN_EMU_SAMPLE=8.
+bool SampledCopyCountsAsTheFullCopy() {
+  const Api& e = Emu();
+  CUcontext ctx = nullptr;
+  CUstream s = nullptr;
+  CUevent start = nullptr;
+  CUevent end = nullptr;
+  KilnEmuCounters c{};
+  bool ok = e.handle && e.cuInit(0) == CUDA_SUCCESS && e.kilnEmuResultsComputed() == 0 &&
+            std::string(e.kilnEmuDescription()) ==
+                "kiln emulator (sm_90, H100-class), sampled 8 blocks/launch: results not computed" &&
+            e.cuDevicePrimaryCtxRetain(&ctx, 0) == CUDA_SUCCESS && e.cuCtxSetCurrent(ctx) == CUDA_SUCCESS &&
+            e.cuStreamCreate(&s, 0) == CUDA_SUCCESS && e.cuEventCreate(&start, 0) == CUDA_SUCCESS &&
+            e.cuEventCreate(&end, 0) == CUDA_SUCCESS && e.cuEventRecord(start, s) == CUDA_SUCCESS &&
+            LaunchCopy(e, 1 << 20, s) && e.cuEventRecord(end, s) == CUDA_SUCCESS &&
+            e.kilnEmuEventCounters(start, end, &c) == CUDA_SUCCESS;
+  return ok && c.launches == 1 && c.sampled_launches == 1 && c.global_load_requests == 32768 &&
+         c.model_ns == 4796;
+}
+
+TEST(DriverApiInit, SamplingModeExtrapolatesAndSaysResultsAreNotComputed) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        setenv("KILN_EMU_SAMPLE", "8", 1);
+        _exit(SampledCopyCountsAsTheFullCopy() ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+TEST(DriverApiInit, MalformedSampleFailsCuInit) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        setenv("KILN_EMU_SAMPLE", "8 blocks", 1);
+        bool ok = Emu().handle && Emu().cuInit(0) == CUDA_ERROR_INVALID_VALUE &&
+                  Detail() == "cuInit: KILN_EMU_SAMPLE: expected a positive number of blocks per launch, got '8 blocks'";
+        _exit(ok ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 TEST_F(DriverApiTest, DeviceIsAnH100) {
@@ -439,6 +528,53 @@ TEST_F(DriverApiTest, EventsMeasureTimeAndCountLaunches) {
   EXPECT_EQ(e.cuEventElapsedTime(&ms, start, untimed), CUDA_ERROR_INVALID_HANDLE);
   EXPECT_EQ(e.cuEventDestroy(start), CUDA_SUCCESS);
   EXPECT_EQ(e.cuEventRecord(start, s), CUDA_ERROR_INVALID_HANDLE);
+}
+
+// Under the emulator, events measure modeled time (docs/gpu_timing_model.md),
+// by hand from its figures:
+//   memset of 4 MiB: 2 us + 4 MiB / 3.0e12 B/s = 3.398101 us;
+//   copy kernel of 1M floats, DRAM-bound: 2 us + 8 MiB / 3.0e12 = 4.796 us
+//     (the counters carry it rounded to 4796 ns, which the clock adds);
+//   sgemm 256^3, default math (FP32 cores): four 128x128 tiles in one wave,
+//     2 * 128 * 128 * 256 flops / (66.9e12 / 132 * 0.8) = 20.689 us, + 2 us
+//     = 22.689 us (operands 768 KiB: 0.26 us); optimal 2 * 256^3 / 66.9e12
+//     = 0.502 us + 2 us;
+//   copy of 1 MiB host -> device over PCIe: 2 us + 1 MiB / 64e9 = 18.384 us.
+TEST_F(DriverApiTest, EventsMeasureModeledTime) {
+  const Api& e = Emu();
+  CUstream s = nullptr;
+  ASSERT_EQ(e.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  CUdeviceptr buffer = Alloc(4 << 20);
+  std::vector<float> host(1 << 18, 1.0f);
+  CUevent start = nullptr, end = nullptr, after_copy = nullptr;
+  for (CUevent* ev : {&start, &end, &after_copy}) ASSERT_EQ(e.cuEventCreate(ev, 0), CUDA_SUCCESS);
+  ASSERT_EQ(e.cuEventRecord(start, s), CUDA_SUCCESS);
+  ASSERT_EQ(e.cuMemsetD32Async(buffer, 0, 1 << 20, s), CUDA_SUCCESS);
+  ASSERT_TRUE(LaunchCopy(e, 1 << 20, s)) << Detail();
+  cublasHandle_t h = nullptr;
+  ASSERT_EQ(e.cublasCreate_v2(&h), CUBLAS_STATUS_SUCCESS);
+  ASSERT_EQ(e.cublasSetStream_v2(h, s), CUBLAS_STATUS_SUCCESS);
+  auto* m = reinterpret_cast<float*>(buffer);
+  float alpha = 1, beta = 0;
+  ASSERT_EQ(e.cublasSgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, 256, 256, 256, &alpha, m, 256, 0,
+                                        m + 65536, 256, 0, &beta, m + 131072, 256, 0, 1),
+            CUBLAS_STATUS_SUCCESS)
+      << Detail();
+  ASSERT_EQ(e.cuEventRecord(end, s), CUDA_SUCCESS);
+  ASSERT_EQ(e.cuMemcpyHtoDAsync(buffer, host.data(), 1 << 20, s), CUDA_SUCCESS);
+  ASSERT_EQ(e.cuEventRecord(after_copy, s), CUDA_SUCCESS);
+
+  float ms = -1;
+  ASSERT_EQ(e.cuEventElapsedTime(&ms, start, end), CUDA_SUCCESS);
+  EXPECT_NEAR(ms * 1e3, 3.398101 + 4.796 + 22.689, 1e-4);
+  KilnEmuCounters c{};
+  ASSERT_EQ(e.kilnEmuEventCounters(start, end, &c), CUDA_SUCCESS) << Detail();
+  EXPECT_EQ(c.launches, 2u);
+  EXPECT_EQ(c.model_ns, 4796u + 22689u);
+  EXPECT_EQ(c.optimal_ns, 4796u + 2502u);
+  ASSERT_EQ(e.cuEventElapsedTime(&ms, end, after_copy), CUDA_SUCCESS);
+  EXPECT_NEAR(ms * 1e3, 18.384, 1e-3);
+  EXPECT_EQ(e.cublasDestroy_v2(h), CUBLAS_STATUS_SUCCESS);
 }
 
 // Column-major, C = alpha * op(A) * op(B) + beta * C with m=2, n=3, k=2,

@@ -182,6 +182,7 @@ class EmulatorTest : public ::testing::Test {
     config.block = block;
     config.dynamic_shared_bytes = dynamic_shared;
     config.params = params;
+    config.sample_blocks = sample_blocks_;
     return Launch(kernel, config, memory_, checks_, pool_);
   }
 
@@ -227,6 +228,7 @@ class EmulatorTest : public ::testing::Test {
   }
 
   CheckOptions checks_;
+  uint32_t sample_blocks_ = 0;  // LaunchConfig::sample_blocks of every launch
 
  private:
   DeviceMemory memory_;

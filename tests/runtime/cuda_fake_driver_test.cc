@@ -3,7 +3,9 @@
 // constants uploaded once, kernel parameters (one device pointer per
 // argument) and launch dimensions, the host syncs control flow needs (and
 // only those), overlapping copies, donation, profiling from events, code
-// selection and JIT-log errors, error propagation and resource cleanup.
+// selection and JIT-log errors, error propagation and resource cleanup,
+// and what the runtime takes from kiln's emulator (time source, sampling
+// mode, counters).
 // Expected values are computed by hand in the comments.
 #include <gtest/gtest.h>
 
@@ -63,6 +65,31 @@ std::unique_ptr<BackendExecutable> MustLoadFake(CudaBackend& backend, const bef:
   StatusOr<std::unique_ptr<BackendExecutable>> e = Load(backend, a);
   EXPECT_TRUE(e.ok()) << e.status().message();
   return e.ok() ? std::move(*e) : nullptr;
+}
+
+// kiln's emulator extensions (kiln_cuda_emulator.h), faked: every event
+// pair covers one launch modeled at 2 µs, 1.5 µs roofline-optimal.
+const char* FakeEmuDescription() { return "fake emulator"; }
+int FakeEmuSampling() { return 0; }  // kilnEmuResultsComputed in sampling mode
+int FakeEmuCounters(void*, void*, KilnEmuCounters* out) {
+  *out = KilnEmuCounters{};
+  out->launches = 1;
+  out->model_ns = 2000;
+  out->optimal_ns = 1500;
+  return CUDA_SUCCESS;
+}
+
+// FakeBackend on a driver that is kiln's emulator: with the timing model
+// (kilnEmuResultsComputed, API version 2) in sampling mode, or without it.
+std::unique_ptr<CudaBackend> FakeEmulatorBackend(bool timing_model) {
+  std::unique_ptr<CudaDriver> driver = MakeFakeCudaDriver();
+  Fake().kernels = {{"fused", FusedKernel}};
+  driver->kilnEmuDescription = FakeEmuDescription;
+  driver->kilnEmuEventCounters = FakeEmuCounters;
+  if (timing_model) driver->kilnEmuResultsComputed = FakeEmuSampling;
+  StatusOr<std::unique_ptr<CudaBackend>> b = CudaBackend::Create(std::move(driver), 0, 1);
+  EXPECT_TRUE(b.ok()) << b.status().message();
+  return b.ok() ? std::move(*b) : nullptr;
 }
 
 // FusionProgram launching "fused" with grid 1, block 256.
@@ -309,6 +336,50 @@ TEST(CudaFakeDriver, TwoStreamsGetTheirOwnWorkspacesAndEverythingIsReleased) {
   EXPECT_EQ(Fake().live_events, 0);
   EXPECT_EQ(Fake().live_streams, 0);
   EXPECT_EQ(Fake().live_modules, 0);
+}
+
+// FusedProgram loaded on FakeEmulatorBackend, run on 2x3 floats.
+struct EmulatorRun {
+  explicit EmulatorRun(bool timing_model) : backend(FakeEmulatorBackend(timing_model)) {
+    if (backend) exe = MustLoadFake(*backend, FakeCudaArtifact(FusedProgram(), {"fused"}));
+  }
+  StatusOr<ExecutionResult> Run(bool profile) const {
+    if (!exe) return Error("not loaded");
+    Buffer x = MakeBuffer<float>(ElementType::kF32, {2, 3}, {1, 2, 3, 4, 5, 6});
+    ExecuteOptions options;
+    options.profile = profile;
+    return exe->Run({x, x}, options);
+  }
+  std::unique_ptr<CudaBackend> backend;
+  std::unique_ptr<BackendExecutable> exe;  // destroyed before the backend
+};
+
+TEST(CudaFakeDriver, EmulatorWithoutTimingModelTimesWithItsClock) {
+  EmulatorRun emulator(/*timing_model=*/false);
+  StatusOr<ExecutionResult> r = emulator.Run(/*profile=*/true);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->results_computed);
+  EXPECT_EQ(r->profile.time_source, "emulated: fake emulator");
+  EXPECT_FALSE(r->profile.modeled);
+  EXPECT_FALSE(r->profile.sampled);
+}
+
+TEST(CudaFakeDriver, TimingModelInSamplingModeModelsTimesAndComputesNoResults) {
+  EmulatorRun emulator(/*timing_model=*/true);
+  StatusOr<ExecutionResult> r = emulator.Run(/*profile=*/true);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_FALSE(r->results_computed);
+  EXPECT_EQ(r->profile.time_source, "modeled: H100 timing model on fake emulator");
+  EXPECT_TRUE(r->profile.modeled);
+  EXPECT_TRUE(r->profile.sampled);
+  ASSERT_EQ(r->profile.thunks.size(), 1u);
+  ASSERT_TRUE(r->profile.thunks[0].counters.has_value());
+  EXPECT_EQ(r->profile.thunks[0].counters->model_ns, 2000u);
+  EXPECT_EQ(r->profile.thunks[0].counters->optimal_ns, 1500u);
+  // Unprofiled runs say so too.
+  StatusOr<ExecutionResult> q = emulator.Run(/*profile=*/false);
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  EXPECT_FALSE(q->results_computed);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # bef-compile from the command line: artifacts, dumps, stats, the
-# middle-end-only mode, deterministic output and one-line errors.
+# middle-end-only mode, deterministic output, a must-alias module run with
+# bef-run --donate, and one-line errors.
 #
 #   tests/tools/bef_compile_test.sh path/to/bef-compile path/to/bef-run [repo root]
 set -u
@@ -63,6 +64,27 @@ check '[[ $(ls dump2 | grep -c "^module\.[0-9]") == 1 ]] && ls dump2 | grep -q "
 check 'cmp -s mlp.bef mlp2.bef' "two compilations differ"
 run "$BEF_RUN" mlp.bef --device=host --output= --output=
 check '[[ $code == 0 ]]' "bef-run on the compiled artifact: $err"
+
+# A must-alias result runs in its donated parameter's buffer: bef-run needs
+# --donate (the result run gives (1 2 3 4) + 1; the timed runs donate their
+# own copies).
+cat >inc.hlo <<'HLO'
+HloModule inc, input_output_alias={ {}: (0, {}, must-alias) }
+ENTRY main {
+  p0 = f32[4] parameter(0)
+  one = f32[] constant(1)
+  ob = f32[4] broadcast(one), dimensions={}
+  ROOT y = f32[4] add(p0, ob)
+}
+HLO
+run "$BEF_COMPILE" inc.hlo -o inc.bef
+check '[[ $code == 0 ]]' "compile a must-alias module: $err"
+run "$BEF_RUN" inc.bef "--input=4xf32=1 2 3 4"
+check '[[ $code == 1 && $err == "bef-run: error: "*"must be donated: it must alias output {}" ]]' \
+  "must-alias without --donate: exit $code, stderr [$err]"
+run "$BEF_RUN" inc.bef "--input=4xf32=1 2 3 4" --donate --iterations=2 --warmup=2 \
+  "--expected_output=4xf32=2 3 4 5"
+check '[[ $code == 0 && $out == *"[SUCCESS]"* ]]' "--donate: exit $code, stdout [$out], stderr [$err]"
 
 # --- middle-end only -----------------------------------------------------------------
 cat >sort.hlo <<'HLO'

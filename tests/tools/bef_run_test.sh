@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end tests of bef-run on hand-built .bef files (see
 # bef_run_test_artifacts.cc): results for hand-computed inputs,
-# --expected_output, .npy round trips, --profile, --trace, --print_memory,
-# timing, and one-line errors.
+# --expected_output, .npy round trips, --profile, --trace, --export_profile,
+# --print_memory, timing, and one-line errors.
 #
 #   tests/tools/bef_run_test.sh path/to/bef-run path/to/bef_run_test_artifacts path/to/kernels.so
 set -u
@@ -169,6 +169,40 @@ PY
 run "$BEF_RUN" gemm.bef "$A" "$B" --trace=no_such_dir/t.json
 expect_code 1 "unwritable trace"
 expect_err_line "--trace: cannot open 'no_such_dir/t.json'" "unwritable trace"
+
+# --- --export_profile --------------------------------------------------------------------
+run "$BEF_RUN" "${K[@]}" --input=s32=1 --output= --output= --output= --export_profile=profile.json \
+  --iterations=2
+expect_code 0 "export_profile"
+checks=$((checks + 1))
+python3 - profile.json <<'PY' || fail "profile.json is not the expected profile"
+import json, sys
+p = json.load(open(sys.argv[1]))
+assert p["device"].startswith("host: ") and p["time_source"] == "measured", p
+assert p["modeled"] is False and p["results_computed"] is True and "note" not in p, p
+assert p["runs"] == 2, p
+t = {e["name"]: e for e in p["thunks"]}
+# 2 runs: add.1, memset.2, while.5, broadcast.7 and conditional.8 twice each,
+# the loop body 3 x 2 = 6 times; the branch not taken (broadcast.6) never.
+counts = {name: e["count"] for name, e in t.items()}
+assert counts == {"add.1": 2, "memset.2": 2, "fusion.3": 6, "while.5": 2, "broadcast.7": 2,
+                  "conditional.8": 2}, counts
+for e in p["thunks"]:
+    # Host times are measured: no model, no counters.
+    assert e["modeled"] is False and e["optimal_us"] is None and "dram_bytes" not in e, e
+add = t["add.1"]
+assert add["kind"] == "kernel" and add["flops"] == 4 and add["hlo"] == ["add.1"], add
+assert t["while.5"]["control_flow"] and t["conditional.8"]["control_flow"], t
+assert not add["control_flow"] and t["fusion.3"]["depth"] == 2, t
+# total_us: the leaf thunks per run, control flow excluded.
+leaf = sum(e["total_us"] for e in p["thunks"] if not e["control_flow"]) / 2
+assert abs(leaf - p["total_us"]) < 0.01, (leaf, p["total_us"])
+PY
+
+run "$BEF_RUN" gemm.bef "$A" "$B" --export_profile=no_such_dir/p.json
+expect_code 1 "unwritable profile"
+expect_out "" "unwritable profile fails before the run"
+expect_err_line "--export_profile: cannot open 'no_such_dir/p.json' for writing" "unwritable profile"
 
 # --- --print_memory ---------------------------------------------------------------------
 run "$BEF_RUN" gemm.bef "$A" "$B" --output= --output= --print_memory

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bef-run and hlo-run on the CUDA emulator (KILN_CUDA_EMULATOR): the device
 # line, results against hand-computed values (examples/mlp.hlo, see
-# examples/README.md), the profile's emulator counters, one-line errors for
+# examples/README.md), the profile's emulator counters and its JSON export
+# (--export_profile: thunk counts, launches, DRAM bytes), one-line errors for
 # a bad emulator path and a bad KILN_EMU_CHECK, and a corrupted artifact
 # that is executed, not only loaded: its PTX is edited inside the .bef so
 # that a kernel indexes 128x past its buffer, and memcheck must stop it with
@@ -23,6 +24,16 @@ CLI_TOOL=bef-run
 # shellcheck source=cli_test_lib.sh
 source "$HERE/cli_test_lib.sh"
 
+# An emulator with the H100 timing model (kiln_cuda_emulator.h API version
+# 2, which added kilnEmuResultsComputed) makes the profile's times modeled;
+# before it they are the emulator's clock. timing_model_cli_test.sh tests
+# the model's side.
+if nm -D --defined-only "$EMULATOR" | grep -qw kilnEmuResultsComputed; then
+  MODELED=True
+else
+  MODELED=False
+fi
+
 run "$BEF_COMPILE" "$SRC/examples/mlp.hlo" -o "$TMP/mlp.bef" --targets=cuda
 expect_code 0 "compile mlp for cuda (PTX + sm_90 cubin)"
 
@@ -38,15 +49,59 @@ KILN_CUDA_EMULATOR=$EMULATOR run "$BEF_RUN" "$TMP/mlp.bef" --device=cuda "${MLP_
 expect_code 0 "mlp on the emulator"
 expect_out_has "device: cuda: kiln emulator (sm_90, H100-class)" "device line"
 expect_out_has "[SUCCESS] 2 results matched" "mlp results"
-expect_out_has "times are emulated" "profile says its times are emulated"
+if [[ $MODELED == True ]]; then
+  expect_out_has "times are modeled by the H100 timing model, not measured" "profile says its times are modeled"
+else
+  expect_out_has "times are emulated" "profile says its times are emulated"
+fi
 expect_out_has "Emulator counters per execution" "counter table"
 # The softmax's row reductions: one launch of a 256-thread block.
-expect_out_has "reduce.28.fusion            1            1       256" "counter row"
+expect_out_has "reduce.28.fusion            1            1      32x8" "counter row: one block of 32x8 (a row reduction)"
 
-KILN_CUDA_EMULATOR=$EMULATOR run "$HLO_RUN" "$SRC/examples/mlp.hlo" --device=cuda --output= --output=
+# The profile as JSON. The MLP runs 2 GEMMs (the two dots, on the cuBLAS
+# double) and 6 kernels, one launch each, so every thunk counts 2 over
+# --iterations=2. DRAM bytes are whole 32-byte sectors (buffers are
+# 256-byte aligned): divide.40.fusion reads exponential.31 (f32[4,4], 64 B,
+# 2 sectors) and the sums (f32[4], 1 sector) and writes f32[4,4] (2
+# sectors): 160 B; reduce.38.fusion reads f32[4,4] and writes f32[4]: 96 B.
+KILN_CUDA_EMULATOR=$EMULATOR run "$BEF_RUN" "$TMP/mlp.bef" --device=cuda "${MLP_ARGS[@]}" \
+  --iterations=2 --export_profile="$TMP/profile.json"
+expect_code 0 "export_profile on the emulator"
+checks=$((checks + 1))
+python3 - "$TMP/profile.json" "$MODELED" 2 <<'PY' || fail "the emulator's profile.json is not the expected profile"
+import json, sys
+p = json.load(open(sys.argv[1]))
+modeled, runs = sys.argv[2] == "True", int(sys.argv[3])
+device = "kiln emulator (sm_90, H100-class)"
+assert p["device"] == "cuda: " + device, p
+source = ("modeled: H100 timing model on " if modeled else "emulated: ") + device
+assert p["time_source"] == source and p["modeled"] is modeled, p
+assert p["results_computed"] is True and "note" not in p and p["runs"] == runs, p
+t = {e["name"]: e for e in p["thunks"]}
+kernels = ["add.14.fusion", "divide.40.fusion", "exponential.31.fusion", "maximum.11.gemm_r.fusion",
+           "reduce.28.fusion", "reduce.38.fusion"]
+assert sorted(t) == sorted(kernels + ["dot.12.gemm", "dot.6.gemm"]), sorted(t)
+for name, e in t.items():
+    assert e["kind"] == ("gemm" if name.endswith(".gemm") else "kernel"), e
+    assert e["count"] == runs and e["launches"] == 1 and e["sampled_launches"] == 0, e
+    assert e["modeled"] is modeled and (e["optimal_us"] is not None) is modeled, e
+assert t["divide.40.fusion"]["dram_bytes"] == 160, t["divide.40.fusion"]
+assert t["reduce.38.fusion"]["dram_bytes"] == 96, t["reduce.38.fusion"]
+PY
+
+KILN_CUDA_EMULATOR=$EMULATOR run "$HLO_RUN" "$SRC/examples/mlp.hlo" --device=cuda --output= --output= \
+  --export_profile="$TMP/hlo_profile.json"
 expect_code 0 "hlo-run on the emulator"
 expect_out_has "match the reference evaluator on cuda: kiln emulator (sm_90, H100-class)" \
   "hlo-run vs the evaluator, naming the device"
+checks=$((checks + 1))
+python3 - "$TMP/hlo_profile.json" "$MODELED" 1 <<'PY' || fail "hlo-run's profile.json on the emulator"
+import json, sys
+p = json.load(open(sys.argv[1]))
+assert p["device"] == "cuda: kiln emulator (sm_90, H100-class)" and p["runs"] == 1, p
+assert p["modeled"] is (sys.argv[2] == "True") and p["results_computed"] is True, p
+assert len(p["thunks"]) == 8 and all(e["count"] == 1 and e["launches"] == 1 for e in p["thunks"]), p
+PY
 
 KILN_CUDA_EMULATOR=$TMP/missing.so run "$BEF_RUN" "$TMP/mlp.bef" --device=cuda
 expect_code 1 "missing emulator library"
@@ -56,20 +111,23 @@ KILN_CUDA_EMULATOR=$EMULATOR KILN_EMU_CHECK=bogus run "$BEF_RUN" "$TMP/mlp.bef" 
 expect_code 1 "bad KILN_EMU_CHECK"
 expect_err_line "KILN_EMU_CHECK: unknown check 'bogus'" "bad KILN_EMU_CHECK"
 
-# Corrupt the artifact's PTX: the first 'shl.b64 %rdA, %rdB, 2;' (an index
-# scaled to f32 bytes) scales by 2^9 instead, so the kernel reads far past
-# its buffer. Same length, so the FlatBuffer stays valid.
+# Corrupt the artifact's PTX: the first 'shl.b64 %rdA, %rdB, 4;' added
+# straight to a buffer address (a thread's index scaled to its 16-byte
+# vector of f32) shifts by 9 instead, so the kernel's threads access far
+# past its buffer. Same length,
+# so the FlatBuffer stays valid.
 python3 - "$TMP/mlp.bef" "$TMP/bad.bef" <<'PY'
 import re, sys
 data = open(sys.argv[1], 'rb').read()
-m = re.search(rb'shl\.b64 \t%rd\d+, %rd\d+, 2;', data)
-assert m, 'no index shift in the PTX'
-bad = data[:m.end() - 2] + b'9' + data[m.end() - 1:]
+m = re.search(rb'shl\.b64 \t(%rd\d+), %rd\d+, 4;\n\tadd\.s64 \t%rd\d+, %rd\d+, \1;', data)
+assert m, 'no vector index scaling in the PTX'
+at = m.start() + m.group(0).index(b';') - 1
+bad = data[:at] + b'9' + data[at + 1:]
 open(sys.argv[2], 'wb').write(bad)
 PY
 KILN_CUDA_EMULATOR=$EMULATOR run "$BEF_RUN" "$TMP/bad.bef" --device=cuda "${MLP_ARGS[@]}"
 expect_code 1 "out-of-bounds kernel"
-for text in "CUDA_ERROR_ILLEGAL_ADDRESS" "invalid global load of 4 bytes at 0x" "in kernel '" \
+for text in "CUDA_ERROR_ILLEGAL_ADDRESS" "invalid global " "in kernel '" \
             "block (0,0,0) thread (" "PTX line "; do
   expect_err_line "$text" "out-of-bounds kernel"
 done

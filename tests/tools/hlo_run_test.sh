@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end tests of hlo-run: --check, --reference with inline, .npy and
-# random inputs, --output and --expected_output, and one-line errors.
+# random inputs, --output and --expected_output, --device with
+# --export_profile, and one-line errors.
 #
 #   tests/tools/hlo_run_test.sh path/to/hlo-run [path/to/repo]
 #
@@ -285,6 +286,30 @@ if "$HLO_RUN" --help | grep -q -- '--device'; then
     "--expected_output=4x4xf32=[$row][$row][$row][$row]" \
     "--expected_output=4x4xf32=[1 2 3 4][1 2 3 4][1 2 3 4][1 2 3 4]"
   expect_code 0 "mlp on the host device"
+  # The profile as JSON: a + b and a * b of 2x2 f32 are two kernels of 4
+  # flops and 16 + 16 bytes read, 16 written each, run once; host times are
+  # measured, so nothing is modeled and no optimal time is known.
+  run "$HLO_RUN" add_mul.hlo --device=host --output= --output= --export_profile=profile.json
+  expect_code 0 "export_profile on the host device"
+  checks=$((checks + 1))
+  python3 - profile.json <<'PY' || fail "hlo-run profile.json is not the expected profile"
+import json, sys
+p = json.load(open(sys.argv[1]))
+assert p["device"].startswith("host: ") and p["time_source"] == "measured", p
+assert p["modeled"] is False and p["results_computed"] is True and p["runs"] == 1, p
+t = {e["name"]: e for e in p["thunks"]}
+assert sorted(t) == ["prod.fusion", "sum.fusion"], sorted(t)
+for name, e in t.items():
+    assert e["kind"] == "kernel" and e["count"] == 1 and e["flops"] == 4 and e["bytes"] == 48, e
+    assert e["modeled"] is False and e["optimal_us"] is None and "launches" not in e, e
+PY
+  run "$HLO_RUN" add_mul.hlo --device=host --export_profile=no_such_dir/p.json
+  expect_code 1 "unwritable profile"
+  expect_out "" "unwritable profile fails before the run"
+  expect_err_line "--export_profile: cannot open 'no_such_dir/p.json' for writing" "unwritable profile"
+  run "$HLO_RUN" --reference add_mul.hlo --export_profile=p.json
+  expect_code 1 "export_profile without a device"
+  expect_err_line "--profile and --export_profile need --device" "export_profile without a device"
   run "$HLO_RUN" sort.hlo --device=host
   expect_code 1 "unsupported op"
   expect_err_line "bef-compile does not support opcode 'sort'" "unsupported op"

@@ -4,8 +4,10 @@
 
 #include <cstdlib>
 
+#include "tools/common/json_writer.h"
 #include "tools/common/latency_stats.h"
 #include "tools/common/memory_report.h"
+#include "tools/common/profile_json.h"
 #include "tools/common/profile_report.h"
 #include "tools/common/trace_writer.h"
 
@@ -16,8 +18,161 @@ namespace th = ::kiln::thunks;
 using std::chrono::nanoseconds;
 
 runtime::ThunkProfileEntry Entry(const th::ThunkInfo& info, th::ThunkKind kind, int64_t start_ns,
-                                 int64_t duration_ns, int depth = 1) {
-  return {info.profile_name, &info, 0, kind, depth, nanoseconds(start_ns), nanoseconds(duration_ns)};
+                                 int64_t duration_ns, int depth = 1,
+                                 std::optional<KilnEmuCounters> counters = std::nullopt) {
+  return {info.profile_name, &info,    0, kind, depth, nanoseconds(start_ns), nanoseconds(duration_ns),
+          counters};
+}
+
+// Two modeled and sampled runs as the CUDA emulator's timing model reports
+// them: a kernel counted by the emulator in both, a copy without counters
+// in the first.
+struct ModeledRuns {
+  // Estimate: 2000 flops (2 µs at 1 GFLOP/s), 1000 bytes (1 µs at 1 GB/s).
+  th::ThunkInfo kernel{"fusion.1", {{"add.1", "add", ""}}, {2000, 0, 600, 400}};
+  // Estimate: 1000 bytes, 1 µs.
+  th::ThunkInfo copy{"copy.2", {}, {0, 0, 500, 500}};
+  std::vector<runtime::ExecutionProfile> runs;
+  ModeledRuns() {
+    KilnEmuCounters c{};
+    c.launches = 1;
+    c.model_ns = 3000;
+    c.optimal_ns = 1500;
+    c.sampled_launches = 1;
+    c.global_unique_load_sectors = 100;
+    c.global_unique_store_sectors = 50;
+    c.global_unique_atomic_sectors = 10;  // read and written: 20 sectors of traffic
+    runtime::ExecutionProfile run1, run2;
+    run1.thunks = {Entry(kernel, th::ThunkKind::kKernel, 0, 3000, 1, c),
+                   Entry(copy, th::ThunkKind::kCopy, 3000, 1000)};
+    run1.total = nanoseconds(5000);
+    run2.thunks = {Entry(kernel, th::ThunkKind::kKernel, 0, 5000, 1, c)};
+    run2.total = nanoseconds(6000);
+    for (runtime::ExecutionProfile* run : {&run1, &run2}) {
+      run->time_source = "modeled: H100 timing model on test";
+      run->modeled = true;
+      run->sampled = true;
+    }
+    runs = {run1, run2};
+  }
+};
+
+TEST(ProfileReportTest, ModeledTimesUseTheModelsOptimalTime) {
+  ModeledRuns m;
+  setenv("KILN_EMU_SAMPLE", "3", 1);
+  ProfileReport report = BuildProfileReport(m.runs);
+  EXPECT_TRUE(report.modeled);
+  EXPECT_TRUE(report.sampled);
+  ASSERT_EQ(report.rows.size(), 2u);
+  // Counters summed over both runs: optimal 3000 ns over 2 executions, and
+  // (200 + 100 + 2 x 20) sectors x 32 bytes / 2 executions.
+  EXPECT_DOUBLE_EQ(report.rows[0].model_optimal_us(), 1.5);
+  EXPECT_DOUBLE_EQ(report.rows[0].dram_bytes(), 5440);
+  EXPECT_DOUBLE_EQ(report.rows[1].model_optimal_us(), 0);
+  th::RooflineTarget target{"test", 1e9, 1e9, 1e10, 1e8};
+  std::string text = FormatProfileReport(report, target);
+  // fusion.1: 8 of 9 µs = 88.89%, mean 4 µs; 2000 flops / 4 µs = 0.5
+  // GFLOP/s, 1000 bytes / 4 µs = 0.25 GB/s; optimal: the model's 1.5 µs
+  // (not the estimate's 2 µs), 1.5 / 4 = 37.50%.
+  EXPECT_NE(text.find("  88.89%   88.89%        2         8.00       4.00       4.00      0.500      0.250"
+                      "       1.500     37.50%  kernel       fusion.1                 add.1\n"),
+            std::string::npos)
+      << text;
+  // copy.2 has no counters: the estimate's 1 µs, 100% of its 1 µs.
+  EXPECT_NE(text.find("  11.11%  100.00%        1         1.00       1.00       1.00          -      1.000"
+                      "       1.000    100.00%  copy         copy.2\n"),
+            std::string::npos)
+      << text;
+  // Total optimal: 2 x 1.5 + 1 = 4 µs, 2 per run, 4 / 9 = 44.44%.
+  EXPECT_NE(text.find("       2.000     44.44%               total                    2 runs (mean per run), "
+                      "wall 11.00 µs, leaf thunks 81.82% of it, roofline H100 timing model, else test\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\n  times are modeled by the H100 timing model, not measured; "),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\n  results not computed (sampled emulation: KILN_EMU_SAMPLE=3): times and "
+                      "counters are extrapolated from a sample of each launch's blocks\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("clock, not measured GPU time"), std::string::npos) << text;
+  unsetenv("KILN_EMU_SAMPLE");
+}
+
+TEST(ProfileJsonTest, ModeledSampledRuns) {
+  ModeledRuns m;
+  setenv("KILN_EMU_SAMPLE", "3", 1);
+  th::RooflineTarget target{"test", 1e9, 1e9, 1e10, 1e8};
+  std::string json = ProfileJson(BuildProfileReport(m.runs), "cuda: test", target);
+  unsetenv("KILN_EMU_SAMPLE");
+  // Per run: leaf thunks 9 / 2 = 4.5 µs, executions 11 / 2 = 5.5 µs. Per
+  // execution of fusion.1: 1 launch (1 sampled), 5440 DRAM bytes, optimal
+  // 1.5 µs (model) and 2 µs (estimate). copy.2: no counters, no model.
+  EXPECT_EQ(json, R"json({
+  "device": "cuda: test",
+  "time_source": "modeled: H100 timing model on test",
+  "modeled": true,
+  "results_computed": false,
+  "note": "results not computed (sampled emulation: KILN_EMU_SAMPLE=3)",
+  "runs": 2,
+  "total_us": 4.500,
+  "wall_us": 5.500,
+  "roofline_target": "test",
+  "thunks": [
+    {
+      "name": "fusion.1",
+      "kind": "kernel",
+      "control_flow": false,
+      "depth": 1,
+      "count": 2,
+      "mean_us": 4.000,
+      "median_us": 4.000,
+      "total_us": 8.000,
+      "optimal_us": 1.500,
+      "estimated_optimal_us": 2.000,
+      "modeled": true,
+      "flops": 2000,
+      "bytes": 1000,
+      "hlo": [
+        "add.1"
+      ],
+      "launches": 1,
+      "dram_bytes": 5440,
+      "sampled_launches": 1
+    },
+    {
+      "name": "copy.2",
+      "kind": "copy",
+      "control_flow": false,
+      "depth": 1,
+      "count": 1,
+      "mean_us": 1.000,
+      "median_us": 1.000,
+      "total_us": 1.000,
+      "optimal_us": null,
+      "estimated_optimal_us": 1.000,
+      "modeled": true,
+      "flops": null,
+      "bytes": 1000,
+      "hlo": []
+    }
+  ]
+}
+)json");
+}
+
+TEST(ProfileJsonTest, MeasuredHostRunHasNoModel) {
+  th::ThunkInfo kernel{"fusion.1", {}, {}};
+  runtime::ExecutionProfile run;
+  run.thunks = {Entry(kernel, th::ThunkKind::kKernel, 0, 2500)};
+  run.total = nanoseconds(3000);
+  std::string json = ProfileJson(BuildProfileReport({run}), "host (2 threads)", th::HostRooflineTarget());
+  for (const char* field : {"\"time_source\": \"measured\"", "\"modeled\": false", "\"results_computed\": true",
+                            "\"total_us\": 2.500", "\"wall_us\": 3.000", "\"optimal_us\": null",
+                            "\"estimated_optimal_us\": null", "\"mean_us\": 2.500"})
+    EXPECT_NE(json.find(field), std::string::npos) << field << " in " << json;
+  EXPECT_EQ(json.find("\"note\""), std::string::npos) << json;
+  EXPECT_EQ(json.find("\"launches\""), std::string::npos) << json;
 }
 
 TEST(ProfileReportTest, AggregatesByThunkAndExcludesControlFlow) {
@@ -128,7 +283,7 @@ TEST(MemoryReportTest, FormatBytes) {
 }
 
 TEST(TraceWriterTest, EscapesAndLaysOutRuns) {
-  EXPECT_EQ(JsonQuote("a\"b\\c\n\x01"), "\"a\\\"b\\\\c\\n\\u0001\"");
+  EXPECT_EQ(JsonWriter::Escape("a\"b\\c\n\x01"), "\"a\\\"b\\\\c\\n\\u0001\"");
   th::ThunkInfo info{"k\"1", {{"add.1", "add", "jit(f)/add"}}, {4, 0, 32, 16}};
   runtime::ExecutionProfile run;
   run.thunks = {Entry(info, th::ThunkKind::kKernel, 1500, 2250)};

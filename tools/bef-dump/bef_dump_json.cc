@@ -7,7 +7,7 @@
 // their sequences as arrays of thunks.
 #include "thunks/program_text.h"
 #include "tools/bef-dump/bef_dump.h"
-#include "tools/bef-dump/json_writer.h"
+#include "tools/common/json_writer.h"
 
 namespace kiln::tools {
 namespace {

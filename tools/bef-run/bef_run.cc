@@ -6,7 +6,8 @@
 //           [--input=SPEC]... [--seed=N]
 //           [--output=SPEC]... [--expected_output=SPEC]... [--atol=X] [--rtol=X]
 //           [--iterations=N] [--warmup=N]
-//           [--profile] [--trace=FILE.json] [--print_memory]
+//           [--profile] [--trace=FILE.json] [--export_profile=FILE.json]
+//           [--print_memory] [--donate]
 //
 // One --input per array leaf of the parameters (LoadedExecutable's
 // argument_shapes, in order), in the IREE syntax shared by every kiln tool
@@ -14,14 +15,24 @@
 // --output / --expected_output per result leaf; without either, every
 // result is printed. The result run is not profiled; --iterations adds timed
 // runs (after --warmup untimed ones) and prints latency statistics;
-// --profile and --trace run separately with per-thunk profiling on (as many
-// runs as --iterations, at least one) and print the per-HLO table
-// (tools/common/profile_report.h) or write a Chrome trace
-// (tools/common/trace_writer.h). --print_memory prints the allocation table.
+// --profile, --trace and --export_profile run separately with per-thunk
+// profiling on (as many runs as --iterations, at least one) and print the
+// per-HLO table (tools/common/profile_report.h), write a Chrome trace
+// (tools/common/trace_writer.h) or write the table as JSON
+// (tools/common/profile_json.h). --print_memory prints the allocation table.
+// --donate donates every argument, as a module whose input_output_alias
+// says must-alias requires; every run then gets its own copy of the
+// inputs, so each computes on the same values.
+//
+// In the CUDA emulator's sampling mode (KILN_EMU_SAMPLE) the device
+// computes no results: the result run prints "results not computed
+// (sampled emulation: KILN_EMU_SAMPLE=N)" instead of values, and nothing is
+// written or compared.
 //
 // Every failure is one line "bef-run: error: ..." and exit code 1; a result
 // mismatch prints "[FAILED] ..." and exits 1.
 #include <chrono>
+#include <cstring>
 #include <exception>
 #include <iostream>
 
@@ -29,9 +40,11 @@
 #include "runtime/runtime.h"
 #include "tools/common/buffer_literal.h"
 #include "tools/common/flags.h"
+#include "tools/common/json_writer.h"
 #include "tools/common/latency_stats.h"
 #include "tools/common/memory_report.h"
 #include "tools/common/counter_report.h"
+#include "tools/common/profile_json.h"
 #include "tools/common/profile_report.h"
 #include "tools/common/tool_values.h"
 #include "tools/common/trace_writer.h"
@@ -50,7 +63,11 @@ struct Options {
   int64_t warmup = 1;
   bool profile = false;
   std::string trace;
+  std::string export_profile;
   bool print_memory = false;
+  bool donate = false;
+
+  bool profiled_runs() const { return profile || !trace.empty() || !export_profile.empty(); }
 };
 
 // auto: CUDA when the artifact has a CUDA image and a CUDA device can be
@@ -87,13 +104,44 @@ StatusOr<std::vector<runtime::Buffer>> BuildArguments(const runtime::LoadedExecu
   return args;
 }
 
+// The arguments of one run: `args` themselves, or with --donate a private
+// copy of them (the run may update donated buffers in place).
+StatusOr<std::vector<runtime::Buffer>> RunArguments(const std::vector<runtime::Buffer>& args,
+                                                    const Options& options) {
+  if (!options.donate) return args;
+  std::vector<runtime::Buffer> copies;
+  for (const runtime::Buffer& arg : args) {
+    KILN_ASSIGN_OR_RETURN(runtime::Buffer copy, runtime::Buffer::Allocate(arg.shape(), arg.size()));
+    std::memcpy(copy.data(), arg.data(), static_cast<size_t>(arg.size()));
+    copies.push_back(std::move(copy));
+  }
+  return copies;
+}
+
+runtime::ExecuteOptions RunOptions(const Options& options, bool profile, size_t arguments) {
+  runtime::ExecuteOptions run;
+  run.profile = profile;
+  if (options.donate) run.donate.assign(arguments, true);
+  return run;
+}
+
+// One run on RunArguments.
+StatusOr<runtime::ExecutionResult> RunOnce(const runtime::LoadedExecutable& exe,
+                                           const std::vector<runtime::Buffer>& args,
+                                           const Options& options, bool profile) {
+  KILN_ASSIGN_OR_RETURN(std::vector<runtime::Buffer> run_args, RunArguments(args, options));
+  return exe.ExecuteSync(std::move(run_args), RunOptions(options, profile, args.size()));
+}
+
 // The result run: outputs printed, written and compared. Returns the number
 // of mismatching results.
 StatusOr<int> RunForResults(const runtime::LoadedExecutable& exe,
                             const std::vector<runtime::Buffer>& args, const Options& options) {
-  runtime::ExecuteOptions run;
-  run.profile = false;
-  KILN_ASSIGN_OR_RETURN(runtime::ExecutionResult result, exe.ExecuteSync(args, run));
+  KILN_ASSIGN_OR_RETURN(runtime::ExecutionResult result, RunOnce(exe, args, options, /*profile=*/false));
+  if (!result.results_computed) {
+    std::cout << ResultsNotComputedLine() << "\n";
+    return 0;
+  }
   std::vector<Literal> leaves;
   for (const runtime::Buffer& out : result.outputs) {
     KILN_ASSIGN_OR_RETURN(Literal leaf, BufferToLiteral(out));
@@ -108,14 +156,14 @@ StatusOr<int> RunForResults(const runtime::LoadedExecutable& exe,
 // the latency is not distorted); wall time of each ExecuteSync.
 Status RunTiming(const runtime::LoadedExecutable& exe, const std::vector<runtime::Buffer>& args,
                  const Options& options) {
-  runtime::ExecuteOptions run;
-  run.profile = false;
   for (int64_t i = 0; i < options.warmup; ++i)
-    KILN_RETURN_IF_ERROR(exe.ExecuteSync(args, run).status());
+    KILN_RETURN_IF_ERROR(RunOnce(exe, args, options, /*profile=*/false).status());
+  runtime::ExecuteOptions run = RunOptions(options, /*profile=*/false, args.size());
   std::vector<double> samples;
   for (int64_t i = 0; i < options.iterations; ++i) {
-    auto start = std::chrono::steady_clock::now();
-    KILN_RETURN_IF_ERROR(exe.ExecuteSync(args, run).status());
+    KILN_ASSIGN_OR_RETURN(std::vector<runtime::Buffer> run_args, RunArguments(args, options));
+    auto start = std::chrono::steady_clock::now();  // the copy is not timed
+    KILN_RETURN_IF_ERROR(exe.ExecuteSync(std::move(run_args), run).status());
     samples.push_back(
         std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
   }
@@ -123,22 +171,22 @@ Status RunTiming(const runtime::LoadedExecutable& exe, const std::vector<runtime
   return Status::Ok();
 }
 
-// Separate profiled runs for --profile and --trace.
+// Separate profiled runs for --profile, --trace and --export_profile.
 Status RunProfile(const runtime::LoadedExecutable& exe, const std::vector<runtime::Buffer>& args,
                   const runtime::Device& device, const Options& options) {
-  runtime::ExecuteOptions run;
-  run.profile = true;
   std::vector<runtime::ExecutionProfile> profiles;
   int64_t runs = options.iterations > 0 ? options.iterations : 1;
   for (int64_t i = 0; i < runs; ++i) {
-    KILN_ASSIGN_OR_RETURN(runtime::ExecutionResult result, exe.ExecuteSync(args, run));
+    KILN_ASSIGN_OR_RETURN(runtime::ExecutionResult result, RunOnce(exe, args, options, /*profile=*/true));
     profiles.push_back(std::move(result.profile));
   }
-  if (options.profile) {
-    KILN_ASSIGN_OR_RETURN(thunks::RooflineTarget target, RooflineTargetForDevice(device.kind()));
-    ProfileReport report = BuildProfileReport(profiles);
-    std::cout << FormatProfileReport(report, target) << FormatCounterReport(report);
-  }
+  KILN_ASSIGN_OR_RETURN(thunks::RooflineTarget target, RooflineTargetForDevice(device.kind()));
+  ProfileReport report = BuildProfileReport(profiles);
+  if (options.profile) std::cout << FormatProfileReport(report, target) << FormatCounterReport(report);
+  if (!options.export_profile.empty())
+    KILN_RETURN_IF_ERROR(
+        WriteProfileJson(report, device.description(), target, options.export_profile)
+            .WithContext("--export_profile"));
   if (!options.trace.empty())
     KILN_RETURN_IF_ERROR(WriteChromeTrace(profiles, runtime::DeviceKindName(device.kind()),
                                           options.trace)
@@ -149,6 +197,10 @@ Status RunProfile(const runtime::LoadedExecutable& exe, const std::vector<runtim
 StatusOr<int> Run(const std::string& path, const Options& options) {
   if (options.iterations < 0 || options.warmup < 0)
     return Error("--iterations and --warmup must not be negative");
+  // Output files are checked before the runs, which may be long.
+  if (!options.trace.empty()) KILN_RETURN_IF_ERROR(CheckWritable(options.trace).WithContext("--trace"));
+  if (!options.export_profile.empty())
+    KILN_RETURN_IF_ERROR(CheckWritable(options.export_profile).WithContext("--export_profile"));
   KILN_ASSIGN_OR_RETURN(bef::Artifact artifact, bef::LoadArtifactFile(path));
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Device> device, CreateDevice(options.device, artifact));
   StatusOr<std::unique_ptr<runtime::LoadedExecutable>> loaded =
@@ -164,8 +216,7 @@ StatusOr<int> Run(const std::string& path, const Options& options) {
   if (options.iterations > 0 || options.profile)
     std::cout << "device: " << device->description() << "\n";
   if (options.iterations > 0) KILN_RETURN_IF_ERROR(RunTiming(exe, args, options));
-  if (options.profile || !options.trace.empty())
-    KILN_RETURN_IF_ERROR(RunProfile(exe, args, *device, options));
+  if (options.profiled_runs()) KILN_RETURN_IF_ERROR(RunProfile(exe, args, *device, options));
   return mismatches;
 }
 
@@ -188,7 +239,11 @@ int Main(int argc, char** argv) {
   flags.AddInt("warmup", &options.warmup, "untimed runs before the timed ones (default 1)");
   flags.AddBool("profile", &options.profile, "print the per-HLO profile of separate profiled runs");
   flags.AddString("trace", &options.trace, "write the profiled runs as Chrome trace JSON (Perfetto)");
+  flags.AddString("export_profile", &options.export_profile,
+                  "write the per-HLO profile of the profiled runs as JSON (modeled and optimal µs)");
   flags.AddBool("print_memory", &options.print_memory, "print the allocation table and totals");
+  flags.AddBool("donate", &options.donate,
+                "donate every argument (must-alias modules need it); each run gets its own copy");
   options.output.report_each_match = true;
   std::vector<std::string> files;
   Status parsed = flags.Parse(argc, argv, &files);

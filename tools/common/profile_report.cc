@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <utility>
 
@@ -25,6 +26,31 @@ double ProfileRow::median_us() const {
   return n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
 }
 
+double ProfileRow::model_optimal_us() const {
+  if (!counters || count() == 0) return 0;
+  return static_cast<double>(counters->optimal_ns) / 1e3 / static_cast<double>(count());
+}
+
+double ProfileRow::dram_bytes() const {
+  if (!counters || count() == 0) return 0;
+  // Atomics read and write their sectors, as the timing model counts them.
+  uint64_t sectors = counters->global_unique_load_sectors + counters->global_unique_store_sectors +
+                     2 * counters->global_unique_atomic_sectors;
+  return 32.0 * static_cast<double>(sectors) / static_cast<double>(count());
+}
+
+double ProfileRow::optimal_us(const th::RooflineTarget& target) const {
+  if (double model = model_optimal_us(); model > 0) return model;
+  th::CostEstimate cost = info ? info->cost : th::CostEstimate{};
+  return 1e6 * th::OptimalSeconds(cost, target, /*tensor_core=*/false);
+}
+
+std::string ResultsNotComputedLine() {
+  const char* sample = std::getenv("KILN_EMU_SAMPLE");
+  return std::string("results not computed (sampled emulation: KILN_EMU_SAMPLE=") +
+         (sample ? sample : "") + ")";
+}
+
 ProfileReport BuildProfileReport(const std::vector<runtime::ExecutionProfile>& runs) {
   ProfileReport report;
   report.runs = static_cast<int64_t>(runs.size());
@@ -35,6 +61,8 @@ ProfileReport BuildProfileReport(const std::vector<runtime::ExecutionProfile>& r
   for (const runtime::ExecutionProfile& run : runs) {
     report.wall_total_us += std::chrono::duration<double, std::micro>(run.total).count();
     if (!run.time_source.empty()) report.time_source = run.time_source;
+    report.modeled |= run.modeled;
+    report.sampled |= run.sampled;
     for (const runtime::ThunkProfileEntry& e : run.thunks) {
       auto key = std::make_pair(e.info, e.info ? std::string() : e.name);
       auto [it, inserted] = index.try_emplace(key, rows.size());
@@ -161,10 +189,11 @@ std::string FormatProfileReport(const ProfileReport& report, const th::RooflineT
   int64_t leaf_count = 0;
   int64_t flops = 0, bytes = 0;  // over every leaf execution
   double optimal_us = 0;         // likewise
+  bool model_roofline = false;   // some row's optimal time is the timing model's
   for (const ProfileRow& row : report.rows) {
     const th::CostEstimate cost = row.info ? row.info->cost : th::CostEstimate{};
     int64_t row_bytes = cost.bytes_read + cost.bytes_written;
-    double row_optimal_us = 1e6 * th::OptimalSeconds(cost, target, /*tensor_core=*/false);
+    double row_optimal_us = row.optimal_us(target);
     std::string pct = "-", cum = "-";
     if (row.control_flow) {
       if (!control_flow_header) {
@@ -179,6 +208,7 @@ std::string FormatProfileReport(const ProfileReport& report, const th::RooflineT
       flops += cost.flops * row.count();
       bytes += row_bytes * row.count();
       optimal_us += row_optimal_us * row.count();
+      model_roofline |= row.model_optimal_us() > 0;
     }
     std::string name = std::string(2 * (row.depth - 1), ' ') + row.name;
     out += Row(pct, cum, row.count(), row.total_us, row.mean_us(), row.median_us(),
@@ -195,7 +225,7 @@ std::string FormatProfileReport(const ProfileReport& report, const th::RooflineT
   std::string note = std::to_string(report.runs) + " run" + (report.runs == 1 ? "" : "s") +
                      " (mean per run), wall " + wall + " µs, leaf thunks " +
                      Percent(report.leaf_total_us, report.wall_total_us) + " of it, roofline " +
-                     target.name;
+                     (model_roofline ? "H100 timing model, else " : "") + target.name;
   Rates total = RatesOf(flops, bytes, optimal_us, report.leaf_total_us);
   double optimal_per_run = report.runs > 0 ? optimal_us / report.runs : 0;
   std::snprintf(line, sizeof line,
@@ -205,9 +235,16 @@ std::string FormatProfileReport(const ProfileReport& report, const th::RooflineT
                 total.gflops.c_str(), total.gbs.c_str(), Optimal(optimal_per_run).c_str(),
                 total.roofline.c_str(), "", "total", note.c_str());
   out += line;
-  if (!report.time_source.empty()) {
+  if (report.modeled) {
+    out += "  times are modeled by the H100 timing model, not measured; optimal µs is the model's "
+           "roofline where the emulator counted the thunk\n";
+  } else if (!report.time_source.empty()) {
     out += "  times are " + report.time_source +
            " clock, not measured GPU time (see the counters below)\n";
+  }
+  if (report.sampled) {
+    out += "  " + ResultsNotComputedLine() +
+           ": times and counters are extrapolated from a sample of each launch's blocks\n";
   }
   return out;
 }

@@ -8,10 +8,18 @@
 // a name stay separate). Columns: % of the total and cumulative %, count,
 // total / mean / median µs, achieved GFLOP/s and GB/s from the cost
 // estimate (flops; bytes_read + bytes_written) over the mean time, the
-// roofline bound of one execution on the device's target ("optimal µs",
-// thunks/roofline.h) and how close the mean comes to it ("% roofline" =
-// optimal / mean), the thunk's kind and name, and the HLO instructions it
-// covers (abbreviated when long). A total line closes the report.
+// roofline bound of one execution ("optimal µs") and how close the mean
+// comes to it ("% roofline" = optimal / mean), the thunk's kind and name,
+// and the HLO instructions it covers (abbreviated when long). A total line
+// closes the report.
+//
+// The optimal time is the CUDA emulator's timing model's roofline-optimal
+// time (KilnEmuCounters::optimal_ns: compulsory DRAM traffic or ideal
+// issue, plus the launch cost) when the thunk's counters carry one, else
+// the cost estimate's bound on the device's target (thunks/roofline.h).
+// Under the timing model a line says the times are modeled, not measured;
+// in the emulator's sampling mode another says the results were not
+// computed and the figures are extrapolated.
 //
 // GEMM thunks are bounded with the fp32 (non-tensor-core) rate: kiln's
 // GEMMs run in f32/f64 (bf16 and f16 are widened) without TF32.
@@ -51,6 +59,14 @@ struct ProfileRow {
   int64_t count() const { return static_cast<int64_t>(durations_us.size()); }
   double mean_us() const { return durations_us.empty() ? 0 : total_us / count(); }
   double median_us() const;
+  // Per execution, from the counters: the timing model's roofline-optimal
+  // time (0 when unknown) and the compulsory DRAM bytes (unique 32-byte
+  // sectors read and written, atomics' sectors both).
+  double model_optimal_us() const;
+  double dram_bytes() const;
+  // The "optimal µs" of the table: model_optimal_us() when known, else the
+  // cost estimate's bound on `target`; 0 when neither is known.
+  double optimal_us(const thunks::RooflineTarget& target) const;
 };
 
 struct ProfileReport {
@@ -59,9 +75,16 @@ struct ProfileReport {
   int64_t runs = 0;
   double leaf_total_us = 0;  // sum over the leaf rows: the 100% of the table
   double wall_total_us = 0;  // sum of the executions' total times
-  // ExecutionProfile::time_source of the runs ("" for measured times).
+  // ExecutionProfile::time_source of the runs ("" for measured times), and
+  // whether any run's times were modeled or sampled (ExecutionProfile).
   std::string time_source;
+  bool modeled = false;
+  bool sampled = false;
 };
+
+// "results not computed (sampled emulation: KILN_EMU_SAMPLE=<value>)": what
+// the tools print instead of result values in the emulator's sampling mode.
+std::string ResultsNotComputedLine();
 
 // Aggregates the per-thunk entries of `runs` (one ExecutionProfile per
 // profiled execution of the same executable).

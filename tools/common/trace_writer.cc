@@ -3,35 +3,13 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <set>
+
+#include "tools/common/json_writer.h"
 
 namespace kiln::tools {
 
 namespace th = ::kiln::thunks;
-
-std::string JsonQuote(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    unsigned char u = static_cast<unsigned char>(c);
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (u < 0x20) {
-          char esc[8];
-          std::snprintf(esc, sizeof esc, "\\u%04x", u);
-          out += esc;
-        } else {
-          out += c;  // UTF-8 passes through
-        }
-    }
-  }
-  return out + "\"";
-}
 
 namespace {
 
@@ -53,9 +31,9 @@ std::string HloArray(const th::ThunkInfo* info) {
   if (info) {
     for (size_t i = 0; i < info->hlo.size(); ++i) {
       const th::HloInstructionRef& ref = info->hlo[i];
-      s += (i ? "," : "") + std::string("{\"name\":") + JsonQuote(ref.name) +
-           ",\"opcode\":" + JsonQuote(ref.opcode);
-      if (!ref.op_name.empty()) s += ",\"op_name\":" + JsonQuote(ref.op_name);
+      s += (i ? "," : "") + std::string("{\"name\":") + JsonWriter::Escape(ref.name) +
+           ",\"opcode\":" + JsonWriter::Escape(ref.opcode);
+      if (!ref.op_name.empty()) s += ",\"op_name\":" + JsonWriter::Escape(ref.op_name);
       s += "}";
     }
   }
@@ -64,7 +42,7 @@ std::string HloArray(const th::ThunkInfo* info) {
 
 std::string CompleteEvent(std::string_view name, std::string_view cat, std::chrono::nanoseconds ts,
                           std::chrono::nanoseconds dur, int tid, const std::string& args) {
-  return "{\"name\":" + JsonQuote(name) + ",\"cat\":" + JsonQuote(cat) +
+  return "{\"name\":" + JsonWriter::Escape(name) + ",\"cat\":" + JsonWriter::Escape(cat) +
          ",\"ph\":\"X\",\"ts\":" + Micros(ts) + ",\"dur\":" + Micros(dur) +
          ",\"pid\":0,\"tid\":" + std::to_string(tid) + ",\"args\":" + args + "}";
 }
@@ -87,7 +65,7 @@ std::string ChromeTraceJson(const std::vector<runtime::ExecutionProfile>& runs,
     for (const runtime::ThunkProfileEntry& e : run.thunks) {
       streams.insert(e.stream);
       th::CostEstimate cost = e.info ? e.info->cost : th::CostEstimate{};
-      std::string args = "{\"kind\":" + JsonQuote(th::ThunkKindName(e.kind)) +
+      std::string args = "{\"kind\":" + JsonWriter::Escape(th::ThunkKindName(e.kind)) +
                          ",\"hlo\":" + HloArray(e.info) +
                          ",\"flops\":" + std::to_string(cost.flops) +
                          ",\"transcendentals\":" + std::to_string(cost.transcendentals) +
@@ -109,10 +87,10 @@ std::string ChromeTraceJson(const std::vector<runtime::ExecutionProfile>& runs,
   });
   std::string out = "{\"traceEvents\":[\n";
   out += "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,\"args\":{\"name\":" +
-         JsonQuote("kiln " + std::string(device)) + "}}";
+         JsonWriter::Escape("kiln " + std::string(device)) + "}}";
   for (int s : streams)
     out += ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":" + std::to_string(s) +
-           ",\"args\":{\"name\":" + JsonQuote("stream " + std::to_string(s)) + "}}";
+           ",\"args\":{\"name\":" + JsonWriter::Escape("stream " + std::to_string(s)) + "}}";
   for (const Event& e : events) out += ",\n" + e.json;
   out += "\n],\"displayTimeUnit\":\"ns\"}\n";
   return out;
@@ -120,12 +98,7 @@ std::string ChromeTraceJson(const std::vector<runtime::ExecutionProfile>& runs,
 
 Status WriteChromeTrace(const std::vector<runtime::ExecutionProfile>& runs,
                         std::string_view device, const std::string& path) {
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  if (!file) return Error("cannot open '" + path + "' for writing");
-  file << ChromeTraceJson(runs, device);
-  file.close();
-  if (!file) return Error("cannot write '" + path + "'");
-  return Status::Ok();
+  return WriteTextFile(path, ChromeTraceJson(runs, device));
 }
 
 }  // namespace kiln::tools

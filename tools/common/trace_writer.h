@@ -22,9 +22,6 @@
 
 namespace kiln::tools {
 
-// JSON string literal of `s`, quotes included.
-std::string JsonQuote(std::string_view s);
-
 // The complete trace JSON ({"traceEvents": [...]}); `device` names the
 // process track ("host", "cuda").
 std::string ChromeTraceJson(const std::vector<runtime::ExecutionProfile>& runs,

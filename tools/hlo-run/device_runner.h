@@ -22,6 +22,9 @@ StatusOr<Literal> BuffersToLiteral(const Shape& shape, const std::vector<runtime
 
 struct DeviceRunResult {
   Literal result;
+  // False in the CUDA emulator's sampling mode: `result` holds no values
+  // (runtime::ExecutionResult::results_computed).
+  bool results_computed = true;
   // Its entries point into `executable`'s program, which is kept alive here.
   runtime::ExecutionProfile profile;
   std::unique_ptr<runtime::LoadedExecutable> executable;

@@ -9,11 +9,17 @@
 //       multi-device module every device gets the same inputs and device 0's
 //       result is reported.
 //   hlo-run FILE --device=host|cuda [--seed=N] [value flags] [--profile]
+//           [--export_profile=FILE.json]
 //       compiles FILE in memory (bef-compile's pipeline), runs it on the
 //       device and compares every output with the reference evaluator on
 //       the same inputs (per-type tolerances, or --atol/--rtol), and with
 //       --expected_output when given; like XLA's run_hlo_module it prints a
-//       verdict and exits 1 on a mismatch.
+//       verdict and exits 1 on a mismatch. --profile prints the run's
+//       per-HLO profile, --export_profile writes it as JSON
+//       (tools/common/profile_json.h). In the CUDA emulator's sampling mode
+//       (KILN_EMU_SAMPLE) the device computes no results: it prints
+//       "results not computed (sampled emulation: ...)" and neither
+//       evaluates the reference nor compares.
 //
 // Values use the IREE-style syntax of common/value_syntax.h. Tuple
 // parameters and results are flattened: one --input per array leaf of the
@@ -39,8 +45,10 @@
 #include "tools/common/flags.h"
 #ifdef KILN_HAVE_DEVICE_RUNNER
 #include "common/value_compare.h"
-#include "tools/common/profile_report.h"
 #include "tools/common/counter_report.h"
+#include "tools/common/json_writer.h"
+#include "tools/common/profile_json.h"
+#include "tools/common/profile_report.h"
 #include "tools/hlo-run/device_runner.h"
 #endif
 #include "tools/common/tool_values.h"
@@ -66,6 +74,7 @@ struct Options {
   int64_t num_partitions = 0;
   std::string device;  // "host" or "cuda": compile and run on it
   bool profile = false;
+  std::string export_profile;  // with --device: the profile as JSON
 };
 
 StatusOr<std::unique_ptr<hlo::HloModule>> LoadModule(const std::string& path,
@@ -159,16 +168,39 @@ int RunReference(const std::vector<std::string>& files, const Options& options) 
 }
 
 #ifdef KILN_HAVE_DEVICE_RUNNER
+// --profile and --export_profile of the device run.
+Status ReportProfile(const runtime::ExecutionProfile& profile, const runtime::Device& device,
+                     const Options& options) {
+  KILN_ASSIGN_OR_RETURN(thunks::RooflineTarget target, RooflineTargetForDevice(device.kind()));
+  ProfileReport report = BuildProfileReport({profile});
+  if (options.profile) {
+    std::cout << "device: " << device.description() << "\n";
+    std::cout << FormatProfileReport(report, target) << FormatCounterReport(report);
+  }
+  if (options.export_profile.empty()) return Status::Ok();
+  return WriteProfileJson(report, device.description(), target, options.export_profile)
+      .WithContext("--export_profile");
+}
+
 StatusOr<int> RunOnDevice(const std::string& file, const Options& options) {
   runtime::DeviceKind kind;
   if (options.device == "host") kind = runtime::DeviceKind::kHost;
   else if (options.device == "cuda") kind = runtime::DeviceKind::kCuda;
   else return Error("unknown --device '" + options.device + "' (expected host or cuda)");
+  if (!options.export_profile.empty())
+    KILN_RETURN_IF_ERROR(CheckWritable(options.export_profile).WithContext("--export_profile"));
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> module, LoadModule(file, options));
   KILN_ASSIGN_OR_RETURN(std::vector<Literal> args, BuildArguments(*module->entry(), options));
-  KILN_ASSIGN_OR_RETURN(Literal reference, hlo::Evaluator().Evaluate(*module, args));
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Device> device, runtime::Device::Create(kind));
-  KILN_ASSIGN_OR_RETURN(DeviceRunResult run, CompileAndRun(*module, args, *device, options.profile));
+  bool profile = options.profile || !options.export_profile.empty();
+  KILN_ASSIGN_OR_RETURN(DeviceRunResult run, CompileAndRun(*module, args, *device, profile));
+  if (!run.results_computed) {
+    // Sampled emulation: nothing to print or compare, so no reference either.
+    std::cout << ResultsNotComputedLine() << "\n";
+    if (profile) KILN_RETURN_IF_ERROR(ReportProfile(run.profile, *device, options));
+    return 0;
+  }
+  KILN_ASSIGN_OR_RETURN(Literal reference, hlo::Evaluator().Evaluate(*module, args));
   std::vector<Literal> leaves = FlattenTuple(std::move(run.result));
   std::vector<Literal> reference_leaves = FlattenTuple(std::move(reference));
   OutputFlags output_flags = ToOutputFlags(options);
@@ -190,12 +222,7 @@ StatusOr<int> RunOnDevice(const std::string& file, const Options& options) {
     KILN_ASSIGN_OR_RETURN(int expected_mismatches, CompareOutputs(leaves, output_flags, std::cout));
     mismatches += expected_mismatches;
   }
-  if (options.profile) {
-    std::cout << "device: " << device->description() << "\n";
-    KILN_ASSIGN_OR_RETURN(thunks::RooflineTarget target, RooflineTargetForDevice(device->kind()));
-    ProfileReport report = BuildProfileReport({run.profile});
-    std::cout << FormatProfileReport(report, target) << FormatCounterReport(report);
-  }
+  if (profile) KILN_RETURN_IF_ERROR(ReportProfile(run.profile, *device, options));
   return mismatches ? 1 : 0;
 }
 #endif
@@ -224,6 +251,8 @@ int Main(int argc, char** argv) {
   flags.AddString("device", &options.device,
                   "host or cuda: compile FILE, run it there and compare with the reference evaluator");
   flags.AddBool("profile", &options.profile, "with --device: print the per-HLO profile of the run");
+  flags.AddString("export_profile", &options.export_profile,
+                  "with --device: write the per-HLO profile of the run as JSON");
   std::vector<std::string> files;
   Status parsed = flags.Parse(argc, argv, &files);
   if (!parsed.ok()) return ReportError(kProgram, parsed);
@@ -234,6 +263,8 @@ int Main(int argc, char** argv) {
   int modes = int{options.check} + int{options.reference} + int{!options.device.empty()};
   if (modes != 1)
     return ReportError(kProgram, Error("give exactly one of --check, --reference and --device (see --help)"));
+  if (options.device.empty() && (options.profile || !options.export_profile.empty()))
+    return ReportError(kProgram, Error("--profile and --export_profile need --device"));
   if (options.check) return RunCheck(files);
   if (!options.device.empty()) {
     if (files.size() != 1) return ReportError(kProgram, Error("--device needs exactly one FILE"));

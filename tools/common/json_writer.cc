@@ -1,8 +1,10 @@
 // JSON emission and string escaping (see json_writer.h).
-#include "tools/bef-dump/json_writer.h"
+#include "tools/common/json_writer.h"
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 
 namespace kiln::tools {
 namespace {
@@ -121,6 +123,17 @@ void JsonWriter::Double(double v) {
   out_ += buf;
 }
 
+void JsonWriter::Fixed(double v, int decimals) {
+  BeforeValue();
+  if (!std::isfinite(v)) {
+    out_ += "null";
+    return;
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  out_ += buf;
+}
+
 void JsonWriter::Bool(bool v) {
   BeforeValue();
   out_ += v ? "true" : "false";
@@ -139,6 +152,26 @@ void JsonWriter::IntArray(const std::vector<int64_t>& values) {
     out_ += std::to_string(values[i]);
   }
   out_ += ']';
+}
+
+Status WriteTextFile(const std::string& path, std::string_view text) {
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  if (!file) return Error("cannot open '" + path + "' for writing");
+  file.write(text.data(), static_cast<std::streamsize>(text.size()));
+  file.close();
+  if (!file) return Error("cannot write '" + path + "'");
+  return Status::Ok();
+}
+
+Status CheckWritable(const std::string& path) {
+  std::error_code ec;
+  bool existed = std::filesystem::exists(path, ec);
+  {
+    std::ofstream file(path, std::ios::binary | std::ios::app);
+    if (!file) return Error("cannot open '" + path + "' for writing");
+  }
+  if (!existed) std::filesystem::remove(path, ec);
+  return Status::Ok();
 }
 
 }  // namespace kiln::tools

@@ -1,4 +1,5 @@
-// JsonWriter: a small streaming JSON emitter for bef-dump --json.
+// JsonWriter: a small streaming JSON emitter for the tools' JSON outputs
+// (bef-dump --json, bef-run --trace and --export_profile).
 //
 // Hand-written to keep the tool free of extra dependencies. Strings are
 // escaped per RFC 8259; bytes that are not valid UTF-8 (names read from a
@@ -11,6 +12,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "common/status.h"
 
 namespace kiln::tools {
 
@@ -26,6 +29,8 @@ class JsonWriter {
   void String(std::string_view s);
   void Int(int64_t v);
   void Double(double v);
+  // `v` with `decimals` digits after the point (µs to the nanosecond: 3).
+  void Fixed(double v, int decimals);
   void Bool(bool v);
   void Null();
   // An array of integers on one line.
@@ -38,6 +43,7 @@ class JsonWriter {
   void Field(std::string_view key, int v) { Key(key); Int(v); }
   void Field(std::string_view key, bool v) { Key(key); Bool(v); }
   void FieldDouble(std::string_view key, double v) { Key(key); Double(v); }
+  void FieldNull(std::string_view key) { Key(key); Null(); }
 
   // The document so far, with a trailing newline once complete.
   std::string str() const { return out_ + (levels_.empty() ? "\n" : ""); }
@@ -57,5 +63,12 @@ class JsonWriter {
   std::vector<Level> levels_;
   bool after_key_ = false;
 };
+
+// Writes `text` to `path` (created or truncated); one-line errors naming it.
+Status WriteTextFile(const std::string& path, std::string_view text);
+// Whether `path` can be opened for writing, leaving it as it was (a file
+// that did not exist is removed again), so that a tool fails before a long
+// run rather than after it. Same errors as WriteTextFile.
+Status CheckWritable(const std::string& path);
 
 }  // namespace kiln::tools

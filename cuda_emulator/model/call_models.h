@@ -1,0 +1,42 @@
+// Timing models of the device work that is not an emulated kernel: copies,
+// memsets and the library doubles' GEMMs (docs/gpu_timing_model.md). Like
+// the launch model, pure functions of what the call does, with the figures
+// of h100_figures.h.
+#pragma once
+
+#include <cstdint>
+
+namespace kiln::emu::model {
+
+enum class TransferKind : uint8_t { kHostToDevice, kDeviceToHost, kDeviceToDevice, kMemset };
+
+// A copy or memset of `bytes`: a fixed cost plus PCIe for host <-> device,
+// DRAM read + write for device -> device and DRAM writes for a memset.
+double TransferSeconds(TransferKind kind, uint64_t bytes);
+
+// The datapath a GEMM runs on, from its element type and math mode.
+enum class GemmMath : uint8_t {
+  kFp32,        // sgemm, default or pedantic math: FP32 CUDA cores
+  kTf32Tensor,  // sgemm with CUBLAS_TF32_TENSOR_OP_MATH
+  kFp16Tensor,  // f16/bf16 operands, or sgemm with the legacy CUBLAS_TENSOR_OP_MATH
+  kFp64Tensor,  // dgemm: FP64 tensor cores
+};
+
+struct GemmShape {
+  int64_t m = 0, n = 0, k = 0, batches = 1;
+  uint32_t element_bytes = 4;
+  bool reads_ab = true;  // k > 0 and alpha != 0
+  bool reads_c = false;  // beta != 0
+};
+
+struct GemmTime {
+  double flops = 0, bytes = 0;
+  double compute = 0;  // 128x128 output tiles (smaller if m or n is) in waves over the SMs, at the sustained rate
+  double memory = 0;   // operands read and C written once, at the DRAM bandwidth
+  double total = 0;    // launch + max(compute, memory)
+  double optimal = 0;  // launch + max(flops at the peak, memory)
+};
+
+GemmTime ModelGemm(const GemmShape& shape, GemmMath math);
+
+}  // namespace kiln::emu::model
