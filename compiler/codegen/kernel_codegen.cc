@@ -13,6 +13,10 @@ namespace {
 using internal::KernelInfo;
 
 constexpr int64_t kCudaBlockSize = 256;
+// A loop kernel's grid is at most 4 waves of full occupancy on an H100
+// (132 SMs x 8 blocks of 256 threads); its threads stride over the rest
+// (MapFlatLoop), so a huge output does not become millions of threads.
+constexpr int64_t kMaxLoopBlocks = 132 * 8 * 4;
 
 // grid.x: the units the entry's [begin, end) ranges over; block.x: the
 // iterations of the whole loop nest (reductions' inner loops included) per
@@ -38,7 +42,7 @@ std::vector<CompiledKernel> CudaKernels(const std::vector<KernelInfo>& infos) {
       continue;
     }
     int64_t threads = info.num_elements / std::max<int64_t>(1, info.cuda_elements_per_thread);
-    int64_t blocks = std::max<int64_t>(1, (threads + kCudaBlockSize - 1) / kCudaBlockSize);
+    int64_t blocks = std::clamp<int64_t>((threads + kCudaBlockSize - 1) / kCudaBlockSize, 1, kMaxLoopBlocks);
     kernels.push_back({info.name, LaunchDims{{blocks, 1, 1}, {kCudaBlockSize, 1, 1}, 0}, info.num_args});
   }
   return kernels;

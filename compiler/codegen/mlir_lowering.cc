@@ -338,13 +338,14 @@ struct SpecialRegisters {
     tid_y = DeclareIntrinsic(module, "llvm.nvvm.read.ptx.sreg.tid.y", type);
     ctaid_x = DeclareIntrinsic(module, "llvm.nvvm.read.ptx.sreg.ctaid.x", type);
     ntid_x = DeclareIntrinsic(module, "llvm.nvvm.read.ptx.sreg.ntid.x", type);
+    nctaid_x = DeclareIntrinsic(module, "llvm.nvvm.read.ptx.sreg.nctaid.x", type);
   }
   // The register's value as an index, read at `b`'s insertion point.
   static Value Read(mlir::OpBuilder& b, mlir::Location loc, mlir::LLVM::LLVMFuncOp f) {
     Value v = mlir::LLVM::CallOp::create(b, loc, f, mlir::ValueRange{}).getResult();
     return mlir::arith::IndexCastUIOp::create(b, loc, b.getIndexType(), v);
   }
-  mlir::LLVM::LLVMFuncOp tid_x, tid_y, ctaid_x, ntid_x;
+  mlir::LLVM::LLVMFuncOp tid_x, tid_y, ctaid_x, ntid_x, nctaid_x;
 };
 
 // The value of `loop`'s induction variable k in iteration `id`:
@@ -378,12 +379,15 @@ std::optional<std::vector<int64_t>> ConstantTripCounts(mlir::scf::ParallelOp loo
   return counts;
 }
 
-// A kernel's N-dimensional scf.parallel as one thread per `width`
+// A kernel's N-dimensional scf.parallel as threads that each take `width`
 // consecutive iterations of its innermost dimension (which `width`
-// divides): the linear thread id is delinearized, row-major, into the
-// loop's iteration numbers with the innermost one scaled by `width`, and the
-// body is repeated for the `width` iterations, whose accesses to
-// consecutive addresses the load/store vectorizer then merges.
+// divides) at a time: the linear position is delinearized, row-major, into
+// the loop's iteration numbers with the innermost one scaled by `width`, and
+// the body is repeated for the `width` iterations, whose accesses to
+// consecutive addresses the load/store vectorizer then merges. Threads
+// stride over the positions by the grid's size (a grid-stride loop), so the
+// launch may have fewer threads than positions (kernel_codegen.cc caps
+// it).
 Status MapFlatLoop(mlir::scf::ParallelOp loop, const SpecialRegisters& regs, int64_t width) {
   std::optional<std::vector<int64_t>> counts = ConstantTripCounts(loop);
   if (!counts || loop.getNumResults() != 0)
@@ -395,20 +399,24 @@ Status MapFlatLoop(mlir::scf::ParallelOp loop, const SpecialRegisters& regs, int
   ScalarOps ops(b, loc);
   Value block = mlir::arith::MulIOp::create(b, loc, SpecialRegisters::Read(b, loc, regs.ctaid_x),
                                             SpecialRegisters::Read(b, loc, regs.ntid_x));
-  Value linear = mlir::arith::AddIOp::create(b, loc, block, SpecialRegisters::Read(b, loc, regs.tid_x));
+  Value first_position =
+      mlir::arith::AddIOp::create(b, loc, block, SpecialRegisters::Read(b, loc, regs.tid_x));
+  Value grid = mlir::arith::MulIOp::create(b, loc, SpecialRegisters::Read(b, loc, regs.nctaid_x),
+                                           SpecialRegisters::Read(b, loc, regs.ntid_x));
   std::vector<int64_t> thread_counts = *counts;
   thread_counts.back() /= width;
   int64_t total = 1;
   for (int64_t c : thread_counts) total *= c;
-  // Guarded: the last block is ragged.
-  Value in_range =
-      mlir::arith::CmpIOp::create(b, loc, mlir::arith::CmpIPredicate::ult, linear, ops.IndexConstant(total));
-  auto guard = mlir::scf::IfOp::create(b, loc, in_range, /*withElseRegion=*/false);
-  b.setInsertionPointToStart(guard.thenBlock());
+  // Positions first_position, + grid, ... below total (the last block is
+  // ragged; a capped grid takes several turns).
+  auto positions = mlir::scf::ForOp::create(b, loc, first_position, ops.IndexConstant(total), grid);
+  mlir::Block* turn = positions.getBody();
+  b.setInsertionPointToStart(turn);
+  Value linear = positions.getInductionVar();
   std::vector<Value> ids = ops.Delinearize(linear, thread_counts);
   if (width == 1) {
     for (size_t k = 0; k < ids.size(); ++k) ids[k] = IterationValue(b, loop, static_cast<unsigned>(k), ids[k]);
-    InlineParallelLoop(loop, ids, guard.thenBlock(), b.getInsertionPoint());
+    InlineParallelLoop(loop, ids, turn, b.getInsertionPoint());
     return Status::Ok();
   }
   unsigned inner = static_cast<unsigned>(ids.size() - 1);
@@ -435,7 +443,7 @@ Status MapFlatLoop(mlir::scf::ParallelOp loop, const SpecialRegisters& regs, int
   // output written in its operand's buffer would otherwise interleave them
   // and split the vectors). No element's loads read another's output: an
   // output shares a buffer only with an operand it reads at its own index.
-  for (mlir::Operation* store : stores) store->moveBefore(guard.thenBlock()->getTerminator());
+  for (mlir::Operation* store : stores) store->moveBefore(turn->getTerminator());
   loop.erase();
   return Status::Ok();
 }

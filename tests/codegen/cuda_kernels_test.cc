@@ -113,6 +113,27 @@ ENTRY e {
 })", 3, 1, 256, 1},
 };
 
+TEST(CudaKernelsTest, HugeLoopKernelGetsACappedGridStrideLaunch) {
+  // f32[8192,8192]: 16M threads of 4 elements would be 65536 blocks; the
+  // grid stops at 4 full-occupancy waves of the H100 (132 SMs x 8 blocks).
+  std::unique_ptr<hlo::HloModule> module = MustParse(R"(
+HloModule big
+ENTRY e {
+  a = f32[8192,8192] parameter(0)
+  ROOT n = f32[8192,8192] negate(a)
+})");
+  ASSERT_TRUE(module);
+  CodegenOptions options;
+  options.host = false;
+  options.cuda = true;
+  StatusOr<CodegenResult> r = CompileKernels({{"big", module->entry()}}, options);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const LaunchDims& l = r->cuda->kernels[0].launch;
+  EXPECT_EQ(l.grid[0], 132 * 8 * 4);
+  EXPECT_EQ(l.block[0], 256);
+  EXPECT_NE(r->cuda->ptx.find("%nctaid.x"), std::string::npos);
+}
+
 TEST(CudaKernelsTest, PtxDefinesEntriesAndAssemblesForSm90) {
   for (const Case& c : kCases) {
     SCOPED_TRACE(c.name);

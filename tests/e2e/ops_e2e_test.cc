@@ -50,6 +50,14 @@ TEST_F(OpsE2ETest, BinaryElementwiseChainIsOneKernel) {
       "  g = f32[4,6] power(x, y)\n  h = f32[4,6] atan2(f, g)\n  ROOT r = f32[4,6] remainder(h, y)\n");
 }
 
+// More output than one capped CUDA grid covers (4224 blocks of 256 threads,
+// 4 f32 each: 4325376 elements): threads take a second turn of the
+// grid-stride loop, and the last turn is ragged. 1024 x 4300 = 4403200.
+TEST_F(OpsE2ETest, LargeLoopKernelStridesOverTheGrid) {
+  Check("  x = f32[1024,4300] parameter(0)\n  y = f32[1024,4300] parameter(1)\n"
+        "  m = f32[1024,4300] multiply(x, y)\n  ROOT r = f32[1024,4300] add(m, x)\n");
+}
+
 TEST_F(OpsE2ETest, IntegerAndLogicalOps) {
   Check(
       "  x = s32[16] parameter(0)\n  y = s32[16] parameter(1)\n"
