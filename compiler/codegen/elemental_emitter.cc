@@ -108,7 +108,7 @@ StatusOr<Value> ElementalEmitter::EmitUncached(const HloInstruction& inst, const
       return operand(0, idx);
     }
     case HloOpcode::kConcatenate:
-      return EmitConcatenate(inst, index, 0, 0);
+      return EmitConcatenate(inst, index, 0, inst.operand_count());
     case HloOpcode::kConvert: {
       KILN_ASSIGN_OR_RETURN(Value v, operand(0, index));
       return ops_.Convert(inst, v, inst.operand(0)->shape().element_type(), t);
@@ -199,25 +199,32 @@ StatusOr<Value> ElementalEmitter::EmitReshape(const HloInstruction& inst, const 
   return Emit(inst.operand(0), ops_.Delinearize(linear, in.dims()));
 }
 
-// Operand k covers positions [offset, offset + size_k) of the concatenated
-// dimension; earlier operands are tested first, each in its own scf.if.
-StatusOr<Value> ElementalEmitter::EmitConcatenate(const HloInstruction& inst, const Index& index,
-                                                  int64_t k, int64_t offset) {
+// Operands [lo, hi) cover positions [start(lo), start(hi)) of the
+// concatenated dimension, found by binary search, each half in its own
+// scf.if: an element takes log2(operands) compares, not one per operand
+// before its own (a 64-way concatenate of slices would otherwise spend
+// most of its instructions in the compare chain).
+StatusOr<Value> ElementalEmitter::EmitConcatenate(const HloInstruction& inst, const Index& index, int64_t lo,
+                                                  int64_t hi) {
   std::vector<int64_t> dims = inst.dimensions();
   if (dims.size() != 1) return Error(inst.DebugName() + ": concatenate needs dimensions={d}");
+  if (lo >= hi) return Error(inst.DebugName() + ": concatenate needs operands");
   int64_t d = dims[0];
-  const HloInstruction* op = inst.operand(k);
-  auto emit_operand = [&]() -> StatusOr<Value> {
-    Index idx = index;
-    idx[d] = mlir::arith::SubIOp::create(b_, loc_, index[d], Const(offset));
-    return Emit(op, idx);
+  auto start = [&](int64_t k) {
+    int64_t offset = 0;
+    for (int64_t i = 0; i < k; ++i) offset += inst.operand(i)->shape().dim(d);
+    return offset;
   };
-  if (k + 1 == inst.operand_count()) return emit_operand();
-  int64_t end = offset + op->shape().dim(d);
-  Value in_k = mlir::arith::CmpIOp::create(b_, loc_, mlir::arith::CmpIPredicate::ult, index[d],
-                                           Const(end));
-  return EmitIf(in_k, inst.shape().element_type(), emit_operand,
-                [&] { return EmitConcatenate(inst, index, k + 1, end); });
+  if (hi - lo == 1) {
+    Index idx = index;
+    idx[d] = mlir::arith::SubIOp::create(b_, loc_, index[d], Const(start(lo)));
+    return Emit(inst.operand(lo), idx);
+  }
+  int64_t mid = lo + (hi - lo) / 2;
+  Value below = mlir::arith::CmpIOp::create(b_, loc_, mlir::arith::CmpIPredicate::ult, index[d],
+                                            Const(start(mid)));
+  return EmitIf(below, inst.shape().element_type(), [&] { return EmitConcatenate(inst, index, lo, mid); },
+                [&] { return EmitConcatenate(inst, index, mid, hi); });
 }
 
 bool IsScalarAdd(const hlo::HloComputation& fn) {

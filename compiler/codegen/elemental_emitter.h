@@ -140,8 +140,8 @@ class ElementalEmitter {
   StatusOr<mlir::Value> EmitParameter(const hlo::HloInstruction& inst, const Index& index);
   StatusOr<mlir::Value> EmitConstant(const hlo::HloInstruction& inst, const Index& index);
   StatusOr<mlir::Value> EmitReshape(const hlo::HloInstruction& inst, const Index& index);
-  StatusOr<mlir::Value> EmitConcatenate(const hlo::HloInstruction& inst, const Index& index, int64_t k,
-                                  int64_t offset);
+  StatusOr<mlir::Value> EmitConcatenate(const hlo::HloInstruction& inst, const Index& index, int64_t lo,
+                                        int64_t hi);
   StatusOr<std::vector<mlir::Value>> EmitReduce(const hlo::HloInstruction& inst, const Index& index);
   StatusOr<std::vector<mlir::Value>> EmitReduceLoops(const hlo::HloInstruction& inst,
                                                      const std::vector<int64_t>& reduced, size_t level,
