@@ -1,5 +1,6 @@
 // ElementalEmitter and ConstantPool (see elemental_emitter.h).
 #include "compiler/codegen/elemental_emitter.h"
+#include "compiler/passes/fusible_ops.h"
 
 #include <algorithm>
 
@@ -227,13 +228,6 @@ StatusOr<Value> ElementalEmitter::EmitConcatenate(const HloInstruction& inst, co
                 [&] { return EmitConcatenate(inst, index, mid, hi); });
 }
 
-bool IsScalarAdd(const hlo::HloComputation& fn) {
-  const HloInstruction* root = fn.root();
-  if (!root || fn.parameter_count() != 2 || root->opcode() != HloOpcode::kAdd) return false;
-  const HloInstruction* a = root->operand(0);
-  const HloInstruction* b = root->operand(1);
-  return a->opcode() == HloOpcode::kParameter && b->opcode() == HloOpcode::kParameter && a != b;
-}
 
 namespace {
 
@@ -288,7 +282,7 @@ StatusOr<std::vector<Value>> ElementalEmitter::EmitReduce(const HloInstruction& 
   // does): rounding after every step loses bits on long reductions.
   ElementType t = inst.operand(0)->shape().element_type();
   bool widened_add =
-      n == 1 && (t == ElementType::kF16 || t == ElementType::kBF16) && IsScalarAdd(*inst.to_apply());
+      n == 1 && (t == ElementType::kF16 || t == ElementType::kBF16) && passes::IsScalarAdd(*inst.to_apply());
   if (!widened_add) return EmitReduceLoops(inst, reduced, 0, operand_index, init, false);
   KILN_ASSIGN_OR_RETURN(std::vector<Value> sum,
                         EmitReduceLoops(inst, reduced, 0, operand_index, {ops_.Widen(init[0])}, true));

@@ -28,10 +28,6 @@ using Index = std::vector<mlir::Value>;
 // The memref type of a dense row-major buffer of `shape`.
 mlir::MemRefType BufferType(mlir::MLIRContext* ctx, const Shape& shape);
 
-// Whether `fn` computes param0 + param1 (in either order): a sum, which
-// kernels accumulate in f32 for f16/bf16 and round once.
-bool IsScalarAdd(const hlo::HloComputation& fn);
-
 // Array constants become private memref.globals, created once per
 // instruction.
 class ConstantPool {

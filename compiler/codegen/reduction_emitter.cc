@@ -182,7 +182,11 @@ class GpuReductionEmitter {
     for (const HloInstruction* h : plan_.heroes) {
       ElementType t = h->operand(0)->shape().element_type();
       widened_.push_back(HeroOutputs(*h) == 1 && (t == ElementType::kF16 || t == ElementType::kBF16) &&
-                         IsScalarAdd(*h->to_apply()));
+                         passes::IsScalarAdd(*h->to_apply()));
+      for (int64_t i = 0; i < HeroOutputs(*h); ++i) {
+        ElementType init = h->operand(HeroOutputs(*h) + i)->shape().element_type();
+        acc_types_.push_back(widened_.back() ? b_.getF32Type() : ValueType(ctx, init));
+      }
     }
     Status status = Status::Ok();
     auto blocks = mlir::scf::ParallelOp::create(
@@ -354,10 +358,10 @@ class GpuReductionEmitter {
   }
 
   // Shared memory for one value per (warp[, lane]) per accumulator.
-  std::vector<Value> SharedPartials(const Values& like, std::vector<int64_t> shape) {
+  std::vector<Value> SharedPartials(std::vector<int64_t> shape) {
     std::vector<Value> buffers;
-    for (Value v : like) {
-      auto type = mlir::MemRefType::get(shape, StoredType(v.getType()));
+    for (mlir::Type t : acc_types_) {
+      auto type = mlir::MemRefType::get(shape, StoredType(t));
       auto alloca = mlir::memref::AllocaOp::create(b_, loc_, type);
       alloca->setAttr(kSharedBufferAttr, b_.getUnitAttr());
       buffers.push_back(alloca);
@@ -412,7 +416,6 @@ class GpuReductionEmitter {
     const int64_t rows = plan_.groups.a, k = plan_.groups.k, vec = plan_.vector, t_count = plan_.threads;
     const int64_t vectors = k / vec;
     const bool packed = t_count <= kWarp;
-    Values inits_outside;
     std::vector<Value> partials;
     auto row_and_thread = [&](Value warp, Value lane) {
       Value tid = m_.Add(m_.Mul(warp, kWarp), lane);
@@ -422,11 +425,7 @@ class GpuReductionEmitter {
     };
     const bool ragged_rows = packed && rows % plan_.rows_per_block != 0;
     const bool ragged_vectors = vectors % t_count != 0;
-    if (!packed) {
-      // Shapes only: the buffers' types follow the accumulators.
-      KILN_ASSIGN_OR_RETURN(inits_outside, Inits());
-      partials = SharedPartials(inits_outside, {plan_.warps});
-    }
+    if (!packed) partials = SharedPartials({plan_.warps});
     KILN_RETURN_IF_ERROR(ThreadLoop([&](Value warp, Value lane) -> Status {
       auto [row, t] = row_and_thread(warp, lane);
       Value row_ok = ragged_rows ? m_.Less(row, rows) : Value();
@@ -482,8 +481,7 @@ class GpuReductionEmitter {
     const int64_t tiles = CeilDiv(m, kWarp);
     const bool ragged_columns = m % kWarp != 0;
     const bool ragged_rows = k % plan_.warps != 0;
-    KILN_ASSIGN_OR_RETURN(Values shapes, Inits());
-    std::vector<Value> partials = SharedPartials(shapes, {plan_.warps, kWarp});
+    std::vector<Value> partials = SharedPartials({plan_.warps, kWarp});
     auto position = [&](Value lane) {
       Value a_idx = m_.Div(block, tiles);
       Value m_idx = m_.Add(m_.Mul(m_.Rem(block, tiles), kWarp), lane);
@@ -508,12 +506,12 @@ class GpuReductionEmitter {
       return If(m_.Equal(warp, 0), [&]() -> Status {
         auto [a_idx, m_idx] = position(lane);
         Values acc;
-        for (size_t j = 0; j < shapes.size(); ++j)
-          acc.push_back(LoadShared(shapes[j].getType(), partials[j], mlir::ValueRange{m_.Const(0), lane}));
+        for (size_t j = 0; j < acc_types_.size(); ++j)
+          acc.push_back(LoadShared(acc_types_[j], partials[j], mlir::ValueRange{m_.Const(0), lane}));
         for (int64_t w = 1; w < plan_.warps; ++w) {
           Values x;
-          for (size_t j = 0; j < shapes.size(); ++j)
-            x.push_back(LoadShared(shapes[j].getType(), partials[j], mlir::ValueRange{m_.Const(w), lane}));
+          for (size_t j = 0; j < acc_types_.size(); ++j)
+            x.push_back(LoadShared(acc_types_[j], partials[j], mlir::ValueRange{m_.Const(w), lane}));
           KILN_ASSIGN_OR_RETURN(acc, Combine(acc, x));
         }
         auto store = [&, a_idx = a_idx, m_idx = m_idx] {
@@ -536,6 +534,9 @@ class GpuReductionEmitter {
   std::vector<Shape> out_shapes_;
   std::vector<Value> args_, outs_;
   std::vector<bool> widened_;
+  // Per accumulator, hero after hero: f32 for a widened sum, else the
+  // init's value type.
+  std::vector<mlir::Type> acc_types_;
 };
 
 }  // namespace

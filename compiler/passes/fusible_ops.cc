@@ -214,6 +214,14 @@ const HloInstruction* FindTiledTransposeHero(const hlo::HloComputation& comp) {
   return hero;
 }
 
+bool IsScalarAdd(const hlo::HloComputation& fn) {
+  const hlo::HloInstruction* root = fn.root();
+  if (!root || fn.parameter_count() != 2 || root->opcode() != hlo::HloOpcode::kAdd) return false;
+  const hlo::HloInstruction* a = root->operand(0);
+  const hlo::HloInstruction* b = root->operand(1);
+  return a->opcode() == hlo::HloOpcode::kParameter && b->opcode() == hlo::HloOpcode::kParameter && a != b;
+}
+
 std::optional<ReductionGroups> GroupReduction(const hlo::HloInstruction& reduce) {
   const Shape& in = reduce.operand(0)->shape();
   std::vector<int64_t> reduced = reduce.dimensions();

@@ -112,6 +112,11 @@ const hlo::HloInstruction* FindTiledTransposeHero(const hlo::HloComputation& com
 // dimensions larger than 1 are not one run among the dimensions larger
 // than 1. Row reductions have M == 1; the GPU reduction emitter and the
 // reduction splitter both work on this view.
+// Whether `fn` computes param0 + param1 (in either order): a sum, which
+// kernels accumulate in f32 for f16/bf16 and round once (codegen), and
+// whose split halves keep f32 partial results (ReductionSplitter).
+bool IsScalarAdd(const hlo::HloComputation& fn);
+
 struct ReductionGroups {
   int64_t a = 1, k = 1, m = 1;
 };

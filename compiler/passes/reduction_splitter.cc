@@ -43,13 +43,6 @@ constexpr int64_t kColumnTileWidth = 32;
 // rows per block.
 constexpr int64_t kMinColumnChunk = 64;
 
-bool IsAddOf(const hlo::HloComputation& fn) {
-  const HloInstruction* root = fn.root();
-  return fn.parameter_count() == 2 && root && root->opcode() == HloOpcode::kAdd &&
-         root->operand(0)->opcode() == HloOpcode::kParameter &&
-         root->operand(1)->opcode() == HloOpcode::kParameter && root->operand(0) != root->operand(1);
-}
-
 // K2 (the reduced length of the first reduce) for a row reduction: a
 // divisor of k near sqrt(k), in [1024, 8192]; 0 when none.
 int64_t RowChunk(int64_t k) {
@@ -103,7 +96,7 @@ class Splitter {
     HloInstruction* operand = reduce->operand(0);
     HloInstruction* init = reduce->operand(1);
     const ElementType type = reduce->shape().element_type();
-    bool widen = (type == ElementType::kBF16 || type == ElementType::kF16) && IsAddOf(*reduce->to_apply());
+    bool widen = (type == ElementType::kBF16 || type == ElementType::kF16) && IsScalarAdd(*reduce->to_apply());
     ElementType acc = widen ? ElementType::kF32 : type;
     hlo::HloComputation* combiner = widen ? F32Add() : reduce->to_apply();
     auto add = [&](HloOpcode op, const Shape& shape, std::vector<HloInstruction*> operands, const char* suffix) {
