@@ -23,6 +23,39 @@ double TransferSeconds(TransferKind kind, uint64_t bytes) {
   return kTransferFixedSeconds;
 }
 
+namespace {
+
+// Output tiles of kGemmTile^2 (smaller where m or n is), each split into
+// `split` slices of k, in waves over the SMs at the sustained rate; with
+// split > 1 the slices' partial tiles go through DRAM and a second launch
+// sums them (written s times, read s times, the result written once).
+double SplitKSeconds(const GemmShape& s, double peak, int64_t split) {
+  auto tiles_of = [](int64_t x) { return double((x + kGemmTile - 1) / kGemmTile); };
+  double k_slice = double((s.k + split - 1) / split);
+  double tiles = tiles_of(s.m) * tiles_of(s.n) * double(s.batches) * double(split);
+  double waves = tiles > 0 ? double(static_cast<uint64_t>((tiles + kSms - 1) / kSms)) : 0.0;
+  double tile_flops = 2.0 * double(std::min<int64_t>(s.m, kGemmTile)) *
+                      double(std::min<int64_t>(s.n, kGemmTile)) * k_slice;
+  double seconds = waves * tile_flops / (peak / kSms * kGemmEfficiency);
+  if (split > 1) {
+    double partial_bytes = double(s.m) * double(s.n) * double(s.batches) * 4.0;
+    seconds += kLaunchSeconds + double(2 * split + 1) * partial_bytes / kDramBytesPerSecond;
+  }
+  return seconds;
+}
+
+// The fastest of the split-k choices, as a library's heuristic picks one:
+// splitting fills the SMs when m x n has fewer tiles than there are SMs.
+double BestTiledSeconds(const GemmShape& s, double peak) {
+  if (!s.reads_ab) return 0.0;
+  double best = SplitKSeconds(s, peak, 1);
+  for (int64_t split = 2; split <= kGemmMaxSplitK && s.k / split >= kGemmMinSplitKSlice; split *= 2)
+    best = std::min(best, SplitKSeconds(s, peak, split));
+  return best;
+}
+
+}  // namespace
+
 GemmTime ModelGemm(const GemmShape& s, GemmMath math) {
   double peak = kFp32Flops;
   switch (math) {
@@ -37,14 +70,7 @@ GemmTime ModelGemm(const GemmShape& s, GemmMath math) {
   double elements = m * n * (s.reads_c ? 2 : 1) + (s.reads_ab ? m * k + k * n : 0.0);
   t.bytes = double(s.element_bytes) * batches * elements;
   t.memory = t.bytes / kDramBytesPerSecond;
-  auto tiles_of = [](int64_t x) { return double((x + kGemmTile - 1) / kGemmTile); };
-  double tiles = tiles_of(s.m) * tiles_of(s.n) * batches;
-  double waves = tiles > 0 ? double(static_cast<uint64_t>((tiles + kSms - 1) / kSms)) : 0.0;
-  // Edge tiles are full tiles, except that a dimension below the tile
-  // gets a tile of its size.
-  double tile_flops = 2.0 * double(std::min<int64_t>(s.m, kGemmTile)) * double(std::min<int64_t>(s.n, kGemmTile)) * k;
-  double sm_flops = peak / kSms * kGemmEfficiency;
-  t.compute = waves * tile_flops / sm_flops;
+  t.compute = BestTiledSeconds(s, peak);
   t.total = kLaunchSeconds + std::max(t.compute, t.memory);
   t.optimal = kLaunchSeconds + std::max(t.flops / peak, t.memory);
   return t;

@@ -31,7 +31,8 @@ struct GemmShape {
 
 struct GemmTime {
   double flops = 0, bytes = 0;
-  double compute = 0;  // 128x128 output tiles (smaller if m or n is) in waves over the SMs, at the sustained rate
+  double compute = 0;  // 128x128 output tiles (smaller if m or n is) in waves over the SMs, at the
+                       // sustained rate, with the best split of k (1 to 16 slices of >= 256)
   double memory = 0;   // operands read and C written once, at the DRAM bandwidth
   double total = 0;    // launch + max(compute, memory)
   double optimal = 0;  // launch + max(flops at the peak, memory)

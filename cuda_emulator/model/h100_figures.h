@@ -124,5 +124,12 @@ inline constexpr double kGemmEfficiency = 0.8;
 // Output tile per thread block of the modeled GEMM (one block per SM at a
 // time): 128x128, the common cuBLAS/CUTLASS tile on Hopper.
 inline constexpr uint32_t kGemmTile = 128;
+// Split-k: the model may cut k into up to 16 slices of at least 256 (a
+// power of two), as cuBLAS's heuristics do for GEMMs with fewer output
+// tiles than SMs. Without it a 512x1024x2816 sgemm (32 tiles on 132 SMs)
+// was modeled at 229.6 us against 77 us measured on the lent H100
+// (docs/gpu_timing_model.md, "Measured on an H100").
+inline constexpr int64_t kGemmMaxSplitK = 16;
+inline constexpr int64_t kGemmMinSplitKSlice = 256;
 
 }  // namespace kiln::emu::model::h100

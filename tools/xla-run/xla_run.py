@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""xla-run: compiles HLO text with XLA's CPU backend (PyPI jaxlib) and runs it.
+"""xla-run: compiles HLO text with XLA's CPU (or GPU) backend (PyPI jaxlib) and runs it.
 
   xla_run.py MODULE.hlo [--input=@a.npy]... [--output=@o.npy]...
-             [--iterations=N] [--warmup=N] [--seed=N]
+             [--iterations=N] [--warmup=N] [--seed=N] [--platform=cpu|cuda]
 
 Why: XLA is the implementation HLO's semantics come from, so its CPU backend
 is kiln's second, independent oracle next to kiln's reference evaluator. The
@@ -31,6 +31,11 @@ Compilation path (jaxlib 0.10.2, pinned by scripts/setup_python.sh): HLO text
 (mlir.xla_computation_to_mlir_module) -> Client.compile_and_load. This file
 is the only place in kiln that touches jaxlib's private bindings; every other
 script imports it (load_module / run_module) or runs it.
+
+--platform=cuda runs XLA's GPU backend instead (a machine with a GPU and
+jax[cuda]; bench/on_gpu compares kiln's CUDA artifacts with it there), with
+every dot and convolution at operand_precision=highest so that f32 products
+are not run on TF32 (with_highest_precision).
 
 Compile options: xla_allow_excess_precision=false, so XLA keeps the rounding
 of every bf16/f16 intermediate that HLO's semantics require (by default XLA
@@ -64,9 +69,9 @@ def _first_line(message):
     return "unknown error"
 
 
-def _imports():
+def _imports(platform="cpu"):
     # Imported lazily so --help and argument errors need no jax.
-    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    os.environ.setdefault("JAX_PLATFORMS", platform)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # no C++ INFO/WARNING noise
     import jax
     # Without x64, device_put would silently narrow f64/s64/u64 inputs.
@@ -172,15 +177,45 @@ def as_unfused_text(text):
     return "\n".join(lines) + "\n"
 
 
-def load_module(path):
-    """Parses and compiles MODULE text on XLA CPU; raises Refused."""
+_PRECISION_OPS = re.compile(r"\s(dot|convolution)\(")
+
+
+def with_highest_precision(text):
+    """The module with operand_precision={highest,highest} on every dot and
+    convolution.
+
+    Why: XLA's GPU backend reads the default precision as leave to run f32
+    products on TF32 tensor cores (10-bit significands, ~1e-3 relative
+    error), which HLO's f32 semantics do not allow and kiln does not do;
+    HIGHEST keeps XLA GPU an f32 oracle. XLA CPU computes f32 either way.
+    """
+    lines = []
+    for line in text.splitlines():
+        m = _PRECISION_OPS.search(line)
+        if m:
+            line = re.sub(r",\s*operand_precision=\{[^}]*\}", "", line)
+            depth, i = 0, m.end() - 1
+            for i in range(m.end() - 1, len(line)):
+                depth += {"(": 1, ")": -1}.get(line[i], 0)
+                if depth == 0:
+                    break
+            line = line[:i + 1] + ", operand_precision={highest,highest}" + line[i + 1:]
+        lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
+def load_module(path, platform="cpu"):
+    """Parses and compiles MODULE text on XLA's `platform` backend ('cpu', or
+    'cuda' on a machine with a GPU and jax[cuda]); raises Refused."""
     with open(path, encoding="utf-8") as f:
         text = as_unfused_text(f.read())
+    if platform != "cpu":
+        text = with_highest_precision(text)
     for key in ("replica_count", "num_partitions"):
         n = _module_header_int(text, key)
         if n > 1:
-            raise Refused("%s=%d: XLA CPU runs one device here" % (key, n))
-    jax, _jax, xc = _imports()
+            raise Refused("%s=%d: xla-run runs one device" % (key, n))
+    jax, _jax, xc = _imports(platform)
     try:
         hlo_module = xc.hlo.hlo_module_from_text(text)
     except Exception as e:  # XLA's HLO parser rejects the text
@@ -197,15 +232,19 @@ def load_module(path):
         mlir = _jax.mlir.xla_computation_to_mlir_module(computation)
     except Exception as e:
         raise Refused("HLO->StableHLO conversion: " + _first_line(e))
-    device = jax.devices("cpu")[0]
+    try:
+        device = jax.devices(platform)[0]
+    except RuntimeError as e:
+        raise Refused("no %s device: %s" % (platform, _first_line(e)))
     options = _jax.CompileOptions()
-    options.env_option_overrides = [("xla_allow_excess_precision", False),
-                                    ("xla_cpu_enable_fast_math", False)]
+    options.env_option_overrides = [("xla_allow_excess_precision", False)]
+    if platform == "cpu":
+        options.env_option_overrides.append(("xla_cpu_enable_fast_math", False))
     try:
         executable = device.client.compile_and_load(
             mlir, _jax.DeviceList((device,)), options)
     except Exception as e:
-        raise Refused("XLA CPU compiler: " + _first_line(e))
+        raise Refused("XLA %s compiler: %s" % (platform.upper(), _first_line(e)))
     return Module(path, executable, params, results, result_tokens, device)
 
 
@@ -224,7 +263,7 @@ def execute(module, device_inputs):
         for out in outputs:
             out.block_until_ready()
     except Exception as e:
-        raise Refused("XLA CPU execution: " + _first_line(e))
+        raise Refused("XLA execution: " + _first_line(e))
     return outputs
 
 
@@ -246,6 +285,27 @@ def time_module(module, arrays, iterations, warmup=2):
         execute(module, device_inputs)
         times.append(time.perf_counter() - start)
     return times
+
+
+def pipelined_seconds(module, arrays, min_seconds=0.2, warmup=3):
+    """Seconds per run when runs are issued back to back and waited for
+    once: on an asynchronous device (a GPU) the host's dispatch overlaps the
+    device's work, so this approaches the device time of one run."""
+    device_inputs = put_inputs(module, arrays)
+    for _ in range(warmup):
+        execute(module, device_inputs)
+    runs, start = 1, time.perf_counter()
+    execute(module, device_inputs)
+    once = time.perf_counter() - start
+    import numpy as np
+    result_bytes = sum(int(np.prod(leaf.dims)) * np.dtype(leaf.dtype).itemsize for leaf in module.results)
+    runs = max(1, min(1000, int(min_seconds / max(once, 1e-6)), (2 << 30) // max(result_bytes, 1)))
+    start = time.perf_counter()
+    pending = [module.executable.execute(device_inputs) for _ in range(runs)]
+    for outputs in pending:
+        for out in outputs:
+            out.block_until_ready()
+    return (time.perf_counter() - start) / runs
 
 
 # ---- values -----------------------------------------------------------------
@@ -336,6 +396,8 @@ def _parse_args(argv):
     parser.add_argument("--iterations", type=int, default=0)
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--platform", default="cpu", choices=("cpu", "cuda"),
+                        help="XLA backend (cuda: needs a GPU and jax[cuda])")
     return parser.parse_args(argv)
 
 
@@ -356,7 +418,7 @@ def main(argv):
     except ImportError:
         _reexec_in_venv()
     try:
-        module = load_module(args.module)
+        module = load_module(args.module, args.platform)
     except Refused as e:
         print("xla-run: refused: %s" % e, file=sys.stderr)
         return EXIT_REFUSED
