@@ -27,6 +27,7 @@ StatusOr<std::unique_ptr<CublasLibrary>> CublasLibrary::Load(
     };
 #define KILN_CUBLAS_RESOLVE(fn) resolve(reinterpret_cast<void**>(&lib->fn), #fn);
     KILN_CUBLAS_FUNCTIONS(KILN_CUBLAS_RESOLVE)
+    KILN_CUBLAS_RESOLVE(cublasGemmStridedBatchedEx)
 #undef KILN_CUBLAS_RESOLVE
     if (missing.empty()) {
       lib->emulator_detail_ =

@@ -50,6 +50,13 @@ class CublasLibrary {
 #define KILN_CUBLAS_DECLARE_MEMBER(fn) decltype(&::fn) fn = nullptr;
   KILN_CUBLAS_FUNCTIONS(KILN_CUBLAS_DECLARE_MEMBER)
 #undef KILN_CUBLAS_DECLARE_MEMBER
+  // cublas_api.h overloads it in C++ (an inline form taking the legacy
+  // cudaDataType compute type), so the exported one's type is spelled out.
+  cublasStatus_t (*cublasGemmStridedBatchedEx)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
+                                               int, const void*, const void*, cudaDataType, int, long long,
+                                               const void*, cudaDataType, int, long long, const void*, void*,
+                                               cudaDataType, int, long long, int, cublasComputeType_t,
+                                               cublasGemmAlgo_t) = nullptr;
 
  private:
   explicit CublasLibrary(std::string library) : library_(std::move(library)) {}

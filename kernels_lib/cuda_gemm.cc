@@ -46,9 +46,24 @@ Status CudaGemm(const CublasLibrary& cublas, cublasHandle_t handle, const thunks
     return cublas.Check(Call<double>(cublas.cublasDgemmStridedBatched, handle, c, rhs, lhs, out),
                         "cublasDgemmStridedBatched");
   }
+  if (g.lhs_type == ElementType::kBF16 && g.rhs_type == ElementType::kBF16 &&
+      g.out_type == ElementType::kF32) {
+    // bf16 operands, f32 accumulation and result: the tensor cores.
+    float alpha = static_cast<float>(c.alpha), beta = static_cast<float>(c.beta);
+    return cublas.Check(
+        cublas.cublasGemmStridedBatchedEx(
+            handle, Op(c.transpose_a), Op(c.transpose_b), static_cast<int>(c.m), static_cast<int>(c.n),
+            static_cast<int>(c.k), &alpha, reinterpret_cast<const void*>(rhs), CUDA_R_16BF,
+            static_cast<int>(c.lda), static_cast<long long>(c.stride_a), reinterpret_cast<const void*>(lhs),
+            CUDA_R_16BF, static_cast<int>(c.ldb), static_cast<long long>(c.stride_b), &beta,
+            reinterpret_cast<void*>(out), CUDA_R_32F, static_cast<int>(c.ldc),
+            static_cast<long long>(c.stride_c), static_cast<int>(c.batch), CUBLAS_COMPUTE_32F,
+            CUBLAS_GEMM_DEFAULT),
+        "cublasGemmStridedBatchedEx");
+  }
   return Error("Unimplemented: cuda gemm of " + std::string(ElementTypeName(g.lhs_type)) + " x " +
                std::string(ElementTypeName(g.rhs_type)) + " -> " +
-               std::string(ElementTypeName(g.out_type)) + " (only f32 and f64)");
+               std::string(ElementTypeName(g.out_type)) + " (only f32, f64 and bf16 x bf16 -> f32)");
 }
 
 }  // namespace kiln::kernels

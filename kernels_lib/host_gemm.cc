@@ -3,7 +3,9 @@
 
 #include <cblas.h>
 
+#include <cstring>
 #include <string>
+#include <vector>
 
 namespace kiln::kernels {
 namespace {
@@ -22,8 +24,10 @@ Status CheckShape(const thunks::GemmThunk& g) {
   return Status::Ok();
 }
 
-template <typename T, typename Fn>
-void RunBatches(const thunks::GemmThunk& g, const T* lhs, const T* rhs, T* out, Fn gemm_fn) {
+// Operands of In, the result of Out (T for both, or OpenBLAS' bfloat16
+// operands with a float result for sbgemm).
+template <typename In, typename Out, typename Fn>
+void RunBatches(const thunks::GemmThunk& g, const In* lhs, const In* rhs, Out* out, Fn gemm_fn) {
   // Stored shapes: lhs is m x k (k x m transposed), rhs k x n (n x k).
   int64_t lda = LeadingDim(g.lhs_leading_dim, g.lhs_transposed ? g.m : g.k);
   int64_t ldb = LeadingDim(g.rhs_leading_dim, g.rhs_transposed ? g.k : g.n);
@@ -34,10 +38,32 @@ void RunBatches(const thunks::GemmThunk& g, const T* lhs, const T* rhs, T* out, 
   CBLAS_TRANSPOSE ta = g.lhs_transposed ? CblasTrans : CblasNoTrans;
   CBLAS_TRANSPOSE tb = g.rhs_transposed ? CblasTrans : CblasNoTrans;
   for (int64_t b = 0; b < g.batch; ++b) {
-    gemm_fn(CblasRowMajor, ta, tb, g.m, g.n, g.k, static_cast<T>(g.alpha_real),
-            lhs + b * lhs_stride, lda, rhs + b * rhs_stride, ldb, static_cast<T>(g.beta),
+    gemm_fn(CblasRowMajor, ta, tb, g.m, g.n, g.k, static_cast<Out>(g.alpha_real),
+            lhs + b * lhs_stride, lda, rhs + b * rhs_stride, ldb, static_cast<Out>(g.beta),
             out + b * out_stride, ldc);
   }
+}
+
+// Elements from an operand's first batch to the end of its last, as
+// RunBatches addresses them.
+size_t OperandElements(const thunks::GemmThunk& g, bool lhs) {
+  int64_t rows = lhs ? (g.lhs_transposed ? g.k : g.m) : (g.rhs_transposed ? g.n : g.k);
+  int64_t cols = lhs ? (g.lhs_transposed ? g.m : g.k) : (g.rhs_transposed ? g.k : g.n);
+  int64_t ld = LeadingDim(lhs ? g.lhs_leading_dim : g.rhs_leading_dim, cols);
+  int64_t stride = lhs ? (g.lhs_batch_stride > 0 ? g.lhs_batch_stride : g.m * g.k)
+                       : (g.rhs_batch_stride > 0 ? g.rhs_batch_stride : g.k * g.n);
+  if (rows == 0 || cols == 0) return 0;
+  return static_cast<size_t>((g.batch - 1) * stride + (rows - 1) * ld + cols);
+}
+
+std::vector<float> WidenBf16(const void* data, size_t count) {
+  std::vector<float> out(count);
+  const uint16_t* in = static_cast<const uint16_t*>(data);
+  for (size_t i = 0; i < count; ++i) {
+    uint32_t bits = static_cast<uint32_t>(in[i]) << 16;
+    std::memcpy(&out[i], &bits, sizeof bits);
+  }
+  return out;
 }
 
 }  // namespace
@@ -58,9 +84,20 @@ Status HostGemm(const thunks::GemmThunk& g, const void* lhs, const void* rhs, vo
                [](auto... a) { cblas_dgemm(a...); });
     return Status::Ok();
   }
+  // bf16 x bf16 -> f32 (artifacts compiled for CUDA and the host share one
+  // program): the operands widened to f32 (exact) and an sgemm, the f32
+  // accumulation cuBLAS does (Debian's OpenBLAS has no sbgemm).
+  if (g.lhs_type == ElementType::kBF16 && g.rhs_type == ElementType::kBF16 &&
+      g.out_type == ElementType::kF32) {
+    std::vector<float> wide_lhs = WidenBf16(lhs, OperandElements(g, /*lhs=*/true));
+    std::vector<float> wide_rhs = WidenBf16(rhs, OperandElements(g, /*lhs=*/false));
+    RunBatches(g, wide_lhs.data(), wide_rhs.data(), static_cast<float*>(out),
+               [](auto... a) { cblas_sgemm(a...); });
+    return Status::Ok();
+  }
   return Error("Unimplemented: host gemm of " + std::string(ElementTypeName(g.lhs_type)) + " x " +
                std::string(ElementTypeName(g.rhs_type)) + " -> " +
-               std::string(ElementTypeName(g.out_type)) + " (only f32 and f64)");
+               std::string(ElementTypeName(g.out_type)) + " (only f32, f64 and bf16 x bf16 -> f32)");
 }
 
 }  // namespace kiln::kernels

@@ -175,12 +175,15 @@ Status ComputationEmitter::EmitGemm(const HloInstruction& dot, th::SequenceThunk
   const Shape& ls = dot.operand(0)->shape();
   const Shape& rs = dot.operand(1)->shape();
   const Shape& os = dot.shape();
+  // f32 and f64 GEMMs, and bf16 x bf16 -> f32 (DotCanonicalization's form
+  // for CUDA).
+  bool bf16 = ls.element_type() == ElementType::kBF16 && os.element_type() == ElementType::kF32;
   if (ls.rank() != 3 || rs.rank() != 3 || os.rank() != 3 || dn.lhs_contracting.size() != 1 ||
-      dn.rhs_contracting.size() != 1 || !IsGemmType(ls.element_type()) ||
-      ls.element_type() != rs.element_type() || ls.element_type() != os.element_type())
+      dn.rhs_contracting.size() != 1 || ls.element_type() != rs.element_type() ||
+      !(bf16 || (IsGemmType(ls.element_type()) && ls.element_type() == os.element_type())))
     return Error(dot.DebugName() + ": bef-compile does not support dot of " + ls.ToString(false) + " x " +
                  rs.ToString(false) + " -> " + os.ToString(false) +
-                 " (the GEMM libraries take f32 and f64; bf16 and f16 are widened to f32)");
+                 " (the GEMM libraries take f32, f64 and bf16 x bf16 -> f32; f16 is widened to f32)");
   th::GemmThunk g;
   KILN_ASSIGN_OR_RETURN(g.lhs, Slice(dot.operand(0), {}));
   KILN_ASSIGN_OR_RETURN(g.rhs, Slice(dot.operand(1), {}));

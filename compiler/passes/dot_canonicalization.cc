@@ -35,27 +35,37 @@ std::vector<int64_t> Concat(std::vector<int64_t> a, const std::vector<int64_t>& 
   return a;
 }
 
-// The compute type of a dot: f32 for f32/bf16/f16 (narrow floats are
-// widened), f64 for f64; nullopt for integer and complex dots.
-std::optional<ElementType> GemmType(const HloInstruction& dot) {
-  ElementType types[] = {dot.operand(0)->shape().element_type(), dot.operand(1)->shape().element_type(),
-                         dot.shape().element_type()};
+// The element types of a dot's GEMM: its operands' and its output's.
+struct GemmTypes {
+  ElementType operands = ElementType::kF32;
+  ElementType output = ElementType::kF32;
+};
+
+// f32 for f32/bf16/f16 (narrow floats are widened), f64 for f64; with
+// `bf16_operands`, a dot of two bf16 operands keeps them and accumulates
+// into f32. nullopt for integer and complex dots.
+std::optional<GemmTypes> GemmTypesOf(const HloInstruction& dot, bool bf16_operands) {
+  ElementType lhs = dot.operand(0)->shape().element_type();
+  ElementType rhs = dot.operand(1)->shape().element_type();
+  ElementType out = dot.shape().element_type();
   bool any_f64 = false;
-  for (ElementType t : types) {
+  for (ElementType t : {lhs, rhs, out}) {
     if (t == ElementType::kF64) any_f64 = true;
     else if (t != ElementType::kF32 && t != ElementType::kBF16 && t != ElementType::kF16) return std::nullopt;
   }
-  return any_f64 ? ElementType::kF64 : ElementType::kF32;
+  if (any_f64) return GemmTypes{ElementType::kF64, ElementType::kF64};
+  if (bf16_operands && lhs == ElementType::kBF16 && rhs == ElementType::kBF16 &&
+      (out == ElementType::kBF16 || out == ElementType::kF32))
+    return GemmTypes{ElementType::kBF16, ElementType::kF32};
+  return GemmTypes{ElementType::kF32, ElementType::kF32};
 }
 
 class DotRewriter {
  public:
-  DotRewriter(HloInstruction* dot, NameUniquer& names) : dot_(dot), comp_(*dot->parent()), names_(names) {}
+  DotRewriter(HloInstruction* dot, GemmTypes types, NameUniquer& names)
+      : dot_(dot), comp_(*dot->parent()), names_(names), types_(types) {}
 
   Status Rewrite() {
-    std::optional<ElementType> type = GemmType(*dot_);
-    if (!type) return Status::Ok();  // left for the emitter to reject by name
-    type_ = *type;
     hlo::DotDimensionNumbers dn = dot_->dot_dimension_numbers();
     const Shape& ls = dot_->operand(0)->shape();
     const Shape& rs = dot_->operand(1)->shape();
@@ -75,7 +85,7 @@ class DotRewriter {
     HloInstruction* rhs = Operand(dot_->operand(1), rhs_t ? rhs_nk : rhs_kn,
                                   rhs_t ? std::vector<int64_t>{b, n, k} : std::vector<int64_t>{b, k, n});
     // The GEMM's output is the dot's buffer: same memory space.
-    HloInstruction* gemm = Add(HloOpcode::kDot, WithMemorySpaceOf(Shape(type_, {b, m, n}), dot_->shape()),
+    HloInstruction* gemm = Add(HloOpcode::kDot, WithMemorySpaceOf(Shape(types_.output, {b, m, n}), dot_->shape()),
                                {lhs, rhs}, dot_->name() + ".gemm");
     gemm->SetAttribute("lhs_batch_dims", std::vector<int64_t>{0});
     gemm->SetAttribute("lhs_contracting_dims", std::vector<int64_t>{lhs_t ? 1 : 2});
@@ -85,7 +95,7 @@ class DotRewriter {
     // [b,m,n] is [batch..., lhs free..., rhs free...] row-major: the dot's
     // own output order, so a reshape (and a rounding convert) restores it.
     HloInstruction* out = gemm;
-    if (type_ != dot_->shape().element_type())
+    if (types_.output != dot_->shape().element_type())
       out = Add(HloOpcode::kConvert, Shape(dot_->shape().element_type(), {b, m, n}), {out}, dot_->name() + ".round");
     out = Add(HloOpcode::kReshape, WithoutLayout(dot_->shape()), {out}, dot_->name() + ".result");
     dot_->ReplaceAllUsesWith(out);
@@ -101,7 +111,7 @@ class DotRewriter {
   }
 
   // `operand` permuted by `perm`, reshaped to `dims` and converted to the
-  // compute type; each step only when needed.
+  // GEMM's operand type; each step only when needed.
   HloInstruction* Operand(HloInstruction* operand, const std::vector<int64_t>& perm,
                           const std::vector<int64_t>& dims) {
     HloInstruction* v = operand;
@@ -113,7 +123,8 @@ class DotRewriter {
       v->SetAttribute("dimensions", perm);
     }
     if (v->shape().dims() != dims) v = Add(HloOpcode::kReshape, Shape(s.element_type(), dims), {v}, operand->name() + ".gemm_r");
-    if (s.element_type() != type_) v = Add(HloOpcode::kConvert, Shape(type_, dims), {v}, operand->name() + ".gemm_c");
+    if (s.element_type() != types_.operands)
+      v = Add(HloOpcode::kConvert, Shape(types_.operands, dims), {v}, operand->name() + ".gemm_c");
     // The GEMM reads its operand from where the dot read it.
     if (v != operand) v->mutable_shape() = WithMemorySpaceOf(v->shape(), s);
     return v;
@@ -122,17 +133,16 @@ class DotRewriter {
   HloInstruction* dot_;
   hlo::HloComputation& comp_;
   NameUniquer& names_;
-  ElementType type_ = ElementType::kF32;
+  GemmTypes types_;
 };
 
-// Already [b,m,k] x [b,k,n] (either may be transposed) in its compute type.
-bool IsCanonical(const HloInstruction& dot) {
+// Already [b,m,k] x [b,k,n] (either may be transposed) in its GEMM types.
+bool IsCanonical(const HloInstruction& dot, const GemmTypes& types) {
   hlo::DotDimensionNumbers dn = dot.dot_dimension_numbers();
   const Shape& ls = dot.operand(0)->shape();
   const Shape& rs = dot.operand(1)->shape();
-  std::optional<ElementType> type = GemmType(dot);
-  return type && ls.element_type() == *type && rs.element_type() == *type &&
-         dot.shape().element_type() == *type && ls.rank() == 3 && rs.rank() == 3 &&
+  return ls.element_type() == types.operands && rs.element_type() == types.operands &&
+         dot.shape().element_type() == types.output && ls.rank() == 3 && rs.rank() == 3 &&
          dn.lhs_batch == std::vector<int64_t>{0} && dn.rhs_batch == std::vector<int64_t>{0} &&
          dn.lhs_contracting.size() == 1 && dn.rhs_contracting.size() == 1 &&
          dn.lhs_contracting[0] != 0 && dn.rhs_contracting[0] != 0;
@@ -145,9 +155,12 @@ StatusOr<bool> DotCanonicalization::Run(hlo::HloModule& module) {
   NameUniquer names(module);
   for (hlo::HloComputation* comp : module.computations()) {
     for (HloInstruction* inst : comp->PostOrder()) {
-      if (inst->opcode() != HloOpcode::kDot || IsCanonical(*inst) || !GemmType(*inst)) continue;
+      if (inst->opcode() != HloOpcode::kDot) continue;
       if (inst->operand_count() != 2) return Error(inst->DebugName() + ": dot needs two operands");
-      KILN_RETURN_IF_ERROR(DotRewriter(inst, names).Rewrite());
+      // Integer and complex dots are left for the emitter to reject by name.
+      std::optional<GemmTypes> types = GemmTypesOf(*inst, bf16_operands_);
+      if (!types || IsCanonical(*inst, *types)) continue;
+      KILN_RETURN_IF_ERROR(DotRewriter(inst, *types, names).Rewrite());
       changed = true;
     }
   }

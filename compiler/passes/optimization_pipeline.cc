@@ -41,7 +41,7 @@ Status RunOptimizationPipeline(hlo::HloModule& module, const PipelineOptions& op
   pipeline.AddPass<WhileLoopInvariantCodeMotion>();
   // Library-call forms; their reshapes and transposes simplify again.
   pipeline.AddPass<ConvolutionCanonicalization>();  // 1x1 convolutions become dots
-  pipeline.AddPass<DotCanonicalization>();
+  pipeline.AddPass<DotCanonicalization>(options.bf16_gemm_operands);
   AddSimplification(pipeline);
   // Reductions too long or too narrow for one kernel become two.
   pipeline.AddPass<ReductionSplitter>();

@@ -19,6 +19,9 @@ struct PipelineOptions {
   // Verify after every pass that changed the module (else once at the end);
   // unset: the build's default (on in debug builds).
   std::optional<bool> verify_each_pass;
+  // GEMMs take bf16 operands with f32 accumulation (compiling for CUDA:
+  // cuBLAS's tensor cores) instead of widening them to f32 first.
+  bool bf16_gemm_operands = false;
 };
 
 // Runs kiln's HLO passes on `module` in place. `records` (optional)

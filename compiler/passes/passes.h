@@ -43,12 +43,20 @@ class CallInliner : public HloPass {
 // in f32 or f64, with batch dimension 0. Operands are transposed (when their
 // dimensions are not already batch-major with the contraction innermost or
 // outermost) and reshaped; bf16/f16 dots compute in f32 and round the result,
-// as XLA's CPU and GPU backends do. Integer and complex dots are left as
-// they are (thunk emission names them as unsupported).
+// as XLA's CPU and GPU backends do. With `bf16_operands` (compiling for
+// CUDA, where cuBLAS runs bf16 x bf16 -> f32 on the tensor cores), a dot of
+// two bf16 operands keeps them bf16 and only its f32 result is rounded: the
+// same f32 accumulation without the widening kernels. Integer and complex
+// dots are left as they are (thunk emission names them as unsupported).
 class DotCanonicalization : public HloPass {
  public:
+  DotCanonicalization() = default;
+  explicit DotCanonicalization(bool bf16_operands) : bf16_operands_(bf16_operands) {}
   std::string_view name() const override { return "dot-canonicalization"; }
   StatusOr<bool> Run(hlo::HloModule& module) override;
+
+ private:
+  bool bf16_operands_ = false;
 };
 
 // Splits a reduction too long for one GPU block (a row of more than 16384

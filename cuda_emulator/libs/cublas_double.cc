@@ -12,7 +12,8 @@
 // duration is modeled from its flops and bytes (model::ModelGemm) on the
 // datapath its types and math mode select: sgemm on the FP32 cores, or the
 // TF32 (or, with the legacy CUBLAS_TENSOR_OP_MATH, FP16) tensor cores when
-// the math mode allows them; dgemm on the FP64 tensor cores. The arithmetic
+// the math mode allows them; dgemm on the FP64 tensor cores; bf16 x bf16 ->
+// f32 (cublasGemmStridedBatchedEx) on the BF16 tensor cores. The arithmetic
 // itself is always done at full precision, which every mode permits. What
 // it does not implement (pointer mode device, other math modes) is
 // CUBLAS_STATUS_NOT_SUPPORTED, never ignored.
@@ -23,7 +24,9 @@
 #include <cublas_api.h>
 
 #include <cmath>
+#include <cstring>
 #include <string>
+#include <vector>
 #include <type_traits>
 
 #include "cuda_emulator/driver/driver_errors.h"
@@ -102,11 +105,13 @@ std::string CheckOperand(const char* call, const Operand& op, int64_t batches, s
   return "";
 }
 
-// The datapath a real cuBLAS runs a GEMM of T on under `math`.
+// The datapath a real cuBLAS runs a GEMM of T operands on under `math`:
+// bf16 operands always run on the tensor cores.
 template <typename T>
 kiln::emu::model::GemmMath MathOf(cublasMath_t math) {
   using kiln::emu::model::GemmMath;
   if (std::is_same_v<T, double>) return GemmMath::kFp64Tensor;
+  if (std::is_same_v<T, bfloat16>) return GemmMath::kFp16Tensor;
   int base = math & ~CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION;
   if (base == CUBLAS_TF32_TENSOR_OP_MATH) return GemmMath::kTf32Tensor;
   if (base == CUBLAS_TENSOR_OP_MATH) return GemmMath::kFp16Tensor;
@@ -122,6 +127,22 @@ void Gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, float alp
 void Gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, double alpha, const double* a, int lda,
           const double* b, int ldb, double beta, double* c, int ldc) {
   cblas_dgemm(CblasColMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+// bf16 operands, f32 accumulation and result: the operands widened to f32
+// (exact) and an sgemm (Debian's OpenBLAS is built without sbgemm).
+std::vector<float> Widened(const bfloat16* x, int ld, int cols) {
+  std::vector<float> out(static_cast<size_t>(ld) * static_cast<size_t>(cols));
+  for (size_t i = 0; i < out.size(); ++i) {
+    uint32_t bits = static_cast<uint32_t>(x[i]) << 16;
+    std::memcpy(&out[i], &bits, sizeof bits);
+  }
+  return out;
+}
+void Gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, float alpha, const bfloat16* a, int lda,
+          const bfloat16* b, int ldb, float beta, float* c, int ldc) {
+  std::vector<float> wa = Widened(a, lda, ta == CblasNoTrans ? k : m);
+  std::vector<float> wb = Widened(b, ldb, tb == CblasNoTrans ? n : k);
+  cblas_sgemm(CblasColMajor, ta, tb, m, n, k, alpha, wa.data(), lda, wb.data(), ldb, beta, c, ldc);
 }
 
 // C = beta * C without reading C when beta == 0 (cuBLAS' rule: C may then
@@ -150,10 +171,11 @@ std::string GemmArgumentError(cublasOperation_t transa, cublasOperation_t transb
   return "";
 }
 
-template <typename T>
+// A and B of In, C (and alpha, beta) of T.
+template <typename In, typename T>
 cublasStatus_t GemmStridedBatched(const char* call, cublasHandle_t handle, cublasOperation_t transa,
-                                  cublasOperation_t transb, int m, int n, int k, const T* alpha, const T* A,
-                                  int lda, long long strideA, const T* B, int ldb, long long strideB,
+                                  cublasOperation_t transb, int m, int n, int k, const T* alpha, const In* A,
+                                  int lda, long long strideA, const In* B, int ldb, long long strideB,
                                   const T* beta, T* C, int ldc, long long strideC, int batches) {
   kiln::emu::driver::ClearErrorDetail();
   if (!handle) return Reject(CUBLAS_STATUS_NOT_INITIALIZED, std::string(call) + ": the handle is null");
@@ -175,8 +197,8 @@ cublasStatus_t GemmStridedBatched(const char* call, cublasHandle_t handle, cubla
 
   {
     auto lock = Device().memory().ReadLock();  // no cuMemFree while the GEMM runs
-    std::string fault = reads_ab ? CheckOperand(call, opA, batches, sizeof(T), false) : "";
-    if (fault.empty() && reads_ab) fault = CheckOperand(call, opB, batches, sizeof(T), false);
+    std::string fault = reads_ab ? CheckOperand(call, opA, batches, sizeof(In), false) : "";
+    if (fault.empty() && reads_ab) fault = CheckOperand(call, opB, batches, sizeof(In), false);
     if (fault.empty() && b != T(0)) fault = CheckOperand(call, opC, batches, sizeof(T), false);
     if (fault.empty()) fault = CheckOperand(call, opC, batches, sizeof(T), true);
     if (!fault.empty()) {
@@ -191,8 +213,8 @@ cublasStatus_t GemmStridedBatched(const char* call, cublasHandle_t handle, cubla
       Gemm(CblasOp(transa), CblasOp(transb), m, n, k, a, A + i * strideA, lda, B + i * strideB, ldb, b, c, ldc);
     }
   }
-  kiln::emu::model::GemmShape shape{m, n, k, batches, sizeof(T), reads_ab, b != T(0)};
-  kiln::emu::model::GemmTime time = kiln::emu::model::ModelGemm(shape, MathOf<T>(handle->math));
+  kiln::emu::model::GemmShape shape{m, n, k, batches, sizeof(In), reads_ab, b != T(0), sizeof(T)};
+  kiln::emu::model::GemmTime time = kiln::emu::model::ModelGemm(shape, MathOf<In>(handle->math));
   KilnEmuCounters counters{};
   counters.launches = 1;
   counters.model_ns = static_cast<uint64_t>(std::llround(time.total * 1e9));
@@ -307,6 +329,30 @@ KILN_EMU_EXPORT cublasStatus_t cublasDgemmStridedBatched(
     long long int strideB, const double* beta, double* C, int ldc, long long int strideC, int batchCount) {
   return GemmStridedBatched("cublasDgemmStridedBatched", handle, transa, transb, m, n, k, alpha, A, lda,
                             strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
+}
+
+// The one mixed-precision form kiln calls: bf16 A and B, f32 C, f32
+// compute (tensor cores); any other type combination, compute type or
+// algorithm is CUBLAS_STATUS_NOT_SUPPORTED.
+KILN_EMU_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
+    const void* alpha, const void* A, cudaDataType Atype, int lda, long long int strideA, const void* B,
+    cudaDataType Btype, int ldb, long long int strideB, const void* beta, void* C, cudaDataType Ctype, int ldc,
+    long long int strideC, int batchCount, cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
+  const char* call = "cublasGemmStridedBatchedEx";
+  if (Atype != CUDA_R_16BF || Btype != CUDA_R_16BF || Ctype != CUDA_R_32F || computeType != CUBLAS_COMPUTE_32F) {
+    kiln::emu::driver::ClearErrorDetail();
+    return Reject(CUBLAS_STATUS_NOT_SUPPORTED,
+                  std::string(call) + ": the emulator implements bf16 x bf16 -> f32 with CUBLAS_COMPUTE_32F only");
+  }
+  if (algo != CUBLAS_GEMM_DEFAULT && algo != CUBLAS_GEMM_DEFAULT_TENSOR_OP) {
+    kiln::emu::driver::ClearErrorDetail();
+    return Reject(CUBLAS_STATUS_NOT_SUPPORTED, std::string(call) + ": only the default algorithm");
+  }
+  return GemmStridedBatched(call, handle, transa, transb, m, n, k, static_cast<const float*>(alpha),
+                            static_cast<const bfloat16*>(A), lda, strideA, static_cast<const bfloat16*>(B), ldb,
+                            strideB, static_cast<const float*>(beta), static_cast<float*>(C), ldc, strideC,
+                            batchCount);
 }
 
 }  // extern "C"

@@ -38,7 +38,9 @@ double SplitKSeconds(const GemmShape& s, double peak, int64_t split) {
                       double(std::min<int64_t>(s.n, kGemmTile)) * k_slice;
   double seconds = waves * tile_flops / (peak / kSms * kGemmEfficiency);
   if (split > 1) {
-    double partial_bytes = double(s.m) * double(s.n) * double(s.batches) * 4.0;
+    // Partial sums are kept in the accumulator's type: f32, or f64 for dgemm.
+    uint32_t c = s.c_element_bytes ? s.c_element_bytes : s.element_bytes;
+    double partial_bytes = double(s.m) * double(s.n) * double(s.batches) * double(std::max<uint32_t>(c, 4));
     seconds += kLaunchSeconds + double(2 * split + 1) * partial_bytes / kDramBytesPerSecond;
   }
   return seconds;
@@ -67,8 +69,9 @@ GemmTime ModelGemm(const GemmShape& s, GemmMath math) {
   GemmTime t;
   double m = double(s.m), n = double(s.n), k = s.reads_ab ? double(s.k) : 0.0, batches = double(s.batches);
   t.flops = 2 * m * n * k * batches;
-  double elements = m * n * (s.reads_c ? 2 : 1) + (s.reads_ab ? m * k + k * n : 0.0);
-  t.bytes = double(s.element_bytes) * batches * elements;
+  double c_bytes = double(s.c_element_bytes ? s.c_element_bytes : s.element_bytes);
+  t.bytes = batches * (c_bytes * m * n * (s.reads_c ? 2 : 1) +
+                       (s.reads_ab ? double(s.element_bytes) * (m * k + k * n) : 0.0));
   t.memory = t.bytes / kDramBytesPerSecond;
   t.compute = BestTiledSeconds(s, peak);
   t.total = kLaunchSeconds + std::max(t.compute, t.memory);

@@ -24,9 +24,10 @@ enum class GemmMath : uint8_t {
 
 struct GemmShape {
   int64_t m = 0, n = 0, k = 0, batches = 1;
-  uint32_t element_bytes = 4;
+  uint32_t element_bytes = 4;  // of A and B
   bool reads_ab = true;  // k > 0 and alpha != 0
   bool reads_c = false;  // beta != 0
+  uint32_t c_element_bytes = 0;  // of C; 0: element_bytes
 };
 
 struct GemmTime {

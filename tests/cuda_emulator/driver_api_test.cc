@@ -55,6 +55,12 @@ struct Api {
 #define KILN_TEST_MEMBER(fn) decltype(&::fn) fn = nullptr;
   KILN_TEST_FUNCTIONS(KILN_TEST_MEMBER)
 #undef KILN_TEST_MEMBER
+  // Overloaded in C++ by cublas_api.h: the exported form's type.
+  cublasStatus_t (*cublasGemmStridedBatchedEx)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
+                                               int, const void*, const void*, cudaDataType, int, long long,
+                                               const void*, cudaDataType, int, long long, const void*, void*,
+                                               cudaDataType, int, long long, int, cublasComputeType_t,
+                                               cublasGemmAlgo_t) = nullptr;
 };
 
 // Opened on first use, so that a fresh process (a death test's child)
@@ -68,6 +74,7 @@ const Api& Emu() {
   a.fn = reinterpret_cast<decltype(a.fn)>(dlsym(a.handle, KILN_TEST_STRINGIZE(fn))); \
   if (!a.fn && a.missing.empty()) a.missing = KILN_TEST_STRINGIZE(fn);
     KILN_TEST_FUNCTIONS(KILN_TEST_RESOLVE)
+    KILN_TEST_RESOLVE(cublasGemmStridedBatchedEx)
 #undef KILN_TEST_RESOLVE
     return a;
   }();
@@ -632,6 +639,45 @@ TEST_F(DriverApiTest, CublasSgemmWithTransposes) {
   float ms = -1;
   ASSERT_EQ(e.cuEventElapsedTime(&ms, start, end), CUDA_SUCCESS);
   EXPECT_GE(ms, 0.0f);
+  EXPECT_EQ(e.cublasDestroy_v2(h), CUBLAS_STATUS_SUCCESS);
+}
+
+// The same product as CublasSgemmWithTransposes with bf16 A and B (every
+// value exact in bf16) and an f32 C: cublasGemmStridedBatchedEx, compute
+// type CUBLAS_COMPUTE_32F. Other type combinations are NOT_SUPPORTED.
+TEST_F(DriverApiTest, CublasGemmExBf16OperandsF32Result) {
+  const Api& e = Emu();
+  auto bf16 = [](float f) {
+    uint32_t bits = 0;
+    std::memcpy(&bits, &f, 4);
+    return static_cast<uint16_t>(bits >> 16);
+  };
+  const uint16_t a[4] = {bf16(1), bf16(2), bf16(3), bf16(4)};
+  const uint16_t b[6] = {bf16(5), bf16(6), bf16(7), bf16(8), bf16(9), bf16(10)};
+  CUdeviceptr da = Alloc(sizeof(a)), db = Alloc(sizeof(b)), dc = Alloc(6 * sizeof(float));
+  ASSERT_EQ(e.cuMemcpyHtoD(da, a, sizeof(a)), CUDA_SUCCESS);
+  ASSERT_EQ(e.cuMemcpyHtoD(db, b, sizeof(b)), CUDA_SUCCESS);
+  cublasHandle_t h = nullptr;
+  ASSERT_EQ(e.cublasCreate_v2(&h), CUBLAS_STATUS_SUCCESS);
+  ASSERT_NE(e.cublasGemmStridedBatchedEx, nullptr);
+  float alpha = 1, beta = 0;
+  auto* A = reinterpret_cast<const void*>(da);
+  auto* B = reinterpret_cast<const void*>(db);
+  auto* C = reinterpret_cast<void*>(dc);
+  ASSERT_EQ(e.cublasGemmStridedBatchedEx(h, CUBLAS_OP_T, CUBLAS_OP_T, 2, 3, 2, &alpha, A, CUDA_R_16BF, 2, 0, B,
+                                         CUDA_R_16BF, 3, 0, &beta, C, CUDA_R_32F, 2, 0, 1, CUBLAS_COMPUTE_32F,
+                                         CUBLAS_GEMM_DEFAULT),
+            CUBLAS_STATUS_SUCCESS)
+      << Detail();
+  float out[6];
+  ASSERT_EQ(e.cuMemcpyDtoH(out, dc, sizeof(out)), CUDA_SUCCESS);
+  const float expected[6] = {21, 47, 24, 54, 27, 61};
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(out[i], expected[i]) << "C[" << i << "]";
+  EXPECT_EQ(e.cublasGemmStridedBatchedEx(h, CUBLAS_OP_T, CUBLAS_OP_T, 2, 3, 2, &alpha, A, CUDA_R_16F, 2, 0, B,
+                                         CUDA_R_16F, 3, 0, &beta, C, CUDA_R_32F, 2, 0, 1, CUBLAS_COMPUTE_32F,
+                                         CUBLAS_GEMM_DEFAULT),
+            CUBLAS_STATUS_NOT_SUPPORTED);
+  EXPECT_NE(Detail().find("bf16 x bf16 -> f32"), std::string::npos) << Detail();
   EXPECT_EQ(e.cublasDestroy_v2(h), CUBLAS_STATUS_SUCCESS);
 }
 

@@ -137,6 +137,16 @@ TEST(CudaExec, GemmF32AndF64) {
   EXPECT_EQ(Read<double>(d->outputs[0]), (std::vector<double>{58, 64, 139, 154}));
 }
 
+// bf16 operands, f32 result: cublasGemmStridedBatchedEx on the tensor cores.
+TEST(CudaExec, GemmBf16OperandsF32Result) {
+  KILN_CUDA_DEVICE_OR_SKIP(device, 1);
+  auto exe = MustLoad(*device, CompiledArtifact(GemmBf16Program()));
+  ASSERT_NE(exe, nullptr);
+  StatusOr<ExecutionResult> r = exe->ExecuteSync({GemmBf16Lhs()});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(Read<float>(r->outputs[0]), (std::vector<float>{58, 64, 139, 154}));
+}
+
 TEST(CudaExec, GemmBatchedTransposedF64) {
   KILN_CUDA_DEVICE_OR_SKIP(device, 1);
   auto exe = MustLoad(*device, CompiledArtifact(GemmBatchedTransposedF64Program()));

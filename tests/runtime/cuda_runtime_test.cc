@@ -209,6 +209,7 @@ TEST(CublasTable, InstalledLibraryResolvesEveryEntryPoint) {
   ASSERT_TRUE(lib.ok()) << lib.status().message();
   EXPECT_NE((*lib)->cublasSgemmStridedBatched, nullptr);
   EXPECT_NE((*lib)->cublasDgemmStridedBatched, nullptr);
+  EXPECT_NE((*lib)->cublasGemmStridedBatchedEx, nullptr);
   // cublasGetStatusName needs no GPU.
   EXPECT_EQ((*lib)->StatusText(CUBLAS_STATUS_NOT_INITIALIZED), "CUBLAS_STATUS_NOT_INITIALIZED");
   Status s = (*lib)->Check(CUBLAS_STATUS_INVALID_VALUE, "cublasSgemmStridedBatched");

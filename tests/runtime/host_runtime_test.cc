@@ -79,6 +79,17 @@ TEST(HostRuntime, GemmF64) {
   EXPECT_EQ(Read<double>(r->outputs[0]), (std::vector<double>{58, 64, 139, 154}));
 }
 
+// bf16 x bf16 -> f32 (the CUDA form, which host execution of the same
+// artifact runs too): [[1,2,3],[4,5,6]] x [[7,8],[9,10],[11,12]].
+TEST(HostRuntime, GemmBf16OperandsF32Result) {
+  auto device = HostDevice();
+  auto exe = MustLoad(*device, RoundTrip(HostArtifact(GemmBf16Program())));
+  ASSERT_NE(exe, nullptr);
+  StatusOr<ExecutionResult> r = exe->ExecuteSync({GemmBf16Lhs()});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(Read<float>(r->outputs[0]), (std::vector<float>{58, 64, 139, 154}));
+}
+
 // Batched f64 with a transposed rhs and beta: out starts at zero (fresh
 // output), so beta has no visible effect; alpha = 2 does.
 TEST(HostRuntime, GemmBatchedTransposedF64) {

@@ -144,6 +144,50 @@ inline th::ThunkProgram GemmProgram(ElementType type, int64_t elem) {
   return p;
 }
 
+// bf16 bits of a float that bf16 holds exactly (the top half of its bits).
+inline uint16_t ExactBf16(float f) {
+  uint32_t bits = 0;
+  std::memcpy(&bits, &f, 4);
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+// GemmProgram's product with bf16 operands and an f32 result (the form
+// DotCanonicalization gives bf16 dots compiled for CUDA): lhs param
+// bf16[2,3], rhs constant bf16[3,2] = [[7,8],[9,10],[11,12]], out f32[2,2].
+inline th::ThunkProgram GemmBf16Program() {
+  th::ThunkProgram p;
+  th::Allocation rhs = TempAlloc(12);
+  rhs.constant = 0;
+  p.allocations = {ParamAlloc(12, 0), rhs, OutputAlloc(16, {})};
+  th::Constant c{"constant.rhs", {}};
+  c.bytes.resize(12);
+  for (int i = 0; i < 6; ++i) {
+    uint16_t b = ExactBf16(static_cast<float>(7 + i));
+    std::memcpy(c.bytes.data() + 2 * i, &b, 2);
+  }
+  p.constants = {c};
+  p.signature.parameters = {Shape(ElementType::kBF16, {2, 3})};
+  p.signature.result = Shape(ElementType::kF32, {2, 2});
+  p.signature.parameter_leaves = {{0, {}, S(0, 0, 12)}};
+  p.signature.result_leaves = {{{}, S(2, 0, 16)}};
+  th::GemmThunk g;
+  g.lhs = S(0, 0, 12), g.rhs = S(1, 0, 12), g.out = S(2, 0, 16);
+  g.lhs_type = g.rhs_type = ElementType::kBF16;
+  g.out_type = ElementType::kF32;
+  g.m = 2, g.n = 2, g.k = 3;
+  g.lhs_leading_dim = 3, g.rhs_leading_dim = 2, g.out_leading_dim = 2;
+  p.root.thunks = {T("dot.1", g)};
+  return p;
+}
+
+// GemmBf16Program's lhs: bf16[2,3] [[1,2,3],[4,5,6]]; its product is
+// [[58,64],[139,154]].
+inline Buffer GemmBf16Lhs() {
+  std::vector<uint16_t> lhs;
+  for (float f : {1, 2, 3, 4, 5, 6}) lhs.push_back(ExactBf16(f));
+  return MakeBuffer<uint16_t>(ElementType::kBF16, {2, 3}, lhs);
+}
+
 // "dot.2": two f64[2,2,2] params, batch 2, rhs stored transposed,
 // alpha = 2, beta = 0.5 (out starts zeroed, so beta has no visible effect).
 inline th::ThunkProgram GemmBatchedTransposedF64Program() {

@@ -1,0 +1,82 @@
+// DotCanonicalization: the GEMM types of a dot. By default narrow float
+// operands are widened to f32; with bf16 operands kept (compiling for
+// CUDA), a bf16 x bf16 dot stays bf16 on its operands and accumulates into
+// an f32 result that is rounded afterwards. Both forms compute the dot's
+// values (reference evaluator, before and after).
+#include "tests/passes/simplification_test_util.h"
+
+#include "compiler/passes/passes.h"
+
+namespace kiln::passes {
+namespace {
+
+const hlo::HloInstruction* OnlyDot(const hlo::HloModule& module) {
+  const hlo::HloInstruction* dot = nullptr;
+  for (const hlo::HloComputation* c : module.computations())
+    for (const hlo::HloInstruction* inst : c->instructions())
+      if (inst->opcode() == hlo::HloOpcode::kDot) {
+        EXPECT_EQ(dot, nullptr) << "more than one dot";
+        dot = inst;
+      }
+  return dot;
+}
+
+// x[4,3] . y[3,5] contracting 3, in the given element types.
+std::string DotModule(const std::string& x, const std::string& y, const std::string& out) {
+  return "HloModule m\n\nENTRY e {\n  x = " + x + "[4,3] parameter(0)\n  y = " + y +
+         "[3,5] parameter(1)\n  ROOT d = " + out +
+         "[4,5] dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n";
+}
+
+void ExpectGemmTypes(const std::string& text, bool bf16_operands, ElementType operands, ElementType output) {
+  auto before = test_support::MustParse(text);
+  auto after = test_support::MustParse(text);
+  if (!before || !after) return;
+  DotCanonicalization pass(bf16_operands);
+  EXPECT_TRUE(test_support::MustRunPass(pass, *after));
+  const hlo::HloInstruction* dot = OnlyDot(*after);
+  ASSERT_NE(dot, nullptr);
+  EXPECT_EQ(dot->operand(0)->shape().element_type(), operands) << hlo::PrintModule(*after);
+  EXPECT_EQ(dot->operand(1)->shape().element_type(), operands) << hlo::PrintModule(*after);
+  EXPECT_EQ(dot->shape().element_type(), output) << hlo::PrintModule(*after);
+  test_support::ExpectSameResults(*before, *after);
+}
+
+TEST(DotCanonicalization, WidensBf16ByDefault) {
+  ExpectGemmTypes(DotModule("bf16", "bf16", "bf16"), false, ElementType::kF32, ElementType::kF32);
+}
+
+TEST(DotCanonicalization, KeepsBf16OperandsForCuda) {
+  ExpectGemmTypes(DotModule("bf16", "bf16", "bf16"), true, ElementType::kBF16, ElementType::kF32);
+  ExpectGemmTypes(DotModule("bf16", "bf16", "f32"), true, ElementType::kBF16, ElementType::kF32);
+}
+
+// Only two bf16 operands qualify: a bf16 x f32 dot is widened either way,
+// and f16 (which the host library cannot take) too.
+TEST(DotCanonicalization, MixedAndF16OperandsAreWidened) {
+  ExpectGemmTypes(DotModule("bf16", "f32", "f32"), true, ElementType::kF32, ElementType::kF32);
+  ExpectGemmTypes(DotModule("f16", "f16", "f16"), true, ElementType::kF32, ElementType::kF32);
+}
+
+// A canonical bf16 x bf16 -> f32 dot is left alone when kept, and widened
+// when not.
+TEST(DotCanonicalization, CanonicalBf16GemmIsAFixedPoint) {
+  const char* text = R"(HloModule m
+
+ENTRY e {
+  x = bf16[1,4,3] parameter(0)
+  y = bf16[1,3,5] parameter(1)
+  ROOT d = f32[1,4,5] dot(x, y), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+}
+)";
+  auto module = test_support::MustParse(text);
+  if (!module) return;
+  DotCanonicalization kept(true);
+  StatusOr<bool> changed = kept.Run(*module);
+  ASSERT_TRUE(changed.ok()) << changed.status().message();
+  EXPECT_FALSE(*changed);
+  ExpectGemmTypes(text, false, ElementType::kF32, ElementType::kF32);
+}
+
+}  // namespace
+}  // namespace kiln::passes
