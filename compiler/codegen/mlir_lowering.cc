@@ -18,6 +18,7 @@
 //     barrier disappears.
 // The remaining math ops (sqrt, abs, floor, ...) become LLVM intrinsics,
 // which both backends lower exactly.
+#include <algorithm>
 #include <iterator>
 
 #include "compiler/codegen/kernel_module.h"
@@ -43,6 +44,7 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -379,12 +381,66 @@ std::optional<std::vector<int64_t>> ConstantTripCounts(mlir::scf::ParallelOp loo
   return counts;
 }
 
+// Clones `block`'s operations once per element map in `maps` (the
+// iterations one thread takes), operation by operation. An operation
+// without memory effects or regions whose operands are the same values in
+// every map is cloned once and shared; an scf.if whose condition is shared
+// becomes one scf.if whose regions hold every element's copy. So what
+// depends only on the outer indices (which operand of a concatenate an
+// element comes from, a dynamic slice's clamped start) is computed once per
+// thread instead of once per element. Top-level stores go to `stores`.
+void CloneForElements(mlir::OpBuilder& b, mlir::Block& block, std::vector<mlir::IRMapping>& maps,
+                      std::vector<mlir::Operation*>* stores) {
+  auto shared = [&](Value v) {
+    Value first = maps[0].lookupOrDefault(v);
+    return std::all_of(maps.begin(), maps.end(), [&](const mlir::IRMapping& m) { return m.lookupOrDefault(v) == first; });
+  };
+  for (mlir::Operation& op : block.without_terminator()) {
+    bool uniform = std::all_of(op.operand_begin(), op.operand_end(), shared);
+    if (uniform && op.getNumRegions() == 0 && mlir::isPure(&op)) {
+      mlir::Operation* copy = b.clone(op, maps[0]);
+      for (size_t v = 1; v < maps.size(); ++v)
+        for (unsigned r = 0; r < op.getNumResults(); ++r) maps[v].map(op.getResult(r), copy->getResult(r));
+      continue;
+    }
+    auto branch = mlir::dyn_cast<mlir::scf::IfOp>(op);
+    if (branch && uniform) {
+      std::vector<mlir::Type> types;
+      for (size_t v = 0; v < maps.size(); ++v)
+        types.insert(types.end(), branch.getResultTypes().begin(), branch.getResultTypes().end());
+      bool has_else = !branch.getElseRegion().empty();
+      auto merged = mlir::scf::IfOp::create(b, op.getLoc(), types, maps[0].lookupOrDefault(branch.getCondition()),
+                                            /*addThenBlock=*/true, /*addElseBlock=*/has_else);
+      auto fill = [&](mlir::Region& from, mlir::Region& to) {
+        mlir::OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(&to.front());
+        CloneForElements(b, from.front(), maps, nullptr);
+        auto yield = mlir::cast<mlir::scf::YieldOp>(from.front().getTerminator());
+        std::vector<Value> yielded;
+        for (const mlir::IRMapping& m : maps)
+          for (Value y : yield.getOperands()) yielded.push_back(m.lookupOrDefault(y));
+        mlir::scf::YieldOp::create(b, yield.getLoc(), yielded);
+      };
+      fill(branch.getThenRegion(), merged.getThenRegion());
+      if (has_else) fill(branch.getElseRegion(), merged.getElseRegion());
+      unsigned n = branch.getNumResults();
+      for (size_t v = 0; v < maps.size(); ++v)
+        for (unsigned r = 0; r < n; ++r) maps[v].map(branch.getResult(r), merged.getResult(static_cast<unsigned>(v) * n + r));
+      continue;
+    }
+    for (mlir::IRMapping& m : maps) {
+      mlir::Operation* copy = b.clone(op, m);
+      if (stores && mlir::isa<mlir::memref::StoreOp>(copy)) stores->push_back(copy);
+    }
+  }
+}
+
 // A kernel's N-dimensional scf.parallel as threads that each take `width`
 // consecutive iterations of its innermost dimension (which `width`
 // divides) at a time: the linear position is delinearized, row-major, into
 // the loop's iteration numbers with the innermost one scaled by `width`, and
-// the body is repeated for the `width` iterations, whose accesses to
-// consecutive addresses the load/store vectorizer then merges. Threads
+// the body is repeated for the `width` iterations (CloneForElements), whose
+// accesses to consecutive addresses the load/store vectorizer then merges. Threads
 // stride over the positions by the grid's size (a grid-stride loop), so the
 // launch may have fewer threads than positions (kernel_codegen.cc caps
 // it).
@@ -426,18 +482,14 @@ Status MapFlatLoop(mlir::scf::ParallelOp loop, const SpecialRegisters& regs, int
   Value first = mlir::arith::MulIOp::create(b, loc, ids.back(), ops.IndexConstant(width), no_wrap);
   std::vector<Value> ivs(ids.size());
   for (unsigned k = 0; k < inner; ++k) ivs[k] = IterationValue(b, loop, k, ids[k]);
-  mlir::Block* body = loop.getBody();
-  std::vector<mlir::Operation*> stores;
+  std::vector<mlir::IRMapping> maps(static_cast<size_t>(width));
   for (int64_t v = 0; v < width; ++v) {
     ivs[inner] = IterationValue(b, loop, inner,
                                 mlir::arith::AddIOp::create(b, loc, first, ops.IndexConstant(v), no_wrap));
-    mlir::IRMapping map;
-    for (unsigned k = 0; k < ivs.size(); ++k) map.map(body->getArgument(k), ivs[k]);
-    for (mlir::Operation& op : body->without_terminator()) {
-      mlir::Operation* copy = b.clone(op, map);
-      if (mlir::isa<mlir::memref::StoreOp>(copy)) stores.push_back(copy);
-    }
+    for (unsigned k = 0; k < ivs.size(); ++k) maps[static_cast<size_t>(v)].map(loop.getBody()->getArgument(k), ivs[k]);
   }
+  std::vector<mlir::Operation*> stores;
+  CloneForElements(b, *loop.getBody(), maps, &stores);
   // The stores go after every element's loads, in order, so that the
   // vectorizer sees `width` adjacent loads and `width` adjacent stores (an
   // output written in its operand's buffer would otherwise interleave them
