@@ -184,10 +184,11 @@ def with_highest_precision(text):
     """The module with operand_precision={highest,highest} on every dot and
     convolution.
 
-    Why: XLA's GPU backend reads the default precision as leave to run f32
-    products on TF32 tensor cores (10-bit significands, ~1e-3 relative
-    error), which HLO's f32 semantics do not allow and kiln does not do;
-    HIGHEST keeps XLA GPU an f32 oracle. XLA CPU computes f32 either way.
+    Why: DEFAULT precision lets a backend trade accuracy for speed, and
+    XLA's GPU backend takes it: f32 products run on TF32 tensor cores
+    (10-bit significands, ~1e-3 relative error). kiln computes f32 products
+    in f32 at every precision, so HIGHEST makes XLA GPU an f32 oracle to
+    compare with. XLA CPU computes f32 either way.
     """
     lines = []
     for line in text.splitlines():
