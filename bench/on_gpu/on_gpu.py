@@ -85,16 +85,19 @@ def pack_libraries(binary, libdir):
             shutil.copy2(os.path.realpath(m.group(2)), os.path.join(libdir, m.group(1)))
 
 
-def parameter_leaves(build_dir, bef, timeout):
-    """The entry's array leaves in order, as 'f32[2,3]' (tuples flattened)."""
+def artifact_details(build_dir, bef, timeout):
+    """The entry's array leaves in order, as 'f32[2,3]' (tuples flattened),
+    and the names of the artifact's CUDA kernel functions."""
     import gpu_roofline
     code, out, err = gpu_roofline.run_command([gpu_roofline.tool(build_dir, "bef-dump"), bef, "--json"], timeout)
     if code != 0:
         raise RuntimeError("bef-dump: " + gpu_roofline.first_line(err))
+    dump = json.loads(out)
     leaves = []
-    for p in json.loads(out)["signature"]["parameters"]:
+    for p in dump["signature"]["parameters"]:
         leaves += ["%s[%s]" % m for m in re.findall(r"(\w+)\[([\d,]*)\]", p["shape"])]
-    return leaves
+    functions = [k["name"] for image in dump["kernel_images"] if image["kind"] == "cuda" for k in image["kernels"]]
+    return leaves, functions
 
 
 def pack(args):
@@ -115,8 +118,9 @@ def pack(args):
             entry["compile_error"] = error
         else:
             leaves, params, kinds, must_alias = gpu_roofline.artifact_summary(args.build_dir, bef, args.timeout)
+            parameters, functions = artifact_details(args.build_dir, bef, args.timeout)
             entry.update(leaves=leaves, param_bytes=params, kinds=kinds, must_alias=must_alias,
-                         parameters=parameter_leaves(args.build_dir, bef, args.timeout))
+                         parameters=parameters, kernel_functions=functions)
             shutil.copy2(os.path.join(ROOT, path), os.path.join(stage, "hlo", name + ".hlo"))
         manifest.append(entry)
         print("%-60s %s" % (name, entry.get("compile_error", "ok")), flush=True)
@@ -132,12 +136,16 @@ def pack(args):
 
 # ---- run (on the GPU machine) -----------------------------------------------------
 
-def unpack(kit):
-    root = os.path.join("/tmp", "kiln_kit")
+def unpack(kit, work):
+    """Extracts the kit into WORK/kit; returns (that folder, the manifest)."""
+    root = os.path.join(work, "kit")
     shutil.rmtree(root, ignore_errors=True)
+    os.makedirs(work, exist_ok=True)
     with tarfile.open(os.path.join(kit, "kit.tgz")) as tar:
-        tar.extractall("/tmp", filter="data") if hasattr(tarfile, "data_filter") else tar.extractall("/tmp")
-    os.rename("/tmp/kit", root)
+        if hasattr(tarfile, "data_filter"):
+            tar.extractall(work, filter="data")
+        else:
+            tar.extractall(work)
     with open(os.path.join(root, "manifest.json")) as f:
         return root, json.load(f)
 
@@ -376,12 +384,12 @@ def compare_outputs(root, entry, work, xla):
 
 def run(args):
     deadline = time.time() + args.budget
-    root, manifest = unpack(args.kit)
+    root, manifest = unpack(args.kit, args.work)
     os.environ["LD_LIBRARY_PATH"] = ":".join([os.path.join(root, "lib")] + cuda_library_path() +
                                              [os.environ.get("LD_LIBRARY_PATH", "")])
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # kiln shares the GPU
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    work_root = os.path.join("/tmp", "kiln_work")
+    work_root = os.path.join(args.work, "modules")
     shutil.rmtree(work_root, ignore_errors=True)
     pattern = re.compile(args.filter) if args.filter else None
     runnable = [e for e in manifest if "compile_error" not in e and e["param_bytes"] <= MAX_PARAM_BYTES
@@ -493,7 +501,7 @@ def kernel_us(ncu):
 def calibrate(args):
     """Measured (results) against modeled (emulator, here) per kernel."""
     import gpu_roofline
-    root, manifest = unpack(args.kit)
+    root, manifest = unpack(args.kit, args.work)
     with open(os.path.join(args.results, "results.json")) as f:
         measured = {r["name"]: r for r in json.load(f)["results"]}
     profiles = {}
@@ -508,7 +516,7 @@ def calibrate(args):
     for e in manifest:
         if not e["bench"] or e["name"] not in profiles or (pattern and not pattern.search(e["name"])):
             continue
-        path = os.path.join("/tmp", "kiln_model_%s.json" % e["name"])
+        path = os.path.join(args.work, "model_%s.json" % e["name"])
         env = dict(os.environ, KILN_CUDA_EMULATOR=emulator)
         env.pop("KILN_EMU_SAMPLE", None)
         if samples.get(e["name"]):
@@ -522,7 +530,7 @@ def calibrate(args):
             print("%s: emulator run failed: %s" % (e["name"], gpu_roofline.first_line(err)))
             continue
         modeled = read_json(path)
-        rows.append((e["name"], profiles[e["name"]], modeled, measured[e["name"]]))
+        rows.append((e["name"], profiles[e["name"]], modeled, measured[e["name"]], set(e.get("kernel_functions", []))))
     print_calibration(rows, args.kernels)
     return 0
 
@@ -531,30 +539,52 @@ def per_run(thunk, profile):
     return thunk["total_us"] / max(profile["runs"], 1)
 
 
+def ncu_by_kernel(result, functions):
+    """{kiln kernel function: ns} summed over one run, and the ns of every
+    other kernel (the libraries'), from the run's Nsight Compute list."""
+    mine, library = {}, 0.0
+    ncu = result.get("ncu") or {}
+    for name, ns in ncu.get("kernels", []):
+        if name in functions:
+            mine[name] = mine.get(name, 0.0) + ns
+        else:
+            library += ns
+    return mine, library if ncu.get("status") == "ok" else None
+
+
 def print_calibration(rows, limit):
     import gpu_roofline
-    print("Per kernel, per run: measured on the GPU (CUDA events) against the H100 model (emulator)")
-    print("%-44s %-7s %11s %11s %11s %8s" % ("module / thunk", "kind", "measured µs", "modeled µs",
-                                             "optimal µs", "meas/mod"))
-    for name, real, model, _ in rows:
+    print("Per thunk, per run, on the GPU against the H100 model (emulator). ncu µs: the kernel's duration")
+    print("under Nsight Compute (--ncu runs); events µs: CUDA events around the thunk, which also count the")
+    print("host's issue time when the device waits for it")
+    print("%-44s %-7s %9s %9s %10s %10s %8s" % ("module / thunk", "kind", "ncu µs", "events µs", "modeled µs",
+                                                "optimal µs", "ncu/mod"))
+    for name, real, model, result, functions in rows:
         modeled = {t["name"]: t for t in gpu_roofline.leaf_thunks(model)}
+        kernels, library = ncu_by_kernel(result, functions)
         thunks = sorted(gpu_roofline.leaf_thunks(real), key=lambda t: -t["total_us"])
         print(name)
         for t in thunks[:limit or None]:
             m = modeled.get(t["name"])
             mu = per_run(m, model) if m else None
-            ru = per_run(t, real)
-            print("  %-42s %-7s %11.2f %11s %11s %8s" % (t["name"][:42], t["kind"], ru, fmt(mu, ".2f"),
-                                                       fmt(m["optimal_us"] * m["count"] / max(model["runs"], 1)
-                                                           if m and m["optimal_us"] else None, ".2f"),
-                                                       fmt(ru / mu if mu else None, ".2f")))
+            ncu = kernels.get(t["name"].replace(".", "_"))
+            nu = ncu / 1e3 if ncu is not None else None
+            optimal = m["optimal_us"] * m["count"] / max(model["runs"], 1) if m and m["optimal_us"] else None
+            print("  %-42s %-7s %9s %9.2f %10s %10s %8s" % (
+                t["name"][:42], t["kind"], fmt(nu, ".2f"), per_run(t, real), fmt(mu, ".2f"), fmt(optimal, ".2f"),
+                fmt(nu / mu if nu and mu else None, ".2f")))
+        if library is not None:
+            print("  %-42s %-7s %9.2f" % ("(library kernels: cuBLAS)", "gemm", library / 1e3))
     print()
-    print("%-40s %12s %12s %9s %12s %12s" % ("module (per run)", "measured µs", "modeled µs", "meas/mod",
-                                             "kiln wall µs", "XLA µs"))
-    for name, real, model, result in rows:
-        print("%-40s %12.1f %12.1f %9.2f %12s %12s" % (
-            name[:40], real["total_us"], model["total_us"], real["total_us"] / model["total_us"],
-            fmt(result["kiln"].get("median_us")), fmt(result["xla"].get("us"))))
+    print("%-36s %10s %10s %10s %8s %12s %9s" % ("module (per run)", "ncu µs", "events µs", "modeled µs",
+                                                 "ncu/mod", "kiln wall µs", "XLA µs"))
+    for name, real, model, result, functions in rows:
+        kernels, library = ncu_by_kernel(result, functions)
+        nu = (sum(kernels.values()) + library) / 1e3 if library is not None else None
+        print("%-36s %10s %10.1f %10.1f %8s %12s %9s" % (
+            name[:36], fmt(nu), real["total_us"], model["total_us"],
+            fmt(nu / model["total_us"] if nu else None, ".2f"), fmt(result["kiln"].get("median_us")),
+            fmt(result["xla"].get("us"))))
 
 
 # ---- command line -----------------------------------------------------------------
@@ -572,6 +602,8 @@ def main(argv):
     p.add_argument("--kit", required=True)
     p.add_argument("--out", required=True)
     p.add_argument("--budget", type=int, default=480, help="seconds for the whole run")
+    p.add_argument("--work", default="/tmp/kiln_on_gpu",
+                   help="scratch folder: the unpacked kit, inputs and outputs (not --out: those stay here)")
     p.add_argument("--timeout", type=int, default=60, help="seconds per bef-run of a corpus module")
     p.add_argument("--bench-timeout", type=int, default=180,
                    help="seconds per bef-run of a benchmark module (20 timed and 20 profiled runs)")
@@ -592,6 +624,7 @@ def main(argv):
     p.add_argument("--kit", required=True)
     p.add_argument("--results", required=True)
     p.add_argument("--kernels", type=int, default=8, help="kernel rows per module (0: all)")
+    p.add_argument("--work", default="/tmp/kiln_on_gpu", help="scratch folder")
     p.add_argument("--filter", default="", help="only modules whose name matches this regex")
     p.add_argument("--timeout", type=int, default=900)
     p.add_argument("--emulator", default=os.environ.get("KILN_CUDA_EMULATOR", ""))
