@@ -30,7 +30,9 @@
 //     for either sign (ml_dtypes agrees for +NaN but yields 0x0 for -NaN).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "common/element_type.h"
 
@@ -72,6 +74,16 @@ double DecodeNarrowFloat(ElementType type, uint32_t bits);
 // one step from the double, with the overflow/NaN rules listed above. Also
 // accepts f32 (same result as (float)value). Returns 0 for other types.
 uint32_t EncodeNarrowFloat(ElementType type, double value);
+
+// bf16 bit patterns widened to f32, exactly: a bf16 is the top half of an
+// f32, so each value is a shift (NaN payloads and signs kept). For the hot
+// loops that feed bf16 data to f32 libraries (GEMMs).
+inline void WidenBf16ToF32(const uint16_t* in, size_t count, float* out) {
+  for (size_t i = 0; i < count; ++i) {
+    uint32_t bits = static_cast<uint32_t>(in[i]) << 16;
+    std::memcpy(&out[i], &bits, sizeof bits);
+  }
+}
 
 // Rounds `value` to the nearest value of any real float type (narrow, f32 or
 // f64) and returns it as double; NaN results are quiet NaNs. f32 is

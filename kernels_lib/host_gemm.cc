@@ -3,9 +3,10 @@
 
 #include <cblas.h>
 
-#include <cstring>
 #include <string>
 #include <vector>
+
+#include "common/float_formats.h"
 
 namespace kiln::kernels {
 namespace {
@@ -58,11 +59,7 @@ size_t OperandElements(const thunks::GemmThunk& g, bool lhs) {
 
 std::vector<float> WidenBf16(const void* data, size_t count) {
   std::vector<float> out(count);
-  const uint16_t* in = static_cast<const uint16_t*>(data);
-  for (size_t i = 0; i < count; ++i) {
-    uint32_t bits = static_cast<uint32_t>(in[i]) << 16;
-    std::memcpy(&out[i], &bits, sizeof bits);
-  }
+  WidenBf16ToF32(static_cast<const uint16_t*>(data), count, out.data());
   return out;
 }
 

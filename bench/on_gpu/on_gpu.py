@@ -163,18 +163,12 @@ def cuda_library_path():
 
 class LeafSpec:
     """dims and numpy dtype of 'f32[2,3]' (what xla_run.random_input takes)."""
-    TYPES = {"pred": "bool", "s8": "int8", "s16": "int16", "s32": "int32", "s64": "int64",
-             "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64", "f16": "float16",
-             "f32": "float32", "f64": "float64", "c64": "complex64", "c128": "complex128",
-             "bf16": "bfloat16", "f8e4m3fn": "float8_e4m3fn", "f8e5m2": "float8_e5m2"}
 
     def __init__(self, text):
-        import ml_dtypes
-        import numpy as np
+        import xla_run
         m = re.match(r"(\w+)\[([\d,]*)\]", text)
         self.dims = tuple(int(d) for d in m.group(2).split(",") if d)
-        name = self.TYPES.get(m.group(1), m.group(1))
-        self.dtype = np.dtype(getattr(ml_dtypes, name)) if hasattr(ml_dtypes, name) else np.dtype(name)
+        self.dtype = xla_run.dtype_of(m.group(1))
 
 
 def write_inputs(entry, work):
@@ -190,13 +184,13 @@ def write_inputs(entry, work):
 def perturbed(array):
     """Each float element moved by one ulp toward +inf: what a
     well-conditioned module's outputs barely notice."""
+    import ml_dtypes
     import numpy as np
     import xla_run
     if xla_run.value_class(array.dtype) != "float":
         return array
-    top = np.array(np.inf).astype(array.dtype) if array.dtype.kind == "f" else np.array(
-        float(__import__("ml_dtypes").finfo(array.dtype).max)).astype(array.dtype)
-    return np.nextafter(array, top)
+    top = np.inf if array.dtype.kind == "f" else float(ml_dtypes.finfo(array.dtype).max)
+    return np.nextafter(array, np.array(top).astype(array.dtype))
 
 
 def xla_worker(args):
@@ -368,10 +362,9 @@ def compare_outputs(root, entry, work, xla):
     import crosscheck
     with open(os.path.join(root, "hlo", entry["name"] + ".hlo"), errors="replace") as f:
         klass = crosscheck.module_class(f.read())
-    import ml_dtypes
+    import xla_run
     for i in range(xla["outputs"]):
-        name = xla["dtypes"][i]
-        dtype = np.dtype(getattr(ml_dtypes, name)) if hasattr(ml_dtypes, name) else np.dtype(name)
+        dtype = xla_run.dtype_of(xla["dtypes"][i])
         x = np.load(os.path.join(work, "xla_%d.npy" % i), allow_pickle=False).view(dtype)
         k = np.load(os.path.join(work, "kiln_%d.npy" % i), allow_pickle=False)
         if k.dtype != dtype and k.dtype.itemsize == dtype.itemsize:

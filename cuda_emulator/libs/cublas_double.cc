@@ -24,11 +24,11 @@
 #include <cublas_api.h>
 
 #include <cmath>
-#include <cstring>
 #include <string>
 #include <vector>
 #include <type_traits>
 
+#include "common/float_formats.h"
 #include "cuda_emulator/driver/driver_errors.h"
 #include "cuda_emulator/driver/emulated_device.h"
 #include "cuda_emulator/driver/exports.h"
@@ -132,10 +132,7 @@ void Gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, double al
 // (exact) and an sgemm (Debian's OpenBLAS is built without sbgemm).
 std::vector<float> Widened(const bfloat16* x, int ld, int cols) {
   std::vector<float> out(static_cast<size_t>(ld) * static_cast<size_t>(cols));
-  for (size_t i = 0; i < out.size(); ++i) {
-    uint32_t bits = static_cast<uint32_t>(x[i]) << 16;
-    std::memcpy(&out[i], &bits, sizeof bits);
-  }
+  kiln::WidenBf16ToF32(x, out.size(), out.data());
   return out;
 }
 void Gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, float alpha, const bfloat16* a, int lda,

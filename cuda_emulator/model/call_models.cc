@@ -25,6 +25,8 @@ double TransferSeconds(TransferKind kind, uint64_t bytes) {
 
 namespace {
 
+uint32_t CElementBytes(const GemmShape& s) { return s.c_element_bytes ? s.c_element_bytes : s.element_bytes; }
+
 // Output tiles of kGemmTile^2 (smaller where m or n is), each split into
 // `split` slices of k, in waves over the SMs at the sustained rate; with
 // split > 1 the slices' partial tiles go through DRAM and a second launch
@@ -39,8 +41,8 @@ double SplitKSeconds(const GemmShape& s, double peak, int64_t split) {
   double seconds = waves * tile_flops / (peak / kSms * kGemmEfficiency);
   if (split > 1) {
     // Partial sums are kept in the accumulator's type: f32, or f64 for dgemm.
-    uint32_t c = s.c_element_bytes ? s.c_element_bytes : s.element_bytes;
-    double partial_bytes = double(s.m) * double(s.n) * double(s.batches) * double(std::max<uint32_t>(c, 4));
+    double partial_bytes =
+        double(s.m) * double(s.n) * double(s.batches) * double(std::max<uint32_t>(CElementBytes(s), 4));
     seconds += kLaunchSeconds + double(2 * split + 1) * partial_bytes / kDramBytesPerSecond;
   }
   return seconds;
@@ -69,8 +71,7 @@ GemmTime ModelGemm(const GemmShape& s, GemmMath math) {
   GemmTime t;
   double m = double(s.m), n = double(s.n), k = s.reads_ab ? double(s.k) : 0.0, batches = double(s.batches);
   t.flops = 2 * m * n * k * batches;
-  double c_bytes = double(s.c_element_bytes ? s.c_element_bytes : s.element_bytes);
-  t.bytes = batches * (c_bytes * m * n * (s.reads_c ? 2 : 1) +
+  t.bytes = batches * (double(CElementBytes(s)) * m * n * (s.reads_c ? 2 : 1) +
                        (s.reads_ab ? double(s.element_bytes) * (m * k + k * n) : 0.0));
   t.memory = t.bytes / kDramBytesPerSecond;
   t.compute = BestTiledSeconds(s, peak);

@@ -122,14 +122,14 @@ TEST(CudaExec, HostOnlyArtifactFailsToLoad) {
 TEST(CudaExec, GemmF32AndF64) {
   KILN_CUDA_DEVICE_OR_SKIP(device, 1);
   // [[1,2,3],[4,5,6]] x [[7,8],[9,10],[11,12]] = [[58,64],[139,154]].
-  auto f32 = MustLoad(*device, CompiledArtifact(GemmProgram(ElementType::kF32, 4)));
+  auto f32 = MustLoad(*device, CompiledArtifact(GemmProgram(ElementType::kF32, ElementType::kF32)));
   ASSERT_NE(f32, nullptr);
   StatusOr<ExecutionResult> r =
       f32->ExecuteSync({MakeBuffer<float>(ElementType::kF32, {2, 3}, {1, 2, 3, 4, 5, 6})});
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(Read<float>(r->outputs[0]), (std::vector<float>{58, 64, 139, 154}));
   EXPECT_EQ(r->profile.thunks.at(0).kind, ThunkKind::kGemm);
-  auto f64 = MustLoad(*device, CompiledArtifact(GemmProgram(ElementType::kF64, 8)));
+  auto f64 = MustLoad(*device, CompiledArtifact(GemmProgram(ElementType::kF64, ElementType::kF64)));
   ASSERT_NE(f64, nullptr);
   StatusOr<ExecutionResult> d =
       f64->ExecuteSync({MakeBuffer<double>(ElementType::kF64, {2, 3}, {1, 2, 3, 4, 5, 6})});
@@ -140,7 +140,7 @@ TEST(CudaExec, GemmF32AndF64) {
 // bf16 operands, f32 result: cublasGemmStridedBatchedEx on the tensor cores.
 TEST(CudaExec, GemmBf16OperandsF32Result) {
   KILN_CUDA_DEVICE_OR_SKIP(device, 1);
-  auto exe = MustLoad(*device, CompiledArtifact(GemmBf16Program()));
+  auto exe = MustLoad(*device, CompiledArtifact(GemmProgram(ElementType::kBF16, ElementType::kF32)));
   ASSERT_NE(exe, nullptr);
   StatusOr<ExecutionResult> r = exe->ExecuteSync({GemmBf16Lhs()});
   ASSERT_TRUE(r.ok()) << r.status().message();
@@ -285,7 +285,7 @@ TEST(CudaExec, UnsupportedThunkKindIsAClearError) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().message(), "thunk 'fft.1': not supported on cuda yet: fft");
   // The stream is still usable after the error.
-  auto gemm = MustLoad(*device, CompiledArtifact(GemmProgram(ElementType::kF32, 4)));
+  auto gemm = MustLoad(*device, CompiledArtifact(GemmProgram(ElementType::kF32, ElementType::kF32)));
   ASSERT_NE(gemm, nullptr);
   StatusOr<ExecutionResult> g =
       gemm->ExecuteSync({MakeBuffer<float>(ElementType::kF32, {2, 3}, {1, 2, 3, 4, 5, 6})});
@@ -311,8 +311,8 @@ TEST(CudaExecInputs, ArtifactsAreValidWithoutADevice) {
   for (const bef::Artifact& a :
        {CompiledArtifact(WhileProgramFor(*image, std::nullopt), &*image),
         CompiledArtifact(WhileProgramFor(*image, std::nullopt), &*image, false),
-        CompiledArtifact(GemmProgram(ElementType::kF32, 4)),
-        CompiledArtifact(GemmProgram(ElementType::kF64, 8)), CompiledArtifact(CopyMemsetProgram()),
+        CompiledArtifact(GemmProgram(ElementType::kF32, ElementType::kF32)),
+        CompiledArtifact(GemmProgram(ElementType::kF64, ElementType::kF64)), CompiledArtifact(CopyMemsetProgram()),
         CompiledArtifact(ConditionalProgram(true)), CompiledArtifact(ConditionalProgram(false))}) {
     Status s = bef::ValidateArtifact(a);
     EXPECT_TRUE(s.ok()) << s.message();

@@ -57,7 +57,7 @@ TEST(HostRuntime, AsyncExecutionsOnTwoStreams) {
 
 TEST(HostRuntime, GemmF32) {
   auto device = HostDevice();
-  auto exe = MustLoad(*device, RoundTrip(HostArtifact(GemmProgram(ElementType::kF32, 4))));
+  auto exe = MustLoad(*device, RoundTrip(HostArtifact(GemmProgram(ElementType::kF32, ElementType::kF32))));
   ASSERT_NE(exe, nullptr);
   // [[1,2,3],[4,5,6]] x [[7,8],[9,10],[11,12]]:
   //   row 0: 1*7+2*9+3*11 = 58, 1*8+2*10+3*12 = 64
@@ -71,7 +71,7 @@ TEST(HostRuntime, GemmF32) {
 
 TEST(HostRuntime, GemmF64) {
   auto device = HostDevice();
-  auto exe = MustLoad(*device, HostArtifact(GemmProgram(ElementType::kF64, 8)));
+  auto exe = MustLoad(*device, HostArtifact(GemmProgram(ElementType::kF64, ElementType::kF64)));
   ASSERT_NE(exe, nullptr);
   StatusOr<ExecutionResult> r =
       exe->ExecuteSync({MakeBuffer<double>(ElementType::kF64, {2, 3}, {1, 2, 3, 4, 5, 6})});
@@ -83,7 +83,7 @@ TEST(HostRuntime, GemmF64) {
 // artifact runs too): [[1,2,3],[4,5,6]] x [[7,8],[9,10],[11,12]].
 TEST(HostRuntime, GemmBf16OperandsF32Result) {
   auto device = HostDevice();
-  auto exe = MustLoad(*device, RoundTrip(HostArtifact(GemmBf16Program())));
+  auto exe = MustLoad(*device, RoundTrip(HostArtifact(GemmProgram(ElementType::kBF16, ElementType::kF32))));
   ASSERT_NE(exe, nullptr);
   StatusOr<ExecutionResult> r = exe->ExecuteSync({GemmBf16Lhs()});
   ASSERT_TRUE(r.ok()) << r.status().message();
@@ -108,7 +108,7 @@ TEST(HostRuntime, GemmBatchedTransposedF64) {
 }
 
 TEST(HostRuntime, GemmUnsupportedTypeIsUnimplemented) {
-  th::ThunkProgram p = GemmProgram(ElementType::kF32, 4);
+  th::ThunkProgram p = GemmProgram(ElementType::kF32, ElementType::kF32);
   th::GemmThunk& g = *p.root.thunks[0].As<th::GemmThunk>();
   g.lhs_type = g.rhs_type = g.out_type = ElementType::kBF16;
   auto device = HostDevice();

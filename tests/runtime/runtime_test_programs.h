@@ -113,37 +113,6 @@ inline th::ThunkProgram CopyMemsetProgram() {
   return p;
 }
 
-// "dot.1": lhs param [2,3], rhs constant [3,2] = [[7,8],[9,10],[11,12]],
-// out [2,2]; `elem` is the element size of `type` (4 for f32, 8 for f64).
-inline th::ThunkProgram GemmProgram(ElementType type, int64_t elem) {
-  th::ThunkProgram p;
-  th::Allocation rhs = TempAlloc(6 * elem);
-  rhs.constant = 0;
-  p.allocations = {ParamAlloc(6 * elem, 0), rhs, OutputAlloc(4 * elem, {})};
-  th::Constant c{"constant.rhs", {}};
-  c.bytes.resize(6 * elem);
-  for (int i = 0; i < 6; ++i) {
-    double d = 7 + i;
-    float f = static_cast<float>(d);
-    if (elem == 4)
-      std::memcpy(c.bytes.data() + 4 * i, &f, 4);
-    else
-      std::memcpy(c.bytes.data() + 8 * i, &d, 8);
-  }
-  p.constants = {c};
-  p.signature.parameters = {Shape(type, {2, 3})};
-  p.signature.result = Shape(type, {2, 2});
-  p.signature.parameter_leaves = {{0, {}, S(0, 0, 6 * elem)}};
-  p.signature.result_leaves = {{{}, S(2, 0, 4 * elem)}};
-  th::GemmThunk g;
-  g.lhs = S(0, 0, 6 * elem), g.rhs = S(1, 0, 6 * elem), g.out = S(2, 0, 4 * elem);
-  g.lhs_type = g.rhs_type = g.out_type = type;
-  g.m = 2, g.n = 2, g.k = 3;
-  g.lhs_leading_dim = 3, g.rhs_leading_dim = 2, g.out_leading_dim = 2;
-  p.root.thunks = {T("dot.1", g)};
-  return p;
-}
-
 // bf16 bits of a float that bf16 holds exactly (the top half of its bits).
 inline uint16_t ExactBf16(float f) {
   uint32_t bits = 0;
@@ -151,36 +120,44 @@ inline uint16_t ExactBf16(float f) {
   return static_cast<uint16_t>(bits >> 16);
 }
 
-// GemmProgram's product with bf16 operands and an f32 result (the form
-// DotCanonicalization gives bf16 dots compiled for CUDA): lhs param
-// bf16[2,3], rhs constant bf16[3,2] = [[7,8],[9,10],[11,12]], out f32[2,2].
-inline th::ThunkProgram GemmBf16Program() {
+// "dot.1": lhs param [2,3], rhs constant [3,2] = [[7,8],[9,10],[11,12]],
+// out [2,2]. Operands of `operands` (f32, f64, or bf16: the form
+// DotCanonicalization gives bf16 dots compiled for CUDA), the result of
+// `result` (the operands' type unless bf16, whose result is f32).
+inline th::ThunkProgram GemmProgram(ElementType operands, ElementType result) {
+  const int64_t in = operands == ElementType::kF64 ? 8 : operands == ElementType::kBF16 ? 2 : 4;
+  const int64_t out = result == ElementType::kF64 ? 8 : 4;
   th::ThunkProgram p;
-  th::Allocation rhs = TempAlloc(12);
+  th::Allocation rhs = TempAlloc(6 * in);
   rhs.constant = 0;
-  p.allocations = {ParamAlloc(12, 0), rhs, OutputAlloc(16, {})};
+  p.allocations = {ParamAlloc(6 * in, 0), rhs, OutputAlloc(4 * out, {})};
   th::Constant c{"constant.rhs", {}};
-  c.bytes.resize(12);
+  c.bytes.resize(6 * in);
   for (int i = 0; i < 6; ++i) {
-    uint16_t b = ExactBf16(static_cast<float>(7 + i));
-    std::memcpy(c.bytes.data() + 2 * i, &b, 2);
+    double d = 7 + i;
+    float f = static_cast<float>(d);
+    uint16_t b = ExactBf16(f);
+    uint8_t* dst = c.bytes.data() + in * i;
+    if (in == 8) std::memcpy(dst, &d, 8);
+    else if (in == 2) std::memcpy(dst, &b, 2);
+    else std::memcpy(dst, &f, 4);
   }
   p.constants = {c};
-  p.signature.parameters = {Shape(ElementType::kBF16, {2, 3})};
-  p.signature.result = Shape(ElementType::kF32, {2, 2});
-  p.signature.parameter_leaves = {{0, {}, S(0, 0, 12)}};
-  p.signature.result_leaves = {{{}, S(2, 0, 16)}};
+  p.signature.parameters = {Shape(operands, {2, 3})};
+  p.signature.result = Shape(result, {2, 2});
+  p.signature.parameter_leaves = {{0, {}, S(0, 0, 6 * in)}};
+  p.signature.result_leaves = {{{}, S(2, 0, 4 * out)}};
   th::GemmThunk g;
-  g.lhs = S(0, 0, 12), g.rhs = S(1, 0, 12), g.out = S(2, 0, 16);
-  g.lhs_type = g.rhs_type = ElementType::kBF16;
-  g.out_type = ElementType::kF32;
+  g.lhs = S(0, 0, 6 * in), g.rhs = S(1, 0, 6 * in), g.out = S(2, 0, 4 * out);
+  g.lhs_type = g.rhs_type = operands;
+  g.out_type = result;
   g.m = 2, g.n = 2, g.k = 3;
   g.lhs_leading_dim = 3, g.rhs_leading_dim = 2, g.out_leading_dim = 2;
   p.root.thunks = {T("dot.1", g)};
   return p;
 }
 
-// GemmBf16Program's lhs: bf16[2,3] [[1,2,3],[4,5,6]]; its product is
+// GemmProgram(kBF16, kF32)'s lhs: bf16[2,3] [[1,2,3],[4,5,6]]; its product is
 // [[58,64],[139,154]].
 inline Buffer GemmBf16Lhs() {
   std::vector<uint16_t> lhs;

@@ -92,13 +92,29 @@ class Leaf:
         return "x".join([str(d) for d in self.dims] + [_type_name(self.dtype)])
 
 
+# NumPy / ml_dtypes names of HLO element types (others share the name,
+# e.g. float8_e4m3fn).
+_HLO_TYPE_OF_NUMPY = {"bool": "pred", "int8": "s8", "int16": "s16", "int32": "s32", "int64": "s64",
+                      "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
+                      "float16": "f16", "float32": "f32", "float64": "f64",
+                      "complex64": "c64", "complex128": "c128", "bfloat16": "bf16"}
+_NUMPY_OF_HLO_TYPE = {hlo: name for name, hlo in _HLO_TYPE_OF_NUMPY.items()}
+_NUMPY_OF_HLO_TYPE.update({"f8e4m3fn": "float8_e4m3fn", "f8e5m2": "float8_e5m2"})
+
+
 def _type_name(dtype):
     import numpy as np
-    names = {"bool": "pred", "int8": "s8", "int16": "s16", "int32": "s32", "int64": "s64",
-             "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
-             "float16": "f16", "float32": "f32", "float64": "f64",
-             "complex64": "c64", "complex128": "c128", "bfloat16": "bf16"}
-    return names.get(np.dtype(dtype).name, np.dtype(dtype).name)
+    return _HLO_TYPE_OF_NUMPY.get(np.dtype(dtype).name, np.dtype(dtype).name)
+
+
+def dtype_of(name):
+    """The NumPy dtype of an HLO element type ('bf16') or of a NumPy /
+    ml_dtypes type name ('bfloat16'): what an .npy file of ml_dtypes data
+    ('<V2') loses."""
+    import ml_dtypes
+    import numpy as np
+    name = _NUMPY_OF_HLO_TYPE.get(name, name)
+    return np.dtype(getattr(ml_dtypes, name)) if hasattr(ml_dtypes, name) else np.dtype(name)
 
 
 def _leaves(shape, out, tokens):
