@@ -1,44 +1,25 @@
 // CublasLibrary: see cublas_library.h.
 #include "kernels_lib/cublas_library.h"
 
-#include <dlfcn.h>
-
-#include <algorithm>
+#include "kernels_lib/shared_library.h"
 
 namespace kiln::kernels {
 
-StatusOr<std::unique_ptr<CublasLibrary>> CublasLibrary::Load(
-    const std::vector<std::string>& candidates) {
-  std::string tried, last_error = "no candidate library names";
-  for (const std::string& name : candidates) {
-    dlerror();
-    void* handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-    tried += (tried.empty() ? "" : " or ") + name;
-    if (!handle) {
-      const char* e = dlerror();
-      last_error = e ? e : "unknown dlopen error";
-      continue;
-    }
-    std::unique_ptr<CublasLibrary> lib(new CublasLibrary(name));
+StatusOr<std::unique_ptr<CublasLibrary>> CublasLibrary::Load(const std::vector<std::string>& candidates) {
+  std::unique_ptr<CublasLibrary> lib;
+  auto resolve = [&](void* handle, const std::string& name) {
+    lib.reset(new CublasLibrary(name));
     std::string missing;
-    auto resolve = [&](void** slot, const char* symbol) {
-      *slot = dlsym(handle, symbol);
-      if (!*slot && missing.empty()) missing = symbol;
-    };
-#define KILN_CUBLAS_RESOLVE(fn) resolve(reinterpret_cast<void**>(&lib->fn), #fn);
+#define KILN_CUBLAS_RESOLVE(fn) \
+  if (!ResolveSymbol(handle, #fn, reinterpret_cast<void**>(&lib->fn)) && missing.empty()) missing = #fn;
     KILN_CUBLAS_FUNCTIONS(KILN_CUBLAS_RESOLVE)
     KILN_CUBLAS_RESOLVE(cublasGemmStridedBatchedEx)
 #undef KILN_CUBLAS_RESOLVE
-    if (missing.empty()) {
-      lib->emulator_detail_ =
-          reinterpret_cast<const char* (*)()>(dlsym(handle, "kilnEmuLastErrorDetail"));
-      return lib;
-    }
-    dlclose(handle);
-    last_error = name + " lacks " + missing;
-  }
-  std::replace(last_error.begin(), last_error.end(), '\n', ' ');
-  return Error("cuBLAS unavailable: cannot load " + tried + ": " + last_error);
+    return missing;
+  };
+  KILN_ASSIGN_OR_RETURN(OpenedLibrary opened, OpenFirstLibrary(candidates, "cuBLAS", resolve));
+  lib->emulator_detail_ = EmulatorErrorDetail(opened.handle);
+  return lib;
 }
 
 std::string CublasLibrary::StatusText(cublasStatus_t status) const {

@@ -1,4 +1,4 @@
-// CudaBackend: device discovery, context, streams and cuBLAS handles; see
+// CudaBackend: device discovery, context, streams, cuBLAS and cuDNN handles; see
 // cuda_backend.h. CudaBackend::Load is in cuda_executable.cc.
 #include "runtime/cuda_backend.h"
 
@@ -46,6 +46,8 @@ StatusOr<std::unique_ptr<CudaBackend>> CudaBackend::Create(std::unique_ptr<CudaD
     b->streams_.push_back(s);
   }
   b->cublas_handles_.assign(static_cast<size_t>(num_streams), nullptr);
+  b->cudnn_handles_.assign(static_cast<size_t>(num_streams), nullptr);
+  b->scratch_.assign(static_cast<size_t>(num_streams), Scratch{});
   return b;
 }
 
@@ -55,6 +57,12 @@ CudaBackend::~CudaBackend() {
   (void)MakeCurrent();
   for (cublasHandle_t h : cublas_handles_) {
     if (h) cublas_->cublasDestroy_v2(h);
+  }
+  for (cudnnHandle_t h : cudnn_handles_) {
+    if (h) cudnn_->cudnnDestroy(h);
+  }
+  for (const Scratch& s : scratch_) {
+    if (s.address) driver_->cuMemFree(s.address);
   }
   for (CUstream s : streams_) driver_->cuStreamDestroy(s);
   driver_->cuDevicePrimaryCtxRelease(device_);
@@ -98,6 +106,50 @@ StatusOr<cublasHandle_t> CudaBackend::CublasHandle(int i) {
   }
   h = created;
   return h;
+}
+
+StatusOr<const kernels::CudnnLibrary*> CudaBackend::Cudnn() {
+  std::lock_guard<std::mutex> lock(cudnn_mu_);
+  if (!cudnn_) {
+    // The emulator doubles cuDNN in the same library, as it does cuBLAS.
+    KILN_ASSIGN_OR_RETURN(cudnn_, driver_->is_emulator() ? kernels::CudnnLibrary::Load({driver_->library()})
+                                                         : kernels::CudnnLibrary::Load());
+  }
+  return cudnn_.get();
+}
+
+StatusOr<cudnnHandle_t> CudaBackend::CudnnHandle(int i) {
+  KILN_ASSIGN_OR_RETURN(const kernels::CudnnLibrary* lib, Cudnn());
+  std::lock_guard<std::mutex> lock(cudnn_mu_);
+  cudnnHandle_t& h = cudnn_handles_[static_cast<size_t>(i)];
+  if (h) return h;
+  KILN_RETURN_IF_ERROR(MakeCurrent());
+  cudnnHandle_t created = nullptr;
+  KILN_RETURN_IF_ERROR(lib->Check(lib->cudnnCreate(&created), "cudnnCreate"));
+  Status bound = lib->Check(lib->cudnnSetStream(created, streams_[static_cast<size_t>(i)]), "cudnnSetStream");
+  if (!bound.ok()) {
+    lib->cudnnDestroy(created);
+    return bound;
+  }
+  h = created;
+  return h;
+}
+
+StatusOr<CUdeviceptr> CudaBackend::LibraryScratch(int i, uint64_t bytes) {
+  Scratch& s = scratch_[static_cast<size_t>(i)];
+  if (bytes <= s.bytes) return s.address;
+  const CudaDriver& d = *driver_;
+  if (s.address) {
+    // Work queued on the stream may still use the old block.
+    KILN_RETURN_IF_ERROR(d.Check(d.cuStreamSynchronize(streams_[static_cast<size_t>(i)]), "cuStreamSynchronize"));
+    KILN_RETURN_IF_ERROR(d.Check(d.cuMemFree(s.address), "cuMemFree"));
+    s = Scratch{};
+  }
+  CUdeviceptr fresh = 0;
+  KILN_RETURN_IF_ERROR(d.Check(d.cuMemAlloc(&fresh, static_cast<size_t>(bytes)),
+                               "cuMemAlloc of " + std::to_string(bytes) + " bytes of library scratch"));
+  s = Scratch{fresh, bytes};
+  return fresh;
 }
 
 namespace {

@@ -1,7 +1,9 @@
 // CudaBackend: one CUDA device as a runtime Backend: the dlopen'ed driver,
-// the device's primary context, one CUstream per Device stream, and cuBLAS
+// the device's primary context, one CUstream per Device stream, cuBLAS
 // (loaded when the first program with a Gemm thunk is loaded; one handle per
-// stream). Internal to the runtime; needs the CUDA headers.
+// stream) and cuDNN (loaded by the first Convolution thunk run; one handle
+// and one grown-on-demand library scratch block per stream). Internal to the
+// runtime; needs the CUDA headers.
 #pragma once
 
 #include <memory>
@@ -10,6 +12,7 @@
 #include <vector>
 
 #include "kernels_lib/cublas_library.h"
+#include "kernels_lib/cudnn_library.h"
 #include "runtime/backend.h"
 #include "runtime/cuda_driver.h"
 
@@ -45,6 +48,14 @@ class CudaBackend : public Backend {
   StatusOr<const kernels::CublasLibrary*> Cublas();
   // The cuBLAS handle bound to stream `i`, created on first use.
   StatusOr<cublasHandle_t> CublasHandle(int i);
+  // Loads cuDNN once (error "cuDNN unavailable: ...").
+  StatusOr<const kernels::CudnnLibrary*> Cudnn();
+  // The cuDNN handle bound to stream `i`, created on first use.
+  StatusOr<cudnnHandle_t> CudnnHandle(int i);
+  // Device scratch of at least `bytes` for library calls on stream `i`
+  // (cuDNN's workspace, a transposed filter), kept and grown on demand: a
+  // larger request waits for the stream before the old block is freed.
+  StatusOr<CUdeviceptr> LibraryScratch(int i, uint64_t bytes);
 
  private:
   CudaBackend() = default;
@@ -58,6 +69,15 @@ class CudaBackend : public Backend {
   std::mutex cublas_mu_;
   std::unique_ptr<kernels::CublasLibrary> cublas_;
   std::vector<cublasHandle_t> cublas_handles_;  // by stream; null until used
+
+  std::mutex cudnn_mu_;
+  std::unique_ptr<kernels::CudnnLibrary> cudnn_;
+  std::vector<cudnnHandle_t> cudnn_handles_;  // by stream; null until used
+  struct Scratch {
+    CUdeviceptr address = 0;
+    uint64_t bytes = 0;
+  };
+  std::vector<Scratch> scratch_;  // by stream; used by that stream's thread only
 };
 
 // "sm_90".

@@ -4,6 +4,7 @@
 #include <climits>
 #include <cstring>
 
+#include "kernels_lib/cuda_convolution.h"
 #include "kernels_lib/cuda_gemm.h"
 
 namespace kiln::runtime {
@@ -59,6 +60,23 @@ Status RunGemm(const th::GemmThunk& g, CudaExecutionContext& ctx) {
   KILN_ASSIGN_OR_RETURN(cublasHandle_t handle, ctx.backend->CublasHandle(ctx.stream_index));
   return kernels::CudaGemm(*cublas, handle, g, Address(ctx, g.lhs), Address(ctx, g.rhs),
                            Address(ctx, g.out));
+}
+
+// cuDNN's workspace and a transposed filter live in the backend's per-
+// stream library scratch (grown on demand), not in the program's planned
+// workspace: their size is only known from cuDNN at run time.
+Status RunConvolution(const th::ConvolutionThunk& c, CudaExecutionContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(const kernels::CudnnLibrary* cudnn, ctx.backend->Cudnn());
+  KILN_ASSIGN_OR_RETURN(cudnnHandle_t handle, ctx.backend->CudnnHandle(ctx.stream_index));
+  std::vector<uint64_t> operands;
+  for (const th::BufferSlice& s : c.operands) operands.push_back(Address(ctx, s));
+  CudaBackend* backend = ctx.backend;
+  int stream = ctx.stream_index;
+  return kernels::CudaConvolution(*cudnn, handle, c, operands, Address(ctx, c.result),
+                                  [backend, stream](uint64_t bytes) -> StatusOr<uint64_t> {
+                                    KILN_ASSIGN_OR_RETURN(CUdeviceptr p, backend->LibraryScratch(stream, bytes));
+                                    return static_cast<uint64_t>(p);
+                                  });
 }
 
 Status RunCopy(const th::CopyThunk& c, CudaExecutionContext& ctx) {
@@ -150,8 +168,7 @@ Status RunThunk(const th::Thunk& t, CudaExecutionContext& ctx, int depth) {
   switch (t.kind()) {
     case th::ThunkKind::kKernel: return RunKernel(*t.As<th::KernelThunk>(), ctx);
     case th::ThunkKind::kGemm: return RunGemm(*t.As<th::GemmThunk>(), ctx);
-    case th::ThunkKind::kConvolution:
-      return Error("convolution thunks are not supported on the cuda backend yet (cuDNN)");
+    case th::ThunkKind::kConvolution: return RunConvolution(*t.As<th::ConvolutionThunk>(), ctx);
     case th::ThunkKind::kCopy: return RunCopy(*t.As<th::CopyThunk>(), ctx);
     case th::ThunkKind::kMemset: return RunMemset(*t.As<th::MemsetThunk>(), ctx);
     case th::ThunkKind::kSequence:

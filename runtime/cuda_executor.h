@@ -8,8 +8,8 @@
 // through a pinned host scalar after cuMemcpyDtoHAsync +
 // cuStreamSynchronize). Known-trip-count loops never wait. Kernel launches
 // pass one device pointer per argument slice (the generated PTX's bare-
-// pointer ABI, see compiler/codegen/kernel_codegen.h); Gemm goes to cuBLAS;
-// Copy and Memset to cuMemcpyDtoDAsync / cuMemsetD{8,32}Async. Other kinds
+// pointer ABI, see compiler/codegen/kernel_codegen.h); Gemm goes to cuBLAS,
+// Convolution to cuDNN; Copy and Memset to cuMemcpyDtoDAsync / cuMemsetD{8,32}Async. Other kinds
 // fail with "not supported on cuda yet: <kind>".
 #pragma once
 

@@ -114,6 +114,8 @@ StatusOr<Value> ElementalEmitter::EmitUncached(const HloInstruction& inst, const
       KILN_ASSIGN_OR_RETURN(Value v, operand(0, index));
       return ops_.Convert(inst, v, inst.operand(0)->shape().element_type(), t);
     }
+    case HloOpcode::kBitcastConvert:
+      return EmitBitcastConvert(inst, index);
     case HloOpcode::kCompare: {
       KILN_ASSIGN_OR_RETURN(Value a, operand(0, index));
       KILN_ASSIGN_OR_RETURN(Value c, operand(1, index));
@@ -151,6 +153,8 @@ StatusOr<Value> ElementalEmitter::EmitUncached(const HloInstruction& inst, const
       return EmitGather(inst, index);
     case HloOpcode::kReduceWindow:
       return EmitReduceWindow(inst, index);
+    case HloOpcode::kSelectAndScatter:
+      return EmitSelectAndScatter(inst, index);
     case HloOpcode::kScatter:
       return Error(inst.DebugName() + ": scatter is compiled only in place, as its kernel's root with "
                    "operand 0 a kernel parameter that nothing else reads");
@@ -170,6 +174,49 @@ StatusOr<Value> ElementalEmitter::EmitUncached(const HloInstruction& inst, const
                std::string(hlo::OpcodeName(inst.opcode())) + " in loop kernels");
 }
 
+// bitcast-convert. One width: the bits reinterpreted. Narrow to wide (the
+// operand has a minor dimension of ratio elements): element j of that
+// dimension supplies bits [j*w, (j+1)*w) of the result (little-endian, as
+// XLA lays the array out). Wide to narrow: result element j of the new
+// minor dimension is those bits of the operand element.
+StatusOr<Value> ElementalEmitter::EmitBitcastConvert(const HloInstruction& inst, const Index& index) {
+  ElementType from = inst.operand(0)->shape().element_type(), to = inst.shape().element_type();
+  int from_bits = BitWidth(from), to_bits = BitWidth(to);
+  if (from_bits == to_bits) {
+    KILN_ASSIGN_OR_RETURN(Value v, Emit(inst.operand(0), index));
+    return ops_.BitcastConvert(inst, v);
+  }
+  mlir::MLIRContext* ctx = b_.getContext();
+  auto bits_of = [&](Value v, int bits) -> Value {
+    mlir::Type int_type = mlir::IntegerType::get(ctx, bits);
+    return v.getType() == int_type ? v : Value(mlir::arith::BitcastOp::create(b_, loc_, int_type, v));
+  };
+  auto as_type = [&](Value bits, ElementType t) -> Value {
+    mlir::Type type = ValueType(ctx, t);
+    return bits.getType() == type ? bits : Value(mlir::arith::BitcastOp::create(b_, loc_, type, bits));
+  };
+  mlir::Type wide_int = mlir::IntegerType::get(ctx, std::max(from_bits, to_bits));
+  if (from_bits < to_bits) {
+    Value acc = mlir::arith::ConstantOp::create(b_, loc_, b_.getIntegerAttr(wide_int, 0));
+    for (int j = 0; j < to_bits / from_bits; ++j) {
+      Index part = index;
+      part.push_back(Const(j));
+      KILN_ASSIGN_OR_RETURN(Value v, Emit(inst.operand(0), part));
+      Value wide = mlir::arith::ExtUIOp::create(b_, loc_, wide_int, bits_of(v, from_bits));
+      Value shift = mlir::arith::ConstantOp::create(b_, loc_, b_.getIntegerAttr(wide_int, j * from_bits));
+      acc = mlir::arith::OrIOp::create(b_, loc_, acc, mlir::arith::ShLIOp::create(b_, loc_, wide, shift));
+    }
+    return as_type(acc, to);
+  }
+  Index whole(index.begin(), index.end() - 1);
+  KILN_ASSIGN_OR_RETURN(Value v, Emit(inst.operand(0), whole));
+  Value j = mlir::arith::IndexCastUIOp::create(b_, loc_, wide_int, index.back());
+  Value shift = mlir::arith::MulIOp::create(b_, loc_, j,
+                                            mlir::arith::ConstantOp::create(b_, loc_, b_.getIntegerAttr(wide_int, to_bits)));
+  Value part = mlir::arith::ShRUIOp::create(b_, loc_, bits_of(v, from_bits), shift);
+  return as_type(mlir::arith::TruncIOp::create(b_, loc_, mlir::IntegerType::get(ctx, to_bits), part), to);
+}
+
 StatusOr<Value> ElementalEmitter::EmitParameter(const HloInstruction& inst, const Index& index) {
   int64_t n = inst.parameter_number();
   if (n < 0 || n >= static_cast<int64_t>(params_.size()))
@@ -181,8 +228,6 @@ StatusOr<Value> ElementalEmitter::EmitParameter(const HloInstruction& inst, cons
 
 StatusOr<Value> ElementalEmitter::EmitConstant(const HloInstruction& inst, const Index& index) {
   if (!inst.has_literal()) return Error(inst.DebugName() + ": constant has no value");
-  if (inst.literal_elided())
-    return Error(inst.DebugName() + ": constant's data was elided ({...}); cannot compile it");
   if (inst.shape().ElementCount() == 1) return ops_.Constant(inst.literal(), 0);
   mlir::memref::GlobalOp global = pool_.Get(inst);
   Value buffer = mlir::memref::GetGlobalOp::create(b_, loc_, global.getType(), global.getSymName());

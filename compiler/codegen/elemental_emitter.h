@@ -153,6 +153,11 @@ class ElementalEmitter {
   StatusOr<mlir::Value> EmitReduceWindow(const hlo::HloInstruction& inst, const Index& index);
   StatusOr<mlir::Value> EmitWindowLoops(const hlo::HloInstruction& inst, size_t level, const Index& out_index,
                                         Index& window_index, mlir::Value acc);
+  StatusOr<mlir::Value> EmitBitcastConvert(const hlo::HloInstruction& inst, const Index& index);
+  // select-and-scatter, gathered per result element (select_and_scatter_ops.cc).
+  StatusOr<mlir::Value> EmitSelectAndScatter(const hlo::HloInstruction& inst, const Index& index);
+  StatusOr<mlir::Value> PickInWindow(const hlo::HloInstruction& inst, const Index& ws,
+                                     const std::vector<int64_t>& sizes);
 
   mlir::OpBuilder& b_;
   mlir::Location loc_;

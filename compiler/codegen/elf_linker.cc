@@ -6,6 +6,7 @@
 // removed before returning.
 #include <unistd.h>
 
+#include <algorithm>
 #include <mutex>
 
 #include "compiler/codegen/codegen_internal.h"
@@ -51,6 +52,10 @@ StatusOr<std::vector<uint8_t>> LinkSharedObject(const std::vector<uint8_t>& obje
     args.push_back("--no-undefined");
     args.insert(args.end(), libs.begin(), libs.end());
   }
+#ifdef KILN_COMPILER_RT_BUILTINS
+  // Linked statically: only the builtins the kernels call are pulled in.
+  if (access(KILN_COMPILER_RT_BUILTINS, R_OK) == 0) args.push_back(KILN_COMPILER_RT_BUILTINS);
+#endif
   std::vector<const char*> argv;
   for (const std::string& a : args) argv.push_back(a.c_str());
 
@@ -65,7 +70,11 @@ StatusOr<std::vector<uint8_t>> LinkSharedObject(const std::vector<uint8_t>& obje
     if (unusable) return Error("the in-process linker is unusable after an earlier crash");
     lld::Result result = lld::lldMain(argv, out, err, {{lld::Gnu, &lld::elf::link}});
     if (!result.canRunAgain) unusable = true;
-    if (result.retCode != 0) return Error("lld failed to link the host kernels: " + err_text);
+    if (result.retCode != 0) {
+      // One line, keeping lld's ">>> referenced by" context (the kernel).
+      std::replace(err_text.begin(), err_text.end(), '\n', ' ');
+      return Error("lld failed to link the host kernels: " + err_text);
+    }
   }
   return output.Read();
 }

@@ -32,9 +32,11 @@
 #include "compiler/codegen/kernel_module.h"
 #include "compiler/codegen/reduction_emitter.h"
 #include "compiler/codegen/scalar_ops.h"
+#include "compiler/codegen/sort_emitter.h"
 #include "compiler/codegen/transpose_emitter.h"
 #include "compiler/hlo/module.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Complex/IR/Complex.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -50,7 +52,7 @@ void KernelModuleDeleter::operator()(KernelModule* module) const { delete module
 
 void LoadKernelDialects(mlir::MLIRContext& context) {
   context.loadDialect<mlir::func::FuncDialect, mlir::arith::ArithDialect, mlir::math::MathDialect,
-                      mlir::memref::MemRefDialect, mlir::scf::SCFDialect>();
+                      mlir::memref::MemRefDialect, mlir::scf::SCFDialect, mlir::complex::ComplexDialect>();
 }
 
 std::string PrintKernelModule(const KernelModule& module) {
@@ -85,6 +87,13 @@ Status CheckComputation(const hlo::HloComputation& comp) {
   for (const HloInstruction* inst : comp.instructions()) {
     const Shape& s = inst->shape();
     if (inst == comp.root() && inst->opcode() == HloOpcode::kTuple) continue;
+    // Reductions' GPU trees shuffle and stage scalars in shared memory as
+    // integers and floats only.
+    bool reduces = inst->opcode() == HloOpcode::kReduce || inst->opcode() == HloOpcode::kReduceWindow ||
+                   inst->opcode() == HloOpcode::kScatter || inst->opcode() == HloOpcode::kSelectAndScatter;
+    if (reduces && !s.IsTuple() && IsComplex(s.element_type()))
+      return Error(inst->DebugName() + ": codegen does not support " + std::string(hlo::OpcodeName(inst->opcode())) +
+                   " of complex values yet");
     if (inst->opcode() == HloOpcode::kReduce && s.IsTuple()) {
       for (int64_t i = 0; i < s.tuple_size(); ++i) KILN_RETURN_IF_ERROR(CheckArrayShape(*inst, s.tuple_shape(i)));
     } else {
@@ -176,6 +185,7 @@ int64_t FlatLoopVectorWidth(const Shape& iteration_shape, const std::vector<Shap
 
 StatusOr<KernelInfo> EmitKernel(mlir::ModuleOp module, const KernelSpec& spec, KernelTarget target) {
   const hlo::HloComputation& comp = *spec.computation;
+  if (IsSortKernel(comp)) return EmitSortKernel(module, spec, target);  // sort_emitter.h
   KILN_RETURN_IF_ERROR(CheckComputation(comp).WithContext("kernel " + spec.name));
   if (IsTiledTransposeKernel(comp)) return EmitTiledTransposeKernel(module, spec);
   if (target == KernelTarget::kCuda && IsGpuReductionKernel(comp)) return EmitGpuReductionKernel(module, spec);

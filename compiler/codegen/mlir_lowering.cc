@@ -26,6 +26,8 @@
 #include "compiler/codegen/scalar_ops.h"
 #include "compiler/codegen/tiled_kernel_ir.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ComplexToLLVM/ComplexToLLVM.h"
+#include "mlir/Conversion/ComplexToStandard/ComplexToStandard.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
 #include "mlir/Conversion/LLVMCommon/ConversionTarget.h"
@@ -729,6 +731,7 @@ Status ConvertToLLVMDialect(mlir::ModuleOp module, unsigned index_bits = 64) {
   mlir::LLVMTypeConverter converter(ctx, options);
   mlir::RewritePatternSet patterns(ctx);
   mlir::arith::populateArithToLLVMConversionPatterns(converter, patterns);
+  mlir::populateComplexToLLVMConversionPatterns(converter, patterns);
   mlir::cf::populateControlFlowToLLVMConversionPatterns(converter, patterns);
   mlir::populateMathToLLVMConversionPatterns(converter, patterns, /*approximateLog1p=*/false);
   mlir::populateFinalizeMemRefToLLVMConversionPatterns(converter, patterns);
@@ -757,6 +760,17 @@ StatusOr<std::unique_ptr<llvm::Module>> TranslateToLLVMIR(mlir::ModuleOp module,
   return m;
 }
 
+// Complex division, exp and abs become float and math arithmetic, before
+// the math ops become calls (libm, libdevice); the rest of the complex
+// dialect maps onto LLVM structs in ConvertToLLVMDialect.
+Status ExpandComplexOps(mlir::ModuleOp module) {
+  DiagnosticCollector diags(module.getContext());
+  mlir::PassManager pm(module.getContext());
+  pm.addPass(mlir::createConvertComplexToStandardPass());
+  if (mlir::failed(pm.run(module))) return diags.Fail("complex to standard lowering failed");
+  return Status::Ok();
+}
+
 StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> CloneForLowering(const KernelModule& km) {
   mlir::MLIRContext* ctx = km.module.get().getContext();
   ctx->loadDialect<mlir::LLVM::LLVMDialect, mlir::cf::ControlFlowDialect>();
@@ -770,6 +784,7 @@ StatusOr<std::vector<uint8_t>> LowerToHostObject(const KernelModule& km,
   KILN_ASSIGN_OR_RETURN(mlir::OwningOpRef<mlir::ModuleOp> module, CloneForLowering(km));
   KILN_RETURN_IF_ERROR(PrepareTiledKernelsForHost(*module));
   KILN_RETURN_IF_ERROR(BindSplitDimensionToArguments(*module, kernels));
+  KILN_RETURN_IF_ERROR(ExpandComplexOps(*module));
   KILN_RETURN_IF_ERROR(ExpandNarrowFloatConversions(*module));
   bool unused = false;
   KILN_RETURN_IF_ERROR(ReplaceMathWithCalls(*module, Target::kHost, &unused));
@@ -783,6 +798,7 @@ StatusOr<std::string> LowerToPtx(const KernelModule& km, const std::vector<Kerne
                                  const std::string& arch) {
   KILN_ASSIGN_OR_RETURN(mlir::OwningOpRef<mlir::ModuleOp> module, CloneForLowering(km));
   KILN_RETURN_IF_ERROR(MapParallelLoopsToThreads(*module, kernels));
+  KILN_RETURN_IF_ERROR(ExpandComplexOps(*module));
   bool uses_libdevice = false;
   KILN_RETURN_IF_ERROR(ReplaceMathWithCalls(*module, Target::kCuda, &uses_libdevice));
   if (uses_libdevice && FindLibdevice().empty())

@@ -368,15 +368,16 @@ class GpuReductionEmitter {
     }
     return buffers;
   }
-  // pred accumulators live in shared memory as i8.
-  mlir::Type StoredType(mlir::Type t) { return t.isInteger(1) ? b_.getI8Type() : t; }
+  // pred and sub-byte integer accumulators live in shared memory as i8.
+  static bool IsSubByte(mlir::Type t) { return t.isInteger() && t.getIntOrFloatBitWidth() < 8; }
+  mlir::Type StoredType(mlir::Type t) { return IsSubByte(t) ? b_.getI8Type() : t; }
   void StoreShared(Value v, Value buffer, mlir::ValueRange index) {
-    if (v.getType().isInteger(1)) v = mlir::arith::ExtUIOp::create(b_, loc_, b_.getI8Type(), v);
+    if (IsSubByte(v.getType())) v = mlir::arith::ExtUIOp::create(b_, loc_, b_.getI8Type(), v);
     mlir::memref::StoreOp::create(b_, loc_, v, buffer, index);
   }
   Value LoadShared(mlir::Type type, Value buffer, mlir::ValueRange index) {
     Value v = mlir::memref::LoadOp::create(b_, loc_, buffer, index);
-    return type.isInteger(1) ? mlir::arith::TruncIOp::create(b_, loc_, type, v).getResult() : v;
+    return IsSubByte(type) ? mlir::arith::TruncIOp::create(b_, loc_, type, v).getResult() : v;
   }
 
   // Seeds the heroes' combined values at `out_index` and stores every

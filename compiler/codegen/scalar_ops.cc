@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Complex/IR/Complex.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 
 namespace kiln::codegen::internal {
@@ -30,9 +31,11 @@ bool IsNarrow(ElementType t) { return t == ElementType::kF16 || t == ElementType
 bool IsSupportedElementType(ElementType t) {
   switch (t) {
     case ElementType::kPred:
+    case ElementType::kS2: case ElementType::kS4: case ElementType::kU2: case ElementType::kU4:
     case ElementType::kS8: case ElementType::kS16: case ElementType::kS32: case ElementType::kS64:
     case ElementType::kU8: case ElementType::kU16: case ElementType::kU32: case ElementType::kU64:
     case ElementType::kF16: case ElementType::kBF16: case ElementType::kF32: case ElementType::kF64:
+    case ElementType::kC64: case ElementType::kC128:
       return true;
     default:
       return false;
@@ -45,13 +48,18 @@ mlir::Type ValueType(mlir::MLIRContext* ctx, ElementType t) {
     case ElementType::kBF16: return mlir::BFloat16Type::get(ctx);
     case ElementType::kF32: return mlir::Float32Type::get(ctx);
     case ElementType::kF64: return mlir::Float64Type::get(ctx);
+    case ElementType::kC64: return mlir::ComplexType::get(mlir::Float32Type::get(ctx));
+    case ElementType::kC128: return mlir::ComplexType::get(mlir::Float64Type::get(ctx));
     case ElementType::kPred: return mlir::IntegerType::get(ctx, 1);
     default: return mlir::IntegerType::get(ctx, BitWidth(t));
   }
 }
 
+// Pred and the sub-byte integers occupy a byte each in kiln's buffers (pred
+// 0/1, s2/s4 sign-extended, u2/u4 zero-extended; see common/literal.h).
 mlir::Type StorageType(mlir::MLIRContext* ctx, ElementType t) {
-  return t == ElementType::kPred ? mlir::IntegerType::get(ctx, 8) : ValueType(ctx, t);
+  bool in_a_byte = t == ElementType::kPred || BitWidth(t) < 8;
+  return in_a_byte ? mlir::IntegerType::get(ctx, 8) : ValueType(ctx, t);
 }
 
 // ---------------------------------------------------------------------------
@@ -80,6 +88,10 @@ Value ScalarOps::Constant(const Literal& literal, int64_t index) {
   ElementType t = literal.element_type();
   mlir::Type type = ValueType(b_.getContext(), t);
   if (t == ElementType::kPred) return IntConst(type, literal.GetPred(index) ? 1 : 0);
+  if (IsComplex(t)) {
+    std::complex<double> c = literal.GetC128(index);
+    return ComplexConstant(type, c.real(), c.imag());
+  }
   int bytes = StorageBytes(t);
   uint64_t bits = 0;
   std::memcpy(&bits, literal.raw() + index * bytes, bytes);  // little-endian host
@@ -87,17 +99,22 @@ Value ScalarOps::Constant(const Literal& literal, int64_t index) {
   if (auto ft = mlir::dyn_cast<mlir::FloatType>(type))
     return mlir::arith::ConstantFloatOp::create(b_, loc_, ft,
                                                 llvm::APFloat(ft.getFloatSemantics(), raw));
-  return mlir::arith::ConstantIntOp::create(b_, loc_, type, raw);
+  return mlir::arith::ConstantIntOp::create(b_, loc_, type, raw.trunc(type.getIntOrFloatBitWidth()));
 }
 
 Value ScalarOps::FromStorage(Value stored, ElementType t) {
-  if (t != ElementType::kPred) return stored;
-  return mlir::arith::CmpIOp::create(b_, loc_, Pi::ne, stored, IntConst(stored.getType(), 0));
+  if (t == ElementType::kPred)
+    return mlir::arith::CmpIOp::create(b_, loc_, Pi::ne, stored, IntConst(stored.getType(), 0));
+  mlir::Type value_type = ValueType(b_.getContext(), t);
+  if (stored.getType() == value_type) return stored;
+  return mlir::arith::TruncIOp::create(b_, loc_, value_type, stored);  // s4 / u4 in a byte
 }
 
 Value ScalarOps::ToStorage(Value value, ElementType t) {
-  if (t != ElementType::kPred) return value;
-  return mlir::arith::ExtUIOp::create(b_, loc_, b_.getI8Type(), value);
+  mlir::Type storage = StorageType(b_.getContext(), t);
+  if (value.getType() == storage) return value;
+  if (IsSignedInteger(t)) return mlir::arith::ExtSIOp::create(b_, loc_, storage, value);
+  return mlir::arith::ExtUIOp::create(b_, loc_, storage, value);  // pred, u2, u4
 }
 
 Value ScalarOps::Widen(Value v) {
@@ -183,9 +200,75 @@ StatusOr<Value> ScalarOps::Unary(const hlo::HloInstruction& inst, Value x) {
   ElementType t = inst.operand(0)->shape().element_type();
   HloOpcode op = inst.opcode();
   if (op == HloOpcode::kCopy) return x;
+  if (op == HloOpcode::kReducePrecision) return ReducePrecision(inst, x);
+  if (IsComplex(t)) return ComplexUnary(inst, x);
+  if (IsFloat(t) && (op == HloOpcode::kReal || op == HloOpcode::kImag))  // of a real value: x, 0
+    return op == HloOpcode::kReal ? x : FloatConst(x.getType(), 0);
   if (IsFloat(t)) return FloatUnary(inst, x);
   if (IsInteger(t) || IsPred(t)) return IntUnary(inst, x, t);
   return Unsupported(inst, t);
+}
+
+// The bit manipulation happens in the type XLA's CPU backend computes in
+// (f64, f32, f16; bf16 in f32), then the result rounds to the element type,
+// exactly as common/float_formats.cc's ReducePrecision.
+StatusOr<Value> ScalarOps::ReducePrecision(const hlo::HloInstruction& inst, Value x) {
+  namespace arith = mlir::arith;
+  ElementType t = inst.operand(0)->shape().element_type();
+  const int64_t* exponent_attr = inst.GetAttribute<int64_t>("exponent_bits");
+  const int64_t* mantissa_attr = inst.GetAttribute<int64_t>("mantissa_bits");
+  if (!exponent_attr || !mantissa_attr || *exponent_attr < 1 || *mantissa_attr < 0)
+    return Error(inst.DebugName() + ": reduce-precision needs exponent_bits >= 1 and mantissa_bits >= 0");
+  int64_t exponent_bits = *exponent_attr, mantissa_bits = *mantissa_attr;
+  int width = 0, src_exponent = 0, src_mantissa = 0;
+  Value c;
+  switch (t) {
+    case ElementType::kF64: width = 64, src_exponent = 11, src_mantissa = 52, c = x; break;
+    case ElementType::kF32: case ElementType::kBF16:
+      width = 32, src_exponent = 8, src_mantissa = 23, c = Widen(x); break;
+    case ElementType::kF16: width = 16, src_exponent = 5, src_mantissa = 10, c = x; break;
+    default: return Unsupported(inst, t);
+  }
+  mlir::Type it = b_.getIntegerType(width), ft = c.getType();
+  auto k = [&](uint64_t v) { return IntConst(it, static_cast<int64_t>(v)); };
+  auto cmp = [&](Pi p, Value a, Value b) { return Value(arith::CmpIOp::create(b_, loc_, p, a, b)); };
+  const uint64_t sign = uint64_t{1} << (width - 1);
+  const uint64_t exp_mask = ((uint64_t{1} << src_exponent) - 1) << src_mantissa;
+  Value bits = arith::BitcastOp::create(b_, loc_, it, c);
+  Value original = bits;
+  Value is_nan = cmp(Pi::ugt, arith::AndIOp::create(b_, loc_, bits, k(~sign)), k(exp_mask));
+  if (mantissa_bits < src_mantissa) {
+    const int64_t shift = src_mantissa - mantissa_bits;
+    const uint64_t last_kept = uint64_t{1} << shift;
+    // Ties to even: 0111..1, plus one when the last kept bit is set.
+    Value last_bit = arith::ShRUIOp::create(b_, loc_, arith::AndIOp::create(b_, loc_, bits, k(last_kept)),
+                                            k(shift));
+    Value bias = arith::AddIOp::create(b_, loc_, k((last_kept >> 1) - 1), last_bit);
+    bits = arith::AndIOp::create(b_, loc_, arith::AddIOp::create(b_, loc_, bits, bias), k(~(last_kept - 1)));
+  }
+  if (exponent_bits < src_exponent) {
+    const uint64_t src_bias = (uint64_t{1} << (src_exponent - 1)) - 1;
+    const uint64_t reduced_bias = (uint64_t{1} << (exponent_bits - 1)) - 1;
+    Value exponent = arith::AndIOp::create(b_, loc_, bits, k(exp_mask));
+    Value signed_zero = arith::AndIOp::create(b_, loc_, bits, k(sign));
+    Value signed_inf = arith::OrIOp::create(b_, loc_, signed_zero, k(exp_mask));
+    bits = Select(cmp(Pi::ugt, exponent, k((src_bias + reduced_bias) << src_mantissa)), signed_inf, bits);
+    bits = Select(cmp(Pi::ule, exponent, k((src_bias - reduced_bias) << src_mantissa)), signed_zero, bits);
+  }
+  // A NaN stays itself, or becomes +inf when no mantissa bit is left.
+  bits = Select(is_nan, mantissa_bits > 0 ? original : k(exp_mask), bits);
+  return Narrow(arith::BitcastOp::create(b_, loc_, ft, bits), t);
+}
+
+StatusOr<Value> ScalarOps::BitcastConvert(const hlo::HloInstruction& inst, Value x) {
+  ElementType from = inst.operand(0)->shape().element_type(), to = inst.shape().element_type();
+  for (ElementType t : {from, to})
+    if (!IsSupportedElementType(t) || IsPred(t)) return Unsupported(inst, t);
+  if (BitWidth(from) != BitWidth(to))
+    return Error(inst.DebugName() + ": codegen does not support bitcast-convert between element widths");
+  mlir::Type target = ValueType(b_.getContext(), to);
+  if (x.getType() == target) return x;
+  return Value(mlir::arith::BitcastOp::create(b_, loc_, target, x));
 }
 
 StatusOr<Value> ScalarOps::FloatUnary(const hlo::HloInstruction& inst, Value x) {
@@ -278,10 +361,52 @@ StatusOr<Value> ScalarOps::IntUnary(const hlo::HloInstruction& inst, Value x, El
 // ---------------------------------------------------------------------------
 // Binary ops.
 
+// stochastic-convert(x, random): x rounded toward zero, plus one in
+// magnitude when random (unsigned, x's width) is below x's fraction scaled
+// to 2^width; NaN and values at or past the result type's range convert as
+// convert does (0, saturation). As the evaluator's EvalStochasticConvert.
+StatusOr<Value> ScalarOps::StochasticConvert(const hlo::HloInstruction& inst, Value x, Value random) {
+  namespace arith = mlir::arith;
+  ElementType from = inst.operand(0)->shape().element_type(), to = inst.shape().element_type();
+  ElementType bits_type = inst.operand(1)->shape().element_type();
+  if (!IsFloat(from) || !IsInteger(to) || !IsUnsignedInteger(bits_type) || BitWidth(bits_type) != BitWidth(from) ||
+      !IsSupportedElementType(from) || !IsSupportedElementType(to))
+    return Error(inst.DebugName() + ": stochastic-convert needs a float operand, unsigned random bits of the "
+                 "same width and an integer result");
+  Value v = Widen(x);
+  mlir::Type ft = v.getType(), i64 = b_.getI64Type();
+  int width = BitWidth(from), result_bits = BitWidth(to);
+  bool is_signed = IsSignedInteger(to);
+  double max = is_signed ? std::ldexp(1.0, result_bits - 1) - 1 : std::ldexp(1.0, result_bits) - 1;
+  double min = is_signed ? -std::ldexp(1.0, result_bits - 1) : 0;
+  KILN_ASSIGN_OR_RETURN(Value plain, Convert(inst, x, from, to));
+  Value magnitude = mlir::math::AbsFOp::create(b_, loc_, v);
+  Value truncated = mlir::math::TruncOp::create(b_, loc_, magnitude);
+  Value fraction = arith::SubFOp::create(b_, loc_, magnitude, truncated);  // exact
+  // fraction * 2^width < 2^width <= 2^64: an unsigned 64-bit integer.
+  Value scaled = arith::MulFOp::create(b_, loc_, fraction, FloatConst(ft, std::ldexp(1.0, width)));
+  Value fixed = arith::FPToUIOp::create(b_, loc_, i64, scaled);
+  Value r64 = width < 64 ? Value(arith::ExtUIOp::create(b_, loc_, i64, random)) : random;
+  Value round_up = arith::AndIOp::create(
+      b_, loc_, arith::CmpFOp::create(b_, loc_, Pf::ONE, fraction, FloatConst(ft, 0)),
+      arith::CmpIOp::create(b_, loc_, Pi::ult, r64, fixed));
+  Value rounded = Select(round_up, arith::AddFOp::create(b_, loc_, truncated, FloatConst(ft, 1)), truncated);
+  Value signed_value = mlir::math::CopySignOp::create(b_, loc_, rounded, v);
+  Value stochastic = FloatToInt(signed_value, to);
+  Value special = arith::OrIOp::create(
+      b_, loc_, IsNan(v),
+      arith::OrIOp::create(b_, loc_, arith::CmpFOp::create(b_, loc_, Pf::OGE, v, FloatConst(ft, max)),
+                           arith::CmpFOp::create(b_, loc_, Pf::OLE, v, FloatConst(ft, min))));
+  return Select(special, plain, stochastic);
+}
+
 StatusOr<Value> ScalarOps::Binary(const hlo::HloInstruction& inst, Value a, Value b) {
+  if (inst.opcode() == HloOpcode::kStochasticConvert) return StochasticConvert(inst, a, b);
+  if (inst.opcode() == HloOpcode::kComplex) return MakeComplex(inst, a, b);
   ElementType t = inst.shape().element_type();
   if (inst.operand(0)->shape().element_type() != t || inst.operand(1)->shape().element_type() != t)
     return Error(inst.DebugName() + ": operand element types differ from the result's");
+  if (IsComplex(t)) return ComplexBinary(inst, a, b);
   if (IsFloat(t)) return FloatBinary(inst, a, b);
   if (IsInteger(t) || IsPred(t)) return IntBinary(inst, a, b, t);
   return Unsupported(inst, t);
@@ -513,6 +638,9 @@ StatusOr<Value> ScalarOps::Convert(const hlo::HloInstruction& inst, Value v, Ele
   if (!IsSupportedElementType(from) || !IsSupportedElementType(to))
     return Unsupported(inst, IsSupportedElementType(from) ? to : from);
   if (from == to) return v;
+  if (IsComplex(to)) return ConvertToComplex(inst, v, from, to);
+  if (IsComplex(from))  // XLA's shape inference refuses complex -> real
+    return Error(inst.DebugName() + ": convert from a complex type to a real one is not allowed (use real)");
   mlir::Type target = ValueType(b_.getContext(), to);
   if (IsPred(to)) {  // x != 0; NaN -> true (unordered compare)
     if (IsFloat(from))

@@ -44,6 +44,19 @@ class ScalarOps {
   // Binary elementwise ops other than compare.
   StatusOr<mlir::Value> Binary(const hlo::HloInstruction& inst, mlir::Value a, mlir::Value b);
   StatusOr<mlir::Value> Compare(const hlo::HloInstruction& inst, mlir::Value a, mlir::Value b);
+  // Complex values (complex_ops.cc).
+  mlir::Value ComplexConstant(mlir::Type type, double re, double im);
+  StatusOr<mlir::Value> ComplexUnary(const hlo::HloInstruction& inst, mlir::Value x);
+  StatusOr<mlir::Value> ComplexBinary(const hlo::HloInstruction& inst, mlir::Value a, mlir::Value b);
+  StatusOr<mlir::Value> MakeComplex(const hlo::HloInstruction& inst, mlir::Value re, mlir::Value im);
+  StatusOr<mlir::Value> ConvertToComplex(const hlo::HloInstruction& inst, mlir::Value v, ElementType from,
+                                         ElementType to);
+  // reduce-precision, bit for bit as the evaluator (common/float_formats.h).
+  StatusOr<mlir::Value> ReducePrecision(const hlo::HloInstruction& inst, mlir::Value x);
+  // stochastic-convert(x, random bits) -> integer.
+  StatusOr<mlir::Value> StochasticConvert(const hlo::HloInstruction& inst, mlir::Value x, mlir::Value random);
+  // bitcast-convert between element types of one bit width.
+  StatusOr<mlir::Value> BitcastConvert(const hlo::HloInstruction& inst, mlir::Value x);
   // convert: XLA's value conversion (see element_conversion.h).
   StatusOr<mlir::Value> Convert(const hlo::HloInstruction& inst, mlir::Value v, ElementType from,
                                 ElementType to);

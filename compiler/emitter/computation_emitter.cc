@@ -126,6 +126,11 @@ Status ComputationEmitter::EmitInstruction(const HloInstruction& inst, th::Seque
     case HloOpcode::kConvolution: return EmitConvolution(inst, seq);
     case HloOpcode::kWhile: return EmitWhile(inst, seq);
     case HloOpcode::kConditional: return EmitConditional(inst, seq);
+    case HloOpcode::kCustomCall:
+      return Error(inst.DebugName() + ": bef-compile does not support custom-call target '" +
+                   inst.GetString("custom_call_target") +
+                   "' (it runs sharding and placement annotations, __cublas$gemm, __cublas$lt$matmul, TopK, "
+                   "AwsNeuronGelu and AwsNeuronGeluApprxTanh)");
     default:
       return Error(inst.DebugName() + ": bef-compile does not support opcode '" +
                    std::string(hlo::OpcodeName(inst.opcode())) + "' yet (supported: " + SupportedOpsSummary() + ")");

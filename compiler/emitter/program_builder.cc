@@ -28,8 +28,7 @@ int32_t ProgramBuilder::AddTemp(int64_t size) {
 }
 
 StatusOr<int64_t> ProgramBuilder::AddConstant(const hlo::HloInstruction& constant) {
-  if (!constant.has_literal() || constant.literal_elided())
-    return Error(constant.DebugName() + ": the constant's data was elided ({...}); it cannot be compiled");
+  if (!constant.has_literal()) return Error(constant.DebugName() + ": constant has no value");
   const Literal& lit = constant.literal();
   if (!constant.shape().IsArray() || static_cast<int64_t>(lit.raw_size()) != constant.shape().ByteSize())
     return Error(constant.DebugName() + ": constant of shape " + constant.shape().ToString(false) +
@@ -261,11 +260,13 @@ StatusOr<EmittedProgram> EmitThunkProgram(const hlo::HloModule& module) {
 }
 
 std::string SupportedOpsSummary() {
-  return "elementwise ops, broadcast, reshape, bitcast, transpose, slice, concatenate, iota, convert, "
+  return "elementwise ops (reduce-precision too), bitcast-convert (one element width), map of elementwise "
+         "computations, broadcast, reshape, bitcast, transpose, slice, concatenate, iota, convert, "
          "compare, select, clamp, reverse, pad, dynamic-slice, dynamic-update-slice, gather, scatter "
-         "(single operand), reduce (also variadic), reduce-window (single operand), dot, convolution (host, "
-         "f16/bf16/f32/f64), tuple, "
-         "get-tuple-element, call, while, conditional, parameter, constant";
+         "(single operand), reduce (also variadic), reduce-window (single operand), dot, convolution "
+         "(f16/bf16/f32/f64; cuDNN on CUDA), tuple, "
+         "get-tuple-element, call, async-start/done and copy-start/done (run synchronously), while, "
+         "conditional, sort (any comparator; a kernel of its own), topk, parameter, constant";
 }
 
 }  // namespace kiln::emitter

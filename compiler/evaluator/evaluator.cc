@@ -174,8 +174,6 @@ class DeviceEvaluator final : public EvalContext {
     const Operands& operands = inputs.values;
     switch (inst.opcode()) {
       case HloOpcode::kConstant:
-        if (inst.literal_elided())
-          return Error(inst.DebugName() + ": constant data was elided ({...}) in the HLO text");
         return inst.literal();
       case HloOpcode::kTuple: {
         std::vector<Literal> elements;
@@ -236,10 +234,16 @@ class DeviceEvaluator final : public EvalContext {
       case HloOpcode::kReduce: case HloOpcode::kReduceWindow:
       case HloOpcode::kSelectAndScatter: case HloOpcode::kSort:
         return EvalReductionOp(inst, operands, *this);
+      case HloOpcode::kTopK:
+        return EvalTopK(inst, operands);
+      case HloOpcode::kRngBitGenerator:
+        return EvalRngBitGenerator(inst, operands);
       case HloOpcode::kDot: case HloOpcode::kConvolution: case HloOpcode::kFft:
         return EvalContractionOp(inst, operands, *this);
       case HloOpcode::kGather: case HloOpcode::kScatter:
         return EvalIndexingOp(inst, operands, *this);
+      case HloOpcode::kBatchNormTraining: case HloOpcode::kBatchNormInference: case HloOpcode::kBatchNormGrad:
+        return EvalBatchNormOp(inst, operands);
       case HloOpcode::kAllReduce: case HloOpcode::kAllReduceStart: case HloOpcode::kAllReduceDone:
       case HloOpcode::kAllGather: case HloOpcode::kAllGatherStart: case HloOpcode::kAllGatherDone:
       case HloOpcode::kReduceScatter: case HloOpcode::kAllToAll:

@@ -47,6 +47,10 @@ StatusOr<Literal> EvalShapeOp(const HloInstruction& inst, const Operands& operan
 // reduce, reduce-window, select-and-scatter, sort.
 StatusOr<Literal> EvalReductionOp(const HloInstruction& inst, const Operands& operands,
                                   EvalContext& ctx);
+// topk (topk_op.cc).
+StatusOr<Literal> EvalTopK(const HloInstruction& inst, const Operands& operands);
+// rng-bit-generator (rng_ops.cc).
+StatusOr<Literal> EvalRngBitGenerator(const HloInstruction& inst, const Operands& operands);
 // dot, convolution, fft.
 StatusOr<Literal> EvalContractionOp(const HloInstruction& inst, const Operands& operands,
                                     EvalContext& ctx);
@@ -55,6 +59,8 @@ StatusOr<Literal> EvalIndexingOp(const HloInstruction& inst, const Operands& ope
                                  EvalContext& ctx);
 // all-reduce, all-gather, reduce-scatter, all-to-all, collective-permute,
 // collective-broadcast, their -start/-done forms, replica-id, partition-id.
+// batch-norm-training / -inference / -grad (batch_norm_ops.cc).
+StatusOr<Literal> EvalBatchNormOp(const HloInstruction& inst, const Operands& operands);
 StatusOr<Literal> EvalCollectiveOp(const HloInstruction& inst, const Operands& operands,
                                    EvalContext& ctx);
 

@@ -109,7 +109,9 @@ class HloInstruction {
   int64_t parameter_number() const { return parameter_number_; }
   void set_parameter_number(int64_t n) { parameter_number_ = n; }
   // Constant value (kConstant only). A constant printed as "{...}" (data
-  // elided) has literal() with zeros and literal_elided() true.
+  // elided) has literal() with XLA's placeholder data (literal_parser.cc)
+  // and literal_elided() true: it compiles and runs, but passes do not
+  // fold or merge it and tools warn that results depend on missing data.
   const Literal& literal() const { return *literal_; }
   bool has_literal() const { return literal_ != nullptr; }
   void set_literal(Literal literal) { literal_ = std::make_unique<Literal>(std::move(literal)); }

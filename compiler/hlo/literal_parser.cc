@@ -10,6 +10,15 @@
 // Storage is allocated only after checking that the text is long enough to
 // hold every element (or, for the elided "{...}" form, that it is at most
 // kMaxLiteralBytes), so malformed input cannot request huge allocations.
+//
+// An elided constant ("{...}", how XLA dumps large constants) is legal HLO
+// whose values are gone. It is filled as XLA's parser fills it by default:
+// each 32-bit word of the storage takes the next value of a counter that
+// runs across the module (the bytes of a tail shorter than a word take a
+// byte counter), masked to 0/1 for pred, so elided constants differ from
+// one another and the module compiles, runs and benchmarks with the same
+// placeholder data XLA would use on a first parse. Results then depend on
+// that placeholder: tools warn (HloModule::CountElidedConstants).
 #include <cmath>
 #include <complex>
 #include <cstring>
@@ -237,6 +246,32 @@ Status ParseArrayElements(ParseContext& ctx, Literal& lit) {
   }
 }
 
+// The bit mask that keeps a placeholder byte a valid value of `type` in
+// kiln's storage (pred: 0/1; sub-byte integers and f4: one per byte).
+uint8_t PlaceholderByteMask(ElementType type) {
+  if (type == ElementType::kPred) return 0x01;
+  int bits = BitWidth(type);
+  return bits < 8 ? static_cast<uint8_t>((1u << bits) - 1) : 0xff;
+}
+
+void FillElidedPlaceholder(ParseContext& ctx, Literal& literal) {
+  uint8_t byte_mask = PlaceholderByteMask(literal.shape().element_type());
+  uint32_t word_mask = byte_mask * 0x01010101u;
+  uint8_t* raw = literal.raw();
+  size_t words = literal.raw_size() / 4;
+  for (size_t i = 0; i < words; ++i) {
+    uint32_t word = ctx.next_elided_word++ & word_mask;
+    std::memcpy(raw + 4 * i, &word, 4);  // little-endian, as XLA's storage
+  }
+  for (size_t i = 4 * words; i < literal.raw_size(); ++i) raw[i] = ctx.next_elided_byte++ & byte_mask;
+  // Signed sub-byte integers are stored sign-extended.
+  ElementType type = literal.shape().element_type();
+  int bits = BitWidth(type);
+  if (type != ElementType::kPred && bits < 8 && IsSignedInteger(type))
+    for (size_t i = 0; i < literal.raw_size(); ++i)
+      raw[i] = static_cast<uint8_t>(static_cast<int8_t>(raw[i] << (8 - bits)) >> (8 - bits));
+}
+
 StatusOr<Literal> ParseLiteralImpl(ParseContext& ctx, const Shape& shape, bool* elided) {
   DepthGuard guard(ctx);
   KILN_RETURN_IF_ERROR(guard.status());
@@ -268,7 +303,9 @@ StatusOr<Literal> ParseLiteralImpl(ParseContext& ctx, const Shape& shape, bool* 
     ctx.lex().Lex();
     KILN_RETURN_IF_ERROR(ctx.Expect(TokKind::kRBrace, "'}' after '...'"));
     *elided = true;
-    return Literal(shape);
+    Literal placeholder(shape);
+    FillElidedPlaceholder(ctx, placeholder);
+    return placeholder;
   }
   // Every element needs at least one character of text.
   int64_t remaining = ctx.lex().end() - start.ptr;

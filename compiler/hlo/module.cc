@@ -90,4 +90,21 @@ std::unique_ptr<HloModule> HloModule::Clone() const {
   return clone;
 }
 
+int64_t CountElidedConstants(const HloModule& module) {
+  int64_t count = 0;
+  for (const HloComputation* computation : module.computations())
+    for (const HloInstruction* inst : computation->instructions())
+      count += inst->opcode() == HloOpcode::kConstant && inst->literal_elided();
+  return count;
+}
+
+std::string ElidedConstantsWarning(const HloModule& module) {
+  int64_t count = CountElidedConstants(module);
+  if (count == 0) return "";
+  bool one = count == 1;
+  return "warning: " + std::to_string(count) + (one ? " constant was" : " constants were") +
+         " elided ({...}) in the HLO text and " + (one ? "holds" : "hold") +
+         " XLA's placeholder data (a counter): results depend on the missing values";
+}
+
 }  // namespace kiln::hlo

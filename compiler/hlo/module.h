@@ -93,4 +93,10 @@ class HloModule {
   std::string source_file_;
 };
 
+// How many constants of `module` were elided ("{...}") in its text and hold
+// placeholder data (see HloInstruction::literal_elided), and a one-line
+// warning saying so ("" when none are).
+int64_t CountElidedConstants(const HloModule& module);
+std::string ElidedConstantsWarning(const HloModule& module);
+
 }  // namespace kiln::hlo

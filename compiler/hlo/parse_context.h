@@ -76,6 +76,12 @@ class ParseContext {
   bool Enter() { return ++depth_ <= kMaxNestingDepth; }
   void Leave() { --depth_; }
 
+  // Counters behind the placeholder data of elided ("{...}") constants,
+  // running across one parse as XLA's parser's do across a process, so
+  // that two elided constants of one module differ (see literal_parser.cc).
+  uint32_t next_elided_word = 0;
+  uint8_t next_elided_byte = 0;
+
  private:
   Lexer lexer_;
   std::string_view file_name_;

@@ -98,7 +98,9 @@ bool IsNarrowFloat(ElementType t) {
 
 // Every value of `from` (NaN, inf and -0 included) is exactly a value of
 // `to`. Then convert(convert(x, to), c) == convert(x, c) for every c, since
-// each conversion is a function of the value alone.
+// each conversion is a function of the value alone -- except that an
+// integer converts to a narrower integer by wrapping but from a float by
+// saturating (see FoldsThroughLosslessConvert).
 bool IsLosslessConvert(ElementType from, ElementType to) {
   if (from == to) return true;
   int digits = SignificandDigits(to);
@@ -113,6 +115,15 @@ bool IsLosslessConvert(ElementType from, ElementType to) {
                                       from == ElementType::kBF16 || IsNarrowFloat(from);
   if (to == ElementType::kF32) return from == ElementType::kF16 || from == ElementType::kBF16 || IsNarrowFloat(from);
   return false;
+}
+
+// convert(convert(x: from, mid), to) == convert(x, to), given that
+// from -> mid is lossless: out-of-range integers wrap when converted
+// directly but saturate through a float.
+bool FoldsThroughLosslessConvert(ElementType from, ElementType mid, ElementType to) {
+  if (!IsLosslessConvert(from, mid)) return false;
+  bool saturates_through_float = !IsFloat(from) && IsFloat(mid) && IsInteger(to);
+  return !saturates_through_float || IsLosslessConvert(from, to);
 }
 
 bool IsRemovable(const HloInstruction& inst) {
@@ -390,7 +401,7 @@ class Simplifier {
     if (x->opcode() == HloOpcode::kConvert) {
       HloInstruction* y = x->operand(0);
       ElementType from = y->shape().element_type();
-      if (IsLosslessConvert(from, x->shape().element_type())) {
+      if (FoldsThroughLosslessConvert(from, x->shape().element_type(), to)) {
         if (from == to) return Match("convert-convert", y);
         return Match("convert-convert", Add(HloOpcode::kConvert, inst->shape(), {y}));
       }

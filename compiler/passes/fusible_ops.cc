@@ -39,8 +39,17 @@ bool IsKernelOp(const HloInstruction& inst) {
     case HloOpcode::kScatter:
     case HloOpcode::kReduceWindow:
       return inst.operand_count() == (inst.opcode() == HloOpcode::kScatter ? 3 : 2);
-    case HloOpcode::kStochasticConvert:  // needs random bits codegen lacks
-      return false;
+    // Gathered per result element (select_and_scatter_ops.cc).
+    case HloOpcode::kSelectAndScatter:
+      return inst.operand_count() == 3;
+    // Between integer and real float types of whole bytes (a width change
+    // adds or drops a minor dimension).
+    case HloOpcode::kBitcastConvert: {
+      ElementType from = inst.operand(0)->shape().element_type(), to = shape.element_type();
+      for (ElementType t : {from, to})
+        if (t == ElementType::kPred || IsComplex(t) || BitWidth(t) % 8 != 0) return false;
+      return true;
+    }
     default:
       return hlo::IsElementwise(inst.opcode());
   }
@@ -52,7 +61,7 @@ bool IsCheapToRepeat(const HloInstruction& inst) {
     case HloOpcode::kLogistic: case HloOpcode::kTanh: case HloOpcode::kSin: case HloOpcode::kCos:
     case HloOpcode::kTan: case HloOpcode::kAtan2: case HloOpcode::kPower: case HloOpcode::kErf:
     case HloOpcode::kCbrt: case HloOpcode::kReduce: case HloOpcode::kConcatenate:
-    case HloOpcode::kReduceWindow: case HloOpcode::kScatter:
+    case HloOpcode::kReduceWindow: case HloOpcode::kScatter: case HloOpcode::kSelectAndScatter:
       return false;
     default:
       return true;

@@ -31,6 +31,61 @@ hlo::HloInstruction* AddInstruction(hlo::HloComputation& computation, hlo::HloOp
   return computation.AddInstruction(std::move(inst));
 }
 
+hlo::HloInstruction* AddScalarConstant(hlo::HloComputation& computation, ElementType type, double value,
+                                       std::string name) {
+  Literal literal(Shape(type, {}));
+  literal.SetF64(0, value);
+  hlo::HloInstruction* c = AddInstruction(computation, hlo::HloOpcode::kConstant, Shape(type, {}), {}, std::move(name));
+  c->set_literal(std::move(literal));
+  return c;
+}
+
+hlo::HloInstruction* AddSplat(hlo::HloComputation& computation, const Shape& shape, double value,
+                              NameUniquer& names, std::string_view base) {
+  hlo::HloInstruction* scalar =
+      AddScalarConstant(computation, shape.element_type(), value, names.Get(std::string(base) + ".constant"));
+  hlo::HloInstruction* splat = AddInstruction(computation, hlo::HloOpcode::kBroadcast,
+                                              Shape(shape.element_type(), shape.dims()), {scalar},
+                                              names.Get(std::string(base) + ".broadcast"));
+  splat->SetAttribute("dimensions", std::vector<int64_t>{});
+  return splat;
+}
+
+hlo::HloComputation* AddBinaryComputation(hlo::HloModule& module, NameUniquer& names, hlo::HloOpcode opcode,
+                                          ElementType type, std::string_view base) {
+  auto comp = std::make_unique<hlo::HloComputation>(names.Get(base));
+  Shape scalar(type, {});
+  std::vector<hlo::HloInstruction*> params;
+  for (int64_t i = 0; i < 2; ++i) {
+    auto p = std::make_unique<hlo::HloInstruction>(hlo::HloOpcode::kParameter,
+                                                   names.Get(std::string(base) + "_p"), scalar);
+    p->set_parameter_number(i);
+    params.push_back(comp->AddInstruction(std::move(p)));
+  }
+  comp->set_root(AddInstruction(*comp, opcode, scalar, params, names.Get(std::string(base) + "_r")));
+  return module.AddComputation(std::move(comp));
+}
+
+StatusOr<bool> ExpandInstructions(hlo::HloModule& module, const InstructionMatcher& match,
+                                  const InstructionExpander& expand) {
+  bool changed = false;
+  NameUniquer names(module);
+  for (hlo::HloComputation* comp : module.computations()) {
+    std::vector<hlo::HloInstruction*> matched;
+    for (hlo::HloInstruction* inst : comp->instructions())
+      if (match(*inst)) matched.push_back(inst);
+    for (hlo::HloInstruction* inst : matched) {
+      KILN_ASSIGN_OR_RETURN(hlo::HloInstruction * replacement, expand(inst, names));
+      if (!replacement) continue;
+      inst->ReplaceAllUsesWith(replacement);
+      inst->DropAllControlDependencies();
+      KILN_RETURN_IF_ERROR(comp->RemoveInstruction(inst));
+      changed = true;
+    }
+  }
+  return changed;
+}
+
 Shape WithMemorySpaceOf(Shape shape, const Shape& like) {
   int64_t space = like.IsArray() && like.has_layout() ? like.layout()->memory_space : 0;
   if (space == 0 || !shape.IsArray()) return shape;

@@ -2,6 +2,7 @@
 // one-call instruction creation.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -9,6 +10,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "common/status.h"
 #include "compiler/hlo/module.h"
 
 namespace kiln::passes {
@@ -32,6 +34,30 @@ hlo::HloInstruction* AddInstruction(hlo::HloComputation& computation, hlo::HloOp
                                     const Shape& shape,
                                     const std::vector<hlo::HloInstruction*>& operands,
                                     std::string name);
+
+// A scalar constant of `type` holding `value` (rounded to the type).
+hlo::HloInstruction* AddScalarConstant(hlo::HloComputation& computation, ElementType type, double value,
+                                       std::string name);
+
+// `value` broadcast to the array `shape` (a scalar constant and its
+// broadcast, named after `base`).
+hlo::HloInstruction* AddSplat(hlo::HloComputation& computation, const Shape& shape, double value,
+                              NameUniquer& names, std::string_view base);
+
+// A new computation (x: type, y: type) -> type returning opcode(x, y): a
+// reducer for the reductions a pass creates.
+hlo::HloComputation* AddBinaryComputation(hlo::HloModule& module, NameUniquer& names, hlo::HloOpcode opcode,
+                                          ElementType type, std::string_view base);
+
+// The common shape of expander passes: every instruction `match` selects is
+// replaced by what `expand` builds for it in its computation and removed.
+// `expand` returning nullptr leaves the instruction alone. Returns whether
+// anything changed.
+using InstructionMatcher = std::function<bool(const hlo::HloInstruction&)>;
+using InstructionExpander =
+    std::function<StatusOr<hlo::HloInstruction*>(hlo::HloInstruction*, NameUniquer&)>;
+StatusOr<bool> ExpandInstructions(hlo::HloModule& module, const InstructionMatcher& match,
+                                  const InstructionExpander& expand);
 
 // `shape` with its layout removed (kiln buffers are dense row-major, so
 // shapes a pass creates carry no layout).

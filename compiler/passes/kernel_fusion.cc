@@ -29,6 +29,11 @@ class Outliner {
       : comp_(comp), module_(module), names_(names) {}
 
   Status Run(const std::vector<PlannedKernel>& kernels) {
+    // Duplicability as planned: outlining one kernel replaces its root by a
+    // fusion, which would make a broadcast of that root (an iota, say) look
+    // like a buffer to a later kernel that the plan expected to recompute it.
+    for (HloInstruction* inst : comp_.instructions())
+      if (IsDuplicable(*inst) && !IsInPlaceTarget(*inst)) duplicable_.insert(inst);
     std::unordered_set<const HloInstruction*> fused;
     for (const PlannedKernel& k : kernels) {
       KILN_RETURN_IF_ERROR(Outline(k));
@@ -86,7 +91,7 @@ class Outliner {
     auto it = map.find(op);
     if (it != map.end()) return it->second;
     HloInstruction* value;
-    if (!members.count(op) && IsDuplicable(*op) && !IsInPlaceTarget(*op)) {
+    if (!members.count(op) && duplicable_.count(op)) {
       std::vector<HloInstruction*> inner;
       for (const HloInstruction* o : op->operands()) inner.push_back(Inside(o, members, body, map, operands));
       value = body.AddInstruction(op->CloneWithOperands(inner, names_.Get(op->name())));
@@ -105,6 +110,7 @@ class Outliner {
   hlo::HloModule& module_;
   NameUniquer& names_;
   std::unordered_set<const HloInstruction*> cloned_;  // members cloned once already
+  std::unordered_set<const HloInstruction*> duplicable_;
 };
 
 // The flops duplication may add to `module`: a fraction of its kernels' work.

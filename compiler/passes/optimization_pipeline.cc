@@ -1,11 +1,19 @@
 // The pass order of kiln's middle-end.
 #include "compiler/passes/optimization_pipeline.h"
 
+#include "compiler/passes/activation_custom_call_rewriter.h"
 #include "compiler/passes/algebraic_simplifier.h"
 #include "compiler/passes/annotation_remover.h"
+#include "compiler/passes/async_to_sync.h"
+#include "compiler/passes/batch_norm_expander.h"
 #include "compiler/passes/constant_folding.h"
 #include "compiler/passes/cse.h"
+#include "compiler/passes/gemm_custom_call_rewriter.h"
+#include "compiler/passes/input_dilation_to_pad.h"
+#include "compiler/passes/map_inliner.h"
 #include "compiler/passes/passes.h"
+#include "compiler/passes/rng_bit_generator_expander.h"
+#include "compiler/passes/topk_custom_call_rewriter.h"
 #include "compiler/passes/tuple_simplifier.h"
 #include "compiler/passes/while_loop_invariant_code_motion.h"
 #include "compiler/passes/while_loop_trip_count.h"
@@ -30,16 +38,26 @@ Status RunOptimizationPipeline(hlo::HloModule& module, const PipelineOptions& op
   pipeline.set_after_changed_pass(options.after_changed_pass);
   if (options.verify_each_pass) pipeline.set_verify_each_pass(*options.verify_each_pass);
   // The whole dataflow in one computation per loop body, in logical shapes.
+  // Async wrappers become calls, which CallInliner inlines.
+  pipeline.AddPass<AsyncToSync>();
+  pipeline.AddPass<MapInliner>();
+  pipeline.AddPass<BatchNormExpander>();
+  pipeline.AddPass<GemmCustomCallRewriter>();
+  pipeline.AddPass<ActivationCustomCallRewriter>();
+  pipeline.AddPass<TopKCustomCallRewriter>();
   pipeline.AddPass<CallInliner>();
   pipeline.AddPass<AnnotationRemover>();
   pipeline.AddPass<BitcastToReshape>();
   pipeline.AddPass<LayoutNormalization>();
+  pipeline.AddPass<StableSortExpander>();  // sort kernels need not be stable
+  pipeline.AddPass<RngBitGeneratorExpander>();  // into plain elementwise ops, as XLA does
   AddSimplification(pipeline);
   // Loops: trip counts first (they match the loop before hoisting widens
   // its state), then invariant work out of the bodies.
   pipeline.AddPass<WhileLoopTripCount>();
   pipeline.AddPass<WhileLoopInvariantCodeMotion>();
   // Library-call forms; their reshapes and transposes simplify again.
+  pipeline.AddPass<InputDilationToPad>();  // what cuDNN cannot dilate itself
   pipeline.AddPass<ConvolutionCanonicalization>();  // 1x1 convolutions become dots
   pipeline.AddPass<DotCanonicalization>(options.bf16_gemm_operands);
   AddSimplification(pipeline);
@@ -49,6 +67,7 @@ Status RunOptimizationPipeline(hlo::HloModule& module, const PipelineOptions& op
   pipeline.AddPass<KernelFusion>();
   pipeline.AddPass<MultiOutputFusion>();
   pipeline.AddPass<SiblingFusion>();
+  pipeline.AddPass<SortFusion>();  // sort and topk kernels, apart from the others
   pipeline.AddPass<DeadCodeElimination>();
   StatusOr<bool> changed = pipeline.Run(module);
   if (records) *records = pipeline.records();

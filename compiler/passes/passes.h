@@ -136,6 +136,26 @@ class SiblingFusion : public HloPass {
   StatusOr<bool> Run(hlo::HloModule& module) override;
 };
 
+// Makes every sort with is_stable=true stable by construction, as XLA's
+// StableSortExpander does: an s32 iota operand along the sort dimension
+// (or an existing iota operand) breaks the comparator's ties by position,
+// and the extra result is dropped; the sort becomes is_stable=false, so
+// the sort kernels need not be stable (stable_sort_expander.cc).
+class StableSortExpander : public HloPass {
+ public:
+  std::string_view name() const override { return "stable-sort-expander"; }
+  StatusOr<bool> Run(hlo::HloModule& module) override;
+};
+
+// Wraps every sort and topk in a kernel of its own (a kind=kCustom fusion
+// whose root is the sort), which codegen's sort emitter compiles. Runs
+// after the other fusion passes (sort_fusion.cc).
+class SortFusion : public HloPass {
+ public:
+  std::string_view name() const override { return "sort-fusion"; }
+  StatusOr<bool> Run(hlo::HloModule& module) override;
+};
+
 // Removes instructions whose results are never used (roots and parameters
 // stay), and computations no instruction calls any more.
 class DeadCodeElimination : public HloPass {

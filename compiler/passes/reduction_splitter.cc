@@ -141,17 +141,7 @@ class Splitter {
 
   // (f32, f32) -> f32 add, created once.
   hlo::HloComputation* F32Add() {
-    if (f32_add_) return f32_add_;
-    auto comp = std::make_unique<hlo::HloComputation>(names_.Get("split_add_f32"));
-    Shape scalar(ElementType::kF32, {});
-    std::vector<HloInstruction*> params;
-    for (int64_t i = 0; i < 2; ++i) {
-      auto p = std::make_unique<HloInstruction>(HloOpcode::kParameter, names_.Get("split_add_p"), scalar);
-      p->set_parameter_number(i);
-      params.push_back(comp->AddInstruction(std::move(p)));
-    }
-    comp->set_root(AddInstruction(*comp, HloOpcode::kAdd, scalar, params, names_.Get("split_add")));
-    f32_add_ = module_.AddComputation(std::move(comp));
+    if (!f32_add_) f32_add_ = AddBinaryComputation(module_, names_, HloOpcode::kAdd, ElementType::kF32, "split_add_f32");
     return f32_add_;
   }
 

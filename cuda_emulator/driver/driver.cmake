@@ -1,5 +1,5 @@
 # libkiln_cuda_emulator.so: the CUDA driver API subset kiln's runtime calls
-# and the cuBLAS double, over kiln_cuda_emulator_core. Included by
+# and the cuBLAS and cuDNN doubles, over kiln_cuda_emulator_core. Included by
 # cuda_emulator/CMakeLists.txt.
 #
 # Only the C entry points are exported: sources are compiled with hidden
@@ -20,6 +20,7 @@ add_library(kiln_cuda_emulator SHARED
   driver/module_table.cc
   driver/timeline.cc
   libs/cublas_double.cc
+  libs/cudnn_double.cc
 )
 set_target_properties(kiln_cuda_emulator PROPERTIES
   OUTPUT_NAME kiln_cuda_emulator

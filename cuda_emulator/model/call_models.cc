@@ -80,4 +80,20 @@ GemmTime ModelGemm(const GemmShape& s, GemmMath math) {
   return t;
 }
 
+GemmTime ModelConvolution(const GemmShape& gemm, double bytes, GemmMath math) {
+  GemmTime t = ModelGemm(gemm, math);
+  t.bytes = bytes;
+  t.memory = bytes / kDramBytesPerSecond;
+  double flops_seconds = 0;
+  switch (math) {
+    case GemmMath::kFp32: flops_seconds = t.flops / kFp32Flops; break;
+    case GemmMath::kTf32Tensor: flops_seconds = t.flops / kTf32TensorFlops; break;
+    case GemmMath::kFp16Tensor: flops_seconds = t.flops / kFp16TensorFlops; break;
+    case GemmMath::kFp64Tensor: flops_seconds = t.flops / kFp64TensorFlops; break;
+  }
+  t.total = kLaunchSeconds + std::max(t.compute, t.memory);
+  t.optimal = kLaunchSeconds + std::max(flops_seconds, t.memory);
+  return t;
+}
+
 }  // namespace kiln::emu::model

@@ -41,4 +41,10 @@ struct GemmTime {
 
 GemmTime ModelGemm(const GemmShape& shape, GemmMath math);
 
+// A cuDNN convolution as the implicit GEMM it runs (`gemm`: one batch per
+// group; the double derives m, n, k per direction), whose DRAM traffic is
+// its tensors (`bytes`: x, w and y once, plus the output when beta != 0)
+// rather than the GEMM's unrolled operands.
+GemmTime ModelConvolution(const GemmShape& gemm, double bytes, GemmMath math);
+
 }  // namespace kiln::emu::model

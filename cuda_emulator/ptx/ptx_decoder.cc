@@ -349,6 +349,7 @@ Status Decoder::Operand(const RawOperand& raw, ptx::Operand* out, bool) {
           RawOperand number;
           number.kind = RawOperand::Kind::kNumber;
           number.text = raw.elements[i];
+          number.minus = i < raw.element_minus.size() && raw.element_minus[i];
           ptx::Operand value;
           KILN_RETURN_IF_ERROR(Immediate(number, &value));
           out->vector[i] = ~0u;

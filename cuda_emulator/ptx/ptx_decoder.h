@@ -25,6 +25,7 @@ struct RawOperand {
   std::string_view base;
   int64_t offset = 0;
   std::vector<std::string_view> elements;  // kVector
+  std::vector<bool> element_minus;         // kVector: -N immediates ({-1, 0})
 };
 
 struct RawInstruction {

@@ -496,9 +496,11 @@ StatusOr<RawOperand> Parser::Operand() {
   if (Accept("{")) {
     op.kind = RawOperand::Kind::kVector;
     do {
-      if (Peek().kind != Kind::kIdentifier && Peek().kind != Kind::kNumber)
+      bool minus = Accept("-");
+      if ((minus || Peek().kind != Kind::kIdentifier) && Peek().kind != Kind::kNumber)
         return Fail("expected a register or a number in a vector operand");
       op.elements.push_back(Next().text);
+      op.element_minus.push_back(minus);
     } while (Accept(","));
     KILN_RETURN_IF_ERROR(Expect("}"));
     return op;

@@ -455,14 +455,36 @@ ENTRY e {
   EXPECT_NE(r.status().message().find("%d"), std::string::npos) << r.status().message();
   StatusOr<CodegenResult> bad_name = CompileKernels({{"not-a-name", dot->entry()}}, {});
   EXPECT_FALSE(bad_name.ok());
-  auto c64 = MustParse(R"(
+  // f8 values have no kernel representation yet; complex reductions no
+  // GPU tree (kernel_emitter.cc): both are one-line errors.
+  auto f8 = MustParse(R"(
 HloModule c
 ENTRY e {
-  x = c64[2] parameter(0)
-  ROOT n = c64[2] negate(x)
+  x = f8e4m3fn[2] parameter(0)
+  ROOT n = f8e4m3fn[2] negate(x)
 })");
-  ASSERT_TRUE(c64);
-  EXPECT_FALSE(CompileKernels({{"k", c64->entry()}}, {}).ok());
+  ASSERT_TRUE(f8);
+  StatusOr<CodegenResult> f8_result = CompileKernels({{"k", f8->entry()}}, {});
+  ASSERT_FALSE(f8_result.ok());
+  EXPECT_NE(f8_result.status().message().find("element type f8e4m3fn"), std::string::npos)
+      << f8_result.status().message();
+  auto complex_sum = MustParse(R"(
+HloModule c
+add {
+  a = c64[] parameter(0)
+  b = c64[] parameter(1)
+  ROOT s = c64[] add(a, b)
+}
+ENTRY e {
+  x = c64[4,8] parameter(0)
+  z = c64[] constant((0, 0))
+  ROOT r = c64[4] reduce(x, z), dimensions={1}, to_apply=add
+})");
+  ASSERT_TRUE(complex_sum);
+  StatusOr<CodegenResult> sum_result = CompileKernels({{"k", complex_sum->entry()}}, {});
+  ASSERT_FALSE(sum_result.ok());
+  EXPECT_NE(sum_result.status().message().find("of complex values"), std::string::npos)
+      << sum_result.status().message();
 }
 
 }  // namespace

@@ -194,6 +194,26 @@ TEST_F(PtxMemoryTest, VectorLoadsAndStores) {
   EXPECT_EQ(Download<uint32_t>(mid, 64), middle);
 }
 
+// Vector stores of immediates, negative ones included (LLVM emits
+// `st.global.v4.b32 [%rd1], {-1, 0, 1, 2}` for constant iota kernels).
+constexpr std::string_view kVectorImmediates = R"(
+.visible .entry vector_imm(.param .u64 p_out)
+{
+  .reg .b64 %rd<2>;
+  ld.param.u64 %rd0, [p_out];
+  st.global.v4.b32 [%rd0], {-1, 0, 1, -2147483648};
+  st.global.v2.b32 [%rd0+16], {7, -7};
+  ret;
+}
+)";
+
+TEST_F(PtxMemoryTest, VectorStoresOfNegativeImmediates) {
+  ASSERT_NO_FATAL_FAILURE(Load(kVectorImmediates));
+  uint64_t out = Alloc(6 * 4);
+  ASSERT_RUN(Run("vector_imm", Dim3{1}, Dim3{1}, 0, out));
+  EXPECT_EQ(Download<int32_t>(out, 6), (std::vector<int32_t>{-1, 0, 1, INT32_MIN, 7, -7}));
+}
+
 // out[i] = in[i] + in[i + 1] through the non-coherent (read-only) path.
 constexpr std::string_view kNonCoherent = R"(
 .visible .entry nc_sum(.param .u64 p_in, .param .u64 p_out)

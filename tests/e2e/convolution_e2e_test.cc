@@ -1,7 +1,8 @@
 // End to end convolutions: HLO convolutions compiled by bef-compile's
 // pipeline into ConvolutionThunks (after ConvolutionCanonicalization),
-// executed by the host runtime through kernels_lib's im2col + GEMM, and
-// compared with the reference evaluator on seeded random inputs. Covers
+// executed by the host runtime through kernels_lib's im2col + GEMM (or, as
+// convolution_e2e_test_cuda, on CUDA through cuDNN: the emulator's double),
+// and compared with the reference evaluator on seeded random inputs. Covers
 // both canonical forms (NHWC and NCHW), other dim_labels, every window
 // option, both group counts, 1D/3D, each supported element type, a
 // convolution feeding a fused epilogue, and the error for unsupported types.
@@ -15,7 +16,7 @@ namespace {
 class ConvolutionE2ETest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto device = runtime::Device::Create(runtime::DeviceKind::kHost);
+    auto device = runtime::Device::Create(E2EDeviceKind());
     ASSERT_TRUE(device.ok()) << device.status().message();
     device_ = std::move(*device);
   }
@@ -52,6 +53,19 @@ TEST_F(ConvolutionE2ETest, StrideTwoWithPadding) {
             "window={size=3x3 stride=2x2 pad=0_1x0_1}, dim_labels=bf01_oi01->bf01");
 }
 
+TEST_F(ConvolutionE2ETest, PaddingCudnnCannotMirror) {
+  // Stride 2 over an even input with one zero at the end only (SAME), and a
+  // low padding with none at the end: on CUDA the input is staged with its
+  // zeros written out (cuDNN pads symmetrically).
+  CheckConv("f32[2,8,8,3]", "f32[3,3,3,4]", "f32[2,4,4,4]",
+            "window={size=3x3 stride=2x2 pad=0_1x0_1}, dim_labels=b01f_01io->b01f");
+  CheckConv("f32[1,3,9,9]", "f32[2,3,3,3]", "f32[1,2,6,6]",
+            "window={size=3x3 pad=1_0x1_0 rhs_dilate=2x2}, dim_labels=bf01_oi01->bf01");
+  // Negative on one side, positive on the other, with batch groups.
+  CheckConv("f32[4,7,7,2]", "f32[3,3,2,4]", "f32[2,6,6,4]",
+            "window={size=3x3 pad=-1_2x2_-1}, dim_labels=b01f_01io->b01f, batch_group_count=2");
+}
+
 TEST_F(ConvolutionE2ETest, NegativePadding) {
   CheckConv("f32[1,7,7,2]", "f32[2,2,2,3]", "f32[1,5,4,3]",
             "window={size=2x2 pad=-1_0x-1_-1}, dim_labels=b01f_01io->b01f");
@@ -65,6 +79,48 @@ TEST_F(ConvolutionE2ETest, LhsDilation) {
   // The shape of a strided convolution's input gradient.
   CheckConv("f32[1,5,5,3]", "f32[3,3,3,2]", "f32[1,11,11,2]",
             "window={size=3x3 pad=2_2x2_2 lhs_dilate=2x2}, dim_labels=b01f_01io->b01f");
+}
+
+TEST_F(ConvolutionE2ETest, LhsDilationWithStride) {
+  // Input dilation and a window stride together (JAX's conv_general_dilated
+  // can emit it): InputDilationToPad makes the dilation an explicit pad.
+  CheckConv("f32[1,5,5,3]", "f32[3,3,3,2]", "f32[1,5,5,2]",
+            "window={size=3x3 stride=2x2 pad=1_1x1_1 lhs_dilate=2x2}, dim_labels=b01f_01io->b01f");
+  CheckConv("f32[2,3,5,5]", "f32[4,3,3,3]", "f32[2,4,3,3]",
+            "window={size=3x3 stride=2x2 pad=-1_0x-1_0 lhs_dilate=2x2}, dim_labels=bf01_oi01->bf01");
+}
+
+TEST_F(ConvolutionE2ETest, GroupedTransposed) {
+  // lhs dilation with 2 feature groups of 2 input and 3 output features
+  // (on CUDA: cuDNN's grouped backward-data, the filter staged per group),
+  // symmetric and one-sided-larger padding.
+  CheckConv("f32[1,4,4,4]", "f32[3,3,2,6]", "f32[1,9,9,6]",
+            "window={size=3x3 pad=2_2x2_2 lhs_dilate=2x2}, dim_labels=b01f_01io->b01f, feature_group_count=2");
+  CheckConv("f32[2,4,5,5]", "f32[6,2,3,3]", "f32[2,6,10,10]",
+            "window={size=3x3 pad=1_2x1_2 lhs_dilate=2x2}, dim_labels=bf01_oi01->bf01, feature_group_count=2");
+  // Padding the strided convolution's symmetric one cannot give (a larger
+  // low padding, one beyond the window, a high one L or more above the low).
+  CheckConv("f32[1,4,4,3]", "f32[3,3,3,2]", "f32[1,8,8,2]",
+            "window={size=3x3 pad=2_1x3_0 lhs_dilate=2x2}, dim_labels=b01f_01io->b01f");
+  CheckConv("f32[1,4,4,3]", "f32[3,3,3,2]", "f32[1,9,6,2]",
+            "window={size=3x3 pad=0_4x0_1 lhs_dilate=2x2}, dim_labels=b01f_01io->b01f");
+  // Reversal of one dimension with lhs dilation.
+  CheckConv("f32[1,5,5,3]", "f32[3,2,3,2]", "f32[1,11,10,2]",
+            "window={size=3x2 pad=2_2x1_1 lhs_dilate=2x2 rhs_reversal=0x1}, dim_labels=b01f_01io->b01f");
+}
+
+TEST_F(ConvolutionE2ETest, WhatCudnnCannotExpressIsAClearErrorOnCuda) {
+  // lhs dilation together with a window stride has no cuDNN form.
+  const std::string x = "f32[1,5,5,2]", w = "f32[3,3,2,2]", out = "f32[1,5,5,2]";
+  const std::string attrs = "window={size=3x3 stride=2x2 pad=1_1x1_1 lhs_dilate=2x2}, dim_labels=b01f_01io->b01f";
+  if (E2EDeviceKind() != runtime::DeviceKind::kCuda) return CheckConv(x, w, out, attrs);
+  auto module = hlo::ParseHloModule("HloModule m\n\nENTRY e {\n  x = " + x + " parameter(0)\n  w = " + w +
+                                    " parameter(1)\n  ROOT c = " + out + " convolution(x, w), " + attrs + "\n}\n");
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  StatusOr<tools::DeviceRunResult> run = tools::CompileAndRun(**module, RandomArgs(**module, 1), *device_);
+  ASSERT_FALSE(run.ok());
+  EXPECT_NE(run.status().message().find("Unimplemented: cuDNN cannot express lhs_dilation"), std::string::npos)
+      << run.status().message();
 }
 
 TEST_F(ConvolutionE2ETest, WindowReversal) {

@@ -332,8 +332,49 @@ ENTRY e {
   HloInstruction* big = Find(*m, "big");
   EXPECT_TRUE(big->literal_elided());
   EXPECT_EQ(big->literal().element_count(), 12);
-  EXPECT_EQ(big->literal().GetF64(11), 0.0);
   EXPECT_FALSE(Find(*m, "t")->literal_elided());
+  EXPECT_EQ(CountElidedConstants(*m), 1);
+  EXPECT_NE(ElidedConstantsWarning(*m).find("1 constant was elided"), std::string::npos);
+}
+
+// Elided data is XLA's placeholder: 32-bit words from a counter that runs
+// across the module (0, 1, 2, ...), a byte counter for a tail shorter than
+// a word, pred masked to 0/1, signed sub-byte integers sign-extended.
+TEST(ParserTest, ElidedConstantsHoldXlaPlaceholderData) {
+  auto m = Parse(R"(HloModule m
+ENTRY e {
+  a = f32[3]{0} constant({...})
+  b = s32[2]{0} constant({...})
+  p = pred[6]{0} constant({...})
+  h = u8[3]{0} constant({...})
+  q = s4[4]{0} constant({...})
+  ROOT r = (f32[3], s32[2], pred[6], u8[3], s4[4]) tuple(a, b, p, h, q)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  auto words = [&](const char* name) {
+    const Literal& lit = Find(*m, name)->literal();
+    std::vector<uint32_t> out(lit.raw_size() / 4);
+    std::memcpy(out.data(), lit.raw(), out.size() * 4);
+    return out;
+  };
+  EXPECT_EQ(words("a"), (std::vector<uint32_t>{0, 1, 2}));
+  EXPECT_EQ(words("b"), (std::vector<uint32_t>{3, 4}));
+  // pred[6]: one word (5 & 0x01010101 = 0x01 -> bytes 1,0,0,0), then two
+  // tail bytes from the byte counter (0, 1).
+  const Literal& p = Find(*m, "p")->literal();
+  std::vector<int> preds;
+  for (int64_t i = 0; i < 6; ++i) preds.push_back(p.GetPred(i));
+  EXPECT_EQ(preds, (std::vector<int>{1, 0, 0, 0, 0, 1}));
+  // u8[3]: no whole word; tail bytes continue the byte counter: 2, 3, 4.
+  const Literal& h = Find(*m, "h")->literal();
+  EXPECT_EQ(h.GetU64(0), 2u);
+  EXPECT_EQ(h.GetU64(2), 4u);
+  // s4[4]: word 6 masked per byte to 0x0f: bytes 6, 0, 0, 0.
+  const Literal& q = Find(*m, "q")->literal();
+  EXPECT_EQ(q.GetS64(0), 6);
+  EXPECT_EQ(q.GetS64(1), 0);
+  EXPECT_EQ(CountElidedConstants(*m), 5);
 }
 
 // ---------------------------------------------------------------------------

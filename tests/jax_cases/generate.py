@@ -569,6 +569,60 @@ ENTRY main {
       np.arange(1, 13, dtype=np.int32).reshape(3, 2, 2)], EXACT)
 
 
+# Random bits: rng-bit-generator as XLA CPU expands it (ThreeFry, Philox and
+# rng_default = Philox), 8- to 64-bit elements, odd and even shapes (which
+# place ThreeFry's outputs differently), counters that wrap or carry into a
+# u64[3] state's high word. Each draw's new state seeds the next, so the
+# returned states are checked too.
+
+def _rng_chain(algorithm, state_type, types):
+    lines, outs = [], []
+    prev = "state"
+    for i, t in enumerate(types):
+        # (not s1, u2, ...: XLA's parser reads those as element types)
+        lines.append("  rng%d = (%s, %s) rng-bit-generator(%s), algorithm=%s" % (i, state_type, t, prev, algorithm))
+        lines.append("  state%d = %s get-tuple-element(rng%d), index=0" % (i, state_type, i))
+        lines.append("  bits%d = %s get-tuple-element(rng%d), index=1" % (i, t, i))
+        outs.append("bits%d" % i)
+        prev = "state%d" % i
+    shapes = ", ".join([state_type] + list(types))
+    return ("HloModule %s\n\nENTRY main {\n  state = %s parameter(0)\n%s\n  ROOT t = (%s) tuple(%s)\n}\n"
+            % (algorithm, state_type, "\n".join(lines), shapes, ", ".join([prev] + outs)))
+
+
+_RNG_TYPES = ["u32[7,13]", "u64[7,13]", "u32[4,6]", "u16[3,5]", "u8[5,3]", "u32[]", "u64[5]"]
+HLO_CASES["rng_bit_generator_three_fry"] = (
+    _rng_chain("rng_three_fry", "u64[2]", _RNG_TYPES),
+    [a([0x0123456789ABCDEF, 2**64 - 40], np.uint64)], EXACT)
+HLO_CASES["rng_bit_generator_philox"] = (
+    _rng_chain("rng_philox", "u64[2]", _RNG_TYPES),
+    [a([0x0123456789ABCDEF, 2**64 - 20], np.uint64)], EXACT)
+HLO_CASES["rng_bit_generator_philox_u64x3"] = (
+    _rng_chain("rng_philox", "u64[3]", _RNG_TYPES),
+    [a([42, 2**64 - 20, 2**64 - 1], np.uint64)], EXACT)
+HLO_CASES["rng_bit_generator_default"] = (
+    _rng_chain("rng_default", "u64[2]", ["u32[7,13]", "u64[3,3]"]),
+    [a([7, 8], np.uint64)], EXACT)
+
+
+# jax.lax.rng_bit_generator on JAX's u32[4] key (JAX bitcasts it to u64[2]).
+@case("rng_bit_generator_lax", a([1, 2, 3, 0xFFFFFFFF], np.uint32), tol=EXACT)
+def _(k):
+    s1, b1 = lax.rng_bit_generator(k, (7, 13), np.uint32, lax.RandomAlgorithm.RNG_THREE_FRY)
+    s2, b2 = lax.rng_bit_generator(s1, (3, 5), np.uint64, lax.RandomAlgorithm.RNG_PHILOX)
+    s3, b3 = lax.rng_bit_generator(s2, (4, 3), np.uint16, lax.RandomAlgorithm.RNG_PHILOX)
+    return s3, b1, b2, b3
+
+
+# jax.random with the rbg implementation (split by ThreeFry, bits from
+# rng-bit-generator with rng_default).
+@case("random_rbg", a([5, 6, 7, 8], np.uint32))
+def _(kd):
+    key = jax.random.wrap_key_data(kd, impl="rbg")
+    k1, k2 = jax.random.split(key)
+    return jax.random.bits(k1, (7, 13), np.uint32), jax.random.uniform(k2, (3, 5), np.float32)
+
+
 # ---- NumPy models for --check ----------------------------------------------
 # Independent expectations for cases whose semantics NumPy can state exactly.
 

@@ -371,6 +371,22 @@ TEST(AlgebraicSimplifier, ConvertChains) {
   c1 = u8[4] convert(p)
   ROOT c2 = s32[4] convert(c1)
 )");
+  // Through a float, an integer that does not fit saturates; directly, it
+  // would wrap (u4 12 -> s4 7, not -4).
+  CheckUnchanged(R"(  p = u4[4] parameter(0)
+  c1 = f32[4] convert(p)
+  ROOT c2 = s4[4] convert(c1)
+)");
+  CheckUnchanged(R"(  p = s32[4] parameter(0)
+  c1 = f64[4] convert(p)
+  ROOT c2 = s8[4] convert(c1)
+)");
+  CheckRewrite(R"(  p = s8[4] parameter(0)
+  c1 = f32[4] convert(p)
+  ROOT c2 = s32[4] convert(c1)
+)", R"(  p = s8[4] parameter(0)
+  ROOT c = s32[4] convert(p)
+)");
 }
 
 // --- Sinking ---

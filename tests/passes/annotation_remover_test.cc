@@ -35,6 +35,28 @@ ENTRY e {
 )");
 }
 
+// torch-neuronx's transfer between NeuronCores keeps the value; its operand
+// layout may differ from the result's (kiln's buffers are row-major).
+TEST(AnnotationRemover, NeuronStaticRingTransfer) {
+  AnnotationRemover pass;
+  CheckPass(pass, R"(HloModule m
+
+ENTRY e {
+  p = f32[10,784]{0,1} parameter(0)
+  t = f32[10,784]{1,0} custom-call(p), custom_call_target="AwsNeuronTransferWithStaticRing"
+  ROOT n = f32[10,784] negate(t)
+}
+)",
+            true, R"(HloModule m
+
+ENTRY e {
+  p = f32[10,784]{0,1} parameter(0)
+  ROOT n = f32[10,784] negate(p)
+}
+)",
+            /*evaluate=*/false);  // the evaluator has no Neuron custom-calls
+}
+
 TEST(AnnotationRemover, TupleShapedAnnotation) {
   AnnotationRemover pass;
   CheckPass(pass, R"(HloModule m

@@ -98,6 +98,25 @@ inline void CheckPass(passes::HloPass& pass, const std::string& text, bool chang
   if (evaluate) ExpectSameResults(*before, *after);
 }
 
+// Runs `pass` on `text` (it must change it) and expects the result to
+// compute exactly what the hand-written `reference` module does on the same
+// seeded random arguments: for passes that rewrite ops the evaluator does
+// not know (custom-calls) into ones it does.
+inline void ExpectRewriteComputes(passes::HloPass& pass, const std::string& text, const std::string& reference,
+                                  uint64_t seed = 7) {
+  auto module = MustParse(text);
+  auto expected = MustParse(reference);
+  if (!module || !expected) return;
+  EXPECT_TRUE(MustRunPass(pass, *module));
+  std::mt19937_64 rng(seed);
+  std::vector<Literal> args = RandomArguments(*module, rng);
+  StatusOr<Literal> got = hlo::Evaluator().Evaluate(*module, args);
+  StatusOr<Literal> want = hlo::Evaluator().Evaluate(*expected, args);
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  ASSERT_TRUE(want.ok()) << want.status().message();
+  EXPECT_TRUE(*got == *want) << "rewritten:\n" << hlo::PrintModule(*module);
+}
+
 // Ops that are not a function of the arguments alone (rng and unknown
 // custom-calls fail evaluation and are skipped there).
 inline bool HasCollectiveOrIo(const hlo::HloModule& module) {

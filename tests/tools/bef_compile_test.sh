@@ -87,7 +87,7 @@ run "$BEF_RUN" inc.bef "--input=4xf32=1 2 3 4" --donate --iterations=2 --warmup=
 check '[[ $code == 0 && $out == *"[SUCCESS]"* ]]' "--donate: exit $code, stdout [$out], stderr [$err]"
 
 # --- middle-end only -----------------------------------------------------------------
-cat >sort.hlo <<'HLO'
+cat >unsupported.hlo <<'HLO'
 HloModule s
 lt {
   a = f32[] parameter(0)
@@ -96,16 +96,16 @@ lt {
 }
 ENTRY main {
   x = f32[4,4] parameter(0)
-  ROOT srt = f32[4,4] sort(x), dimensions={1}, to_apply=lt
+  ROOT chol = f32[4,4] cholesky(x), lower=true
 }
 HLO
-run "$BEF_COMPILE" sort.hlo --stop-after=buffer-assignment --stats=- --dump-dir=mid
+run "$BEF_COMPILE" unsupported.hlo --stop-after=buffer-assignment --stats=- --dump-dir=mid
 check '[[ $code == 0 && $out == *"\"temp_peak_bytes\""* && -s mid/buffer_assignment.txt && ! -e mid/thunk_program.txt ]]' \
   "--stop-after on an op without kernels: exit $code, $err"
 
 # --- one-line errors -------------------------------------------------------------------
-run "$BEF_COMPILE" sort.hlo -o s.bef
-expect_error "bef-compile does not support opcode 'sort'" "unsupported op"
+run "$BEF_COMPILE" unsupported.hlo -o s.bef
+expect_error "bef-compile does not support opcode 'cholesky'" "unsupported op"
 check '[[ ! -e s.bef ]]' "a failed compilation left an output file"
 run "$BEF_COMPILE" missing.hlo -o x.bef
 expect_error "missing.hlo" "missing input"

@@ -34,8 +34,8 @@ ENTRY main {
 }
 EOF
 
-cat >sort.hlo <<'EOF'
-HloModule sort
+cat >unsupported.hlo <<'EOF'
+HloModule unsupported
 lt {
   a = f32[] parameter(0)
   b = f32[] parameter(1)
@@ -43,7 +43,7 @@ lt {
 }
 ENTRY main {
   x = f32[4,4] parameter(0)
-  ROOT srt = f32[4,4] sort(x), dimensions={1}, to_apply=lt
+  ROOT chol = f32[4,4] cholesky(x), lower=true
 }
 EOF
 
@@ -310,9 +310,9 @@ PY
   run "$HLO_RUN" --reference add_mul.hlo --export_profile=p.json
   expect_code 1 "export_profile without a device"
   expect_err_line "--profile and --export_profile need --device" "export_profile without a device"
-  run "$HLO_RUN" sort.hlo --device=host
+  run "$HLO_RUN" unsupported.hlo --device=host
   expect_code 1 "unsupported op"
-  expect_err_line "bef-compile does not support opcode 'sort'" "unsupported op"
+  expect_err_line "bef-compile does not support opcode 'cholesky'" "unsupported op"
   run "$HLO_RUN" add_mul.hlo --device=tpu
   expect_code 1 "unknown device"
   expect_err_line "unknown --device 'tpu'" "unknown device"

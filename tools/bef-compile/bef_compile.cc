@@ -65,6 +65,8 @@ Status Compile(const std::string& input, const Options& options) {
     return Error("unknown --stop-after '" + options.stop_after + "' (expected buffer-assignment)");
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> module, hlo::ParseHloModuleFile(input));
   KILN_RETURN_IF_ERROR(hlo::VerifyModule(*module).WithContext(input));
+  if (std::string warning = hlo::ElidedConstantsWarning(*module); !warning.empty())
+    std::fprintf(stderr, "bef-compile: %s\n", warning.c_str());
   compiler::CompileStats stats;
   if (!options.stop_after.empty()) {
     KILN_RETURN_IF_ERROR(compiler::RunMiddleEnd(*module, copts, &stats));

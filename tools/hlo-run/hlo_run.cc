@@ -84,6 +84,8 @@ StatusOr<std::unique_ptr<hlo::HloModule>> LoadModule(const std::string& path,
   if (options.num_partitions > 0) module->config().num_partitions = options.num_partitions;
   KILN_RETURN_IF_ERROR(hlo::VerifyModule(*module).WithContext(path));
   if (!module->entry()) return Error(path + ": module has no entry computation");
+  if (std::string warning = hlo::ElidedConstantsWarning(*module); !warning.empty())
+    std::fprintf(stderr, "hlo-run: %s\n", warning.c_str());
   return module;
 }
 

@@ -1,0 +1,179 @@
+// End-to-end tests of sort and topk: each module is compiled through the
+// whole pipeline (StableSortExpander, SortFusion, the sort emitter: merge
+// sort on the host, bitonic network on CUDA) and run on the device of
+// KILN_E2E_DEVICE, and its result compared with the reference evaluator's
+// (its own stable merge sort and a stable-sort topk) on the same inputs:
+// seeded random ones, or hand-picked ones with NaN, -0.0 and ties.
+//
+// Sorts whose keys can tie are is_stable=true (as JAX emits them), or sort
+// a single operand (equal keys are then indistinguishable): an unstable
+// sort may order ties either way, the evaluator always keeps their order.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "tests/e2e/e2e_test_util.h"
+
+namespace kiln::testing {
+namespace {
+
+// Comparators on the first operand's pair (p0 = lhs, p1 = rhs); further
+// operands' parameters are unused.
+std::string Comparator(const std::string& name, const std::vector<std::string>& types, const std::string& direction,
+                       const std::string& compare_type = "") {
+  std::string text = name + " {\n";
+  for (size_t i = 0; i < 2 * types.size(); ++i)
+    text += "  p" + std::to_string(i) + " = " + types[i / 2] + "[] parameter(" + std::to_string(i) + ")\n";
+  text += "  ROOT c = pred[] compare(p0, p1), direction=" + direction +
+          (compare_type.empty() ? "" : ", type=" + compare_type) + "\n}\n\n";
+  return text;
+}
+
+class SortE2ETest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto device = runtime::Device::Create(E2EDeviceKind());
+    ASSERT_TRUE(device.ok()) << device.status().message();
+    device_ = std::move(*device);
+  }
+  void Check(const std::string& computations, const std::string& body, uint64_t seed = 1) {
+    ExpectMatchesEvaluator("HloModule m\n\n" + computations + "ENTRY e {\n" + body + "}\n", *device_, seed);
+  }
+  void CheckWithArgs(const std::string& computations, const std::string& body, const std::vector<Literal>& args) {
+    std::string text = "HloModule m\n\n" + computations + "ENTRY e {\n" + body + "}\n";
+    auto module = hlo::ParseHloModule(text);
+    ASSERT_TRUE(module.ok()) << module.status().message();
+    ASSERT_TRUE(hlo::VerifyModule(**module).ok()) << hlo::VerifyModule(**module).message();
+    EXPECT_EQ(CompareWithEvaluator(**module, *device_, args), "") << text;
+  }
+  std::unique_ptr<runtime::Device> device_;
+};
+
+TEST_F(SortE2ETest, AscendingF32OfManyLengths) {
+  for (int n : {1, 2, 7, 1000, 4097}) {
+    SCOPED_TRACE(n);
+    std::string s = "f32[" + std::to_string(n) + "]";
+    Check(Comparator("lt", {"f32"}, "LT"),
+          "  x = " + s + " parameter(0)\n  ROOT r = " + s + " sort(x), dimensions={0}, to_apply=lt\n", n);
+  }
+}
+
+TEST_F(SortE2ETest, DescendingS32ManyRows) {
+  Check(Comparator("gt", {"s32"}, "GT"),
+        "  x = s32[37,300] parameter(0)\n  ROOT r = s32[37,300] sort(x), dimensions={1}, to_apply=gt\n");
+}
+
+TEST_F(SortE2ETest, Bf16Keys) {
+  Check(Comparator("lt", {"bf16"}, "LT"),
+        "  x = bf16[5,777] parameter(0)\n  ROOT r = bf16[5,777] sort(x), dimensions={1}, to_apply=lt\n");
+}
+
+// Keys f32 (distinct: random in [-1, 1)), values of two other types.
+TEST_F(SortE2ETest, KeyValueMultiOperand) {
+  Check(Comparator("lt", {"f32", "s32", "f16"}, "LT"),
+        "  k = f32[6,513] parameter(0)\n  v = s32[6,513] parameter(1)\n  w = f16[6,513] parameter(2)\n"
+        "  ROOT r = (f32[6,513], s32[6,513], f16[6,513]) sort(k, v, w), dimensions={1}, to_apply=lt\n");
+}
+
+// argsort as JAX emits it: bf16 keys (many ties) with an iota, stable.
+TEST_F(SortE2ETest, StableArgsortWithTies) {
+  for (int n : {7, 1000, 4097}) {
+    SCOPED_TRACE(n);
+    std::string d = "[3," + std::to_string(n) + "]";
+    Check(Comparator("lt", {"bf16", "s32"}, "LT"),
+          "  x = bf16" + d + " parameter(0)\n  i = s32" + d + " iota(), iota_dimension=1\n"
+          "  s = (bf16" + d + ", s32" + d + ") sort(x, i), dimensions={1}, is_stable=true, to_apply=lt\n"
+          "  ROOT r = s32" + d + " get-tuple-element(s), index=1\n", n);
+  }
+}
+
+// Keys with few distinct values and a payload: only a stable sort gives
+// the evaluator's payload order.
+TEST_F(SortE2ETest, StableKeyValueWithTies) {
+  Check(Comparator("gt", {"s32", "f32"}, "GT"),
+        "  k = s32[2,1000] parameter(0)\n  v = f32[2,1000] parameter(1)\n"
+        "  ROOT r = (s32[2,1000], f32[2,1000]) sort(k, v), dimensions={1}, is_stable=true, to_apply=gt\n");
+}
+
+TEST_F(SortE2ETest, OtherElementTypes) {
+  Check(Comparator("gt", {"f64", "s64"}, "GT"),
+        "  k = f64[3,300] parameter(0)\n  v = s64[3,300] parameter(1)\n"
+        "  ROOT r = (f64[3,300], s64[3,300]) sort(k, v), dimensions={1}, to_apply=gt\n");
+  Check(Comparator("lt", {"u8"}, "LT"),
+        "  x = u8[2,100] parameter(0)\n  ROOT r = u8[2,100] sort(x), dimensions={1}, to_apply=lt\n");
+  Check(Comparator("lt", {"pred", "f32"}, "LT"),
+        "  k = pred[50] parameter(0)\n  v = f32[50] parameter(1)\n"
+        "  ROOT r = (pred[50], f32[50]) sort(k, v), dimensions={0}, is_stable=true, to_apply=lt\n");
+  Check("", "  x = s8[4,33] parameter(0)\n  ROOT t = (s8[4,3], s32[4,3]) topk(x), k=3, largest=true\n");
+}
+
+// Degenerate shapes: a sort dimension of 1, no elements, k=0.
+TEST_F(SortE2ETest, DegenerateShapes) {
+  Check(Comparator("lt", {"f32"}, "LT"),
+        "  x = f32[5,1] parameter(0)\n  ROOT r = f32[5,1] sort(x), dimensions={1}, to_apply=lt\n");
+  Check(Comparator("lt", {"f32"}, "LT"),
+        "  x = f32[0,5] parameter(0)\n  ROOT r = f32[0,5] sort(x), dimensions={1}, to_apply=lt\n");
+  Check("", "  x = f32[3,8] parameter(0)\n  ROOT t = (f32[3,0], s32[3,0]) topk(x), k=0, largest=true\n");
+}
+
+// 10000 x (4 + 4) bytes: too long for the CUDA kernel's shared-memory tile,
+// sorted in global memory instead.
+TEST_F(SortE2ETest, LongSequenceOutsideSharedMemory) {
+  Check(Comparator("lt", {"f32", "s32"}, "LT"),
+        "  x = f32[10000] parameter(0)\n  i = s32[10000] iota(), iota_dimension=0\n"
+        "  ROOT r = (f32[10000], s32[10000]) sort(x, i), dimensions={0}, is_stable=true, to_apply=lt\n");
+}
+
+TEST_F(SortE2ETest, AlongOuterAndMiddleDimensions) {
+  Check(Comparator("lt", {"f32"}, "LT"),
+        "  x = f32[33,17] parameter(0)\n  ROOT r = f32[33,17] sort(x), dimensions={0}, to_apply=lt\n");
+  Check(Comparator("lt", {"f32", "s32"}, "LT"),
+        "  x = f32[4,50,3] parameter(0)\n  i = s32[4,50,3] iota(), iota_dimension=1\n"
+        "  ROOT r = (f32[4,50,3], s32[4,50,3]) sort(x, i), dimensions={1}, is_stable=true, to_apply=lt\n");
+}
+
+// NaN of both signs, infinities, -0.0 and +0.0 under TOTALORDER:
+// -NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN, with the positions
+// riding along (stable) so that equal keys are checked too.
+std::vector<double> SpecialFloats(int n) {
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  const double specials[] = {nan, -0.0, 0.0, -nan, inf, -inf, 1.5, -1.5, 0.0, -0.0, nan, 2.0};
+  std::vector<double> v;
+  for (int i = 0; i < n; ++i) v.push_back(i % 3 == 0 ? specials[(i / 3) % 12] : std::sin(i * 0.7) * 4);
+  return v;
+}
+
+TEST_F(SortE2ETest, TotalOrderWithNaNAndSignedZeros) {
+  for (int n : {12, 100, 1000}) {
+    SCOPED_TRACE(n);
+    std::string s = "[" + std::to_string(n) + "]";
+    CheckWithArgs(Comparator("lt", {"f32", "s32"}, "LT", "TOTALORDER"),
+                  "  x = f32" + s + " parameter(0)\n  i = s32" + s + " iota(), iota_dimension=0\n"
+                  "  ROOT r = (f32" + s + ", s32" + s + ") sort(x, i), dimensions={0}, is_stable=true, to_apply=lt\n",
+                  {Literal::Vector(ElementType::kF32, SpecialFloats(n))});
+  }
+}
+
+TEST_F(SortE2ETest, TopKLargestAndSmallest) {
+  Check("", "  x = f32[16,100] parameter(0)\n  ROOT t = (f32[16,5], s32[16,5]) topk(x), k=5, largest=true\n");
+  Check("", "  x = f32[3,1000] parameter(0)\n  ROOT t = (f32[3,1], s32[3,1]) topk(x), k=1, largest=true\n");
+  Check("", "  x = f32[4,2,50] parameter(0)\n  ROOT t = (f32[4,2,7], s32[4,2,7]) topk(x), k=7, largest=false\n");
+  Check("", "  x = f32[2,9] parameter(0)\n  ROOT t = (f32[2,9], s32[2,9]) topk(x), k=9, largest=true\n");
+}
+
+// bf16 and s32 inputs have many ties: the lower position first.
+TEST_F(SortE2ETest, TopKTies) {
+  Check("", "  x = bf16[8,64] parameter(0)\n  ROOT t = (bf16[8,4], s32[8,4]) topk(x), k=4, largest=true\n");
+  Check("", "  x = s32[5,300] parameter(0)\n  ROOT t = (s32[5,10], s32[5,10]) topk(x), k=10, largest=false\n");
+}
+
+TEST_F(SortE2ETest, TopKWithNaN) {
+  CheckWithArgs("", "  x = f32[100] parameter(0)\n  ROOT t = (f32[6], s32[6]) topk(x), k=6, largest=true\n",
+                {Literal::Vector(ElementType::kF32, SpecialFloats(100))});
+  CheckWithArgs("", "  x = f32[100] parameter(0)\n  ROOT t = (f32[6], s32[6]) topk(x), k=6, largest=false\n",
+                {Literal::Vector(ElementType::kF32, SpecialFloats(100))});
+}
+
+}  // namespace
+}  // namespace kiln::testing
