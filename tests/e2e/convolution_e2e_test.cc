@@ -109,20 +109,6 @@ TEST_F(ConvolutionE2ETest, GroupedTransposed) {
             "window={size=3x2 pad=2_2x1_1 lhs_dilate=2x2 rhs_reversal=0x1}, dim_labels=b01f_01io->b01f");
 }
 
-TEST_F(ConvolutionE2ETest, WhatCudnnCannotExpressIsAClearErrorOnCuda) {
-  // lhs dilation together with a window stride has no cuDNN form.
-  const std::string x = "f32[1,5,5,2]", w = "f32[3,3,2,2]", out = "f32[1,5,5,2]";
-  const std::string attrs = "window={size=3x3 stride=2x2 pad=1_1x1_1 lhs_dilate=2x2}, dim_labels=b01f_01io->b01f";
-  if (E2EDeviceKind() != runtime::DeviceKind::kCuda) return CheckConv(x, w, out, attrs);
-  auto module = hlo::ParseHloModule("HloModule m\n\nENTRY e {\n  x = " + x + " parameter(0)\n  w = " + w +
-                                    " parameter(1)\n  ROOT c = " + out + " convolution(x, w), " + attrs + "\n}\n");
-  ASSERT_TRUE(module.ok()) << module.status().message();
-  StatusOr<tools::DeviceRunResult> run = tools::CompileAndRun(**module, RandomArgs(**module, 1), *device_);
-  ASSERT_FALSE(run.ok());
-  EXPECT_NE(run.status().message().find("Unimplemented: cuDNN cannot express lhs_dilation"), std::string::npos)
-      << run.status().message();
-}
-
 TEST_F(ConvolutionE2ETest, WindowReversal) {
   CheckConv("f32[1,6,6,2]", "f32[3,2,2,3]", "f32[1,6,5,3]",
             "window={size=3x2 pad=1_1x0_0 rhs_reversal=1x0}, dim_labels=b01f_01io->b01f");
