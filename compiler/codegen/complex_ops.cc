@@ -71,11 +71,7 @@ StatusOr<Value> ScalarOps::MakeComplex(const hlo::HloInstruction& inst, Value re
   if (!IsComplex(t) || inst.operand(0)->shape().element_type() != ComplexComponentType(t) ||
       inst.operand(1)->shape().element_type() != ComplexComponentType(t))
     return Error(inst.DebugName() + ": complex needs two operands of the result's component type");
-  auto op = mlir::complex::CreateOp::create(b_, loc_, ValueType(b_.getContext(), t), re, im);
-  if (!op)
-    return Error(inst.DebugName() + ": internal error: complex.create not built (registered: " +
-                 std::to_string(b_.getContext()->isOperationRegistered("complex.create")) + ")");
-  return Value(op);
+  return Value(mlir::complex::CreateOp::create(b_, loc_, ValueType(b_.getContext(), t), re, im));
 }
 
 // Real or integer -> complex: the value as the real part, imaginary zero;

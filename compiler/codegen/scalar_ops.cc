@@ -264,8 +264,6 @@ StatusOr<Value> ScalarOps::BitcastConvert(const hlo::HloInstruction& inst, Value
   ElementType from = inst.operand(0)->shape().element_type(), to = inst.shape().element_type();
   for (ElementType t : {from, to})
     if (!IsSupportedElementType(t) || IsPred(t)) return Unsupported(inst, t);
-  if (BitWidth(from) != BitWidth(to))
-    return Error(inst.DebugName() + ": codegen does not support bitcast-convert between element widths");
   mlir::Type target = ValueType(b_.getContext(), to);
   if (x.getType() == target) return x;
   return Value(mlir::arith::BitcastOp::create(b_, loc_, target, x));

@@ -55,7 +55,8 @@ class ScalarOps {
   StatusOr<mlir::Value> ReducePrecision(const hlo::HloInstruction& inst, mlir::Value x);
   // stochastic-convert(x, random bits) -> integer.
   StatusOr<mlir::Value> StochasticConvert(const hlo::HloInstruction& inst, mlir::Value x, mlir::Value random);
-  // bitcast-convert between element types of one bit width.
+  // bitcast-convert between element types of one bit width (the emitter
+  // handles width changes, ElementalEmitter::EmitBitcastConvert).
   StatusOr<mlir::Value> BitcastConvert(const hlo::HloInstruction& inst, mlir::Value x);
   // convert: XLA's value conversion (see element_conversion.h).
   StatusOr<mlir::Value> Convert(const hlo::HloInstruction& inst, mlir::Value v, ElementType from,

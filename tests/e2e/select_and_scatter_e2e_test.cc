@@ -19,18 +19,24 @@ class SelectAndScatterE2ETest : public ::testing::Test {
     ASSERT_TRUE(device.ok()) << device.status().message();
     device_ = std::move(*device);
   }
-  // select-and-scatter of parameter x (operand) and s (source) with `type`
-  // elements, `select` direction, scatter = add.
-  void Check(const std::string& type, const std::string& operand, const std::string& source,
-             const std::string& window, const char* direction = "GE") {
+  // A module of `type` select (compare `direction`) and scatter (add)
+  // computations and the entry computation `entry`.
+  void CheckModule(const std::string& type, const std::string& entry, const char* direction = "GE",
+                   uint64_t seed = 5) {
     std::string text = "HloModule m\n\nselect {\n  a = " + type + "[] parameter(0)\n  b = " + type +
                        "[] parameter(1)\n  ROOT c = pred[] compare(a, b), direction=" + direction +
                        "\n}\n\nscatter {\n  a = " + type + "[] parameter(0)\n  b = " + type +
-                       "[] parameter(1)\n  ROOT c = " + type + "[] add(a, b)\n}\n\nENTRY e {\n  x = " + type + operand +
-                       " parameter(0)\n  s = " + type + source + " parameter(1)\n  z = " + type +
-                       "[] constant(0)\n  ROOT r = " + type + operand +
-                       " select-and-scatter(x, s, z), window={" + window + "}, select=select, scatter=scatter\n}\n";
-    ExpectMatchesEvaluator(text, *device_, /*seed=*/5, CompareOptions{1e-5, 1e-5});
+                       "[] parameter(1)\n  ROOT c = " + type + "[] add(a, b)\n}\n\nENTRY e {\n" + entry + "}\n";
+    ExpectMatchesEvaluator(text, *device_, seed, CompareOptions{1e-5, 1e-5});
+  }
+  // select-and-scatter of parameter x (operand) and s (source).
+  void Check(const std::string& type, const std::string& operand, const std::string& source,
+             const std::string& window, const char* direction = "GE") {
+    CheckModule(type,
+                "  x = " + type + operand + " parameter(0)\n  s = " + type + source + " parameter(1)\n  z = " +
+                    type + "[] constant(0)\n  ROOT r = " + type + operand +
+                    " select-and-scatter(x, s, z), window={" + window + "}, select=select, scatter=scatter\n",
+                direction);
   }
   std::unique_ptr<runtime::Device> device_;
 };
@@ -55,58 +61,24 @@ TEST_F(SelectAndScatterE2ETest, TiesPickTheFirstElement) {
 TEST_F(SelectAndScatterE2ETest, AllEqualWindowsPickTheirFirstElement) {
   // Every window is one tie: the whole gradient goes to each window's first
   // (top-left) element, and overlapping windows share borders.
-  ExpectMatchesEvaluator(R"(HloModule m
-
-select {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT c = pred[] compare(a, b), direction=GE
-}
-
-scatter {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT c = f32[] add(a, b)
-}
-
-ENTRY e {
-  one = f32[] constant(1)
+  CheckModule("f32", R"(  one = f32[] constant(1)
   x = f32[7,7] broadcast(one), dimensions={}
   s = f32[4,4] parameter(0)
   z = f32[] constant(0)
   ROOT r = f32[7,7] select-and-scatter(x, s, z), window={size=3x3 stride=2x2 pad=1_1x1_1}, select=select, scatter=scatter
-}
-)",
-                         *device_, 4, CompareOptions{1e-5, 1e-5});
+)", "GE", 4);
 }
 
 TEST_F(SelectAndScatterE2ETest, MinSelect) { Check("f32", "[12,10]", "[6,5]", "size=2x2 stride=2x2", "LE"); }
 
 TEST_F(SelectAndScatterE2ETest, FusedSourceProducer) {
-  ExpectMatchesEvaluator(R"(HloModule m
-
-select {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT c = pred[] compare(a, b), direction=GE
-}
-
-scatter {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT c = f32[] add(a, b)
-}
-
-ENTRY e {
-  x = f32[1,8,8,2] parameter(0)
+  CheckModule("f32", R"(  x = f32[1,8,8,2] parameter(0)
   g = f32[1,4,4,2] parameter(1)
   s = f32[1,4,4,2] multiply(g, g)
   z = f32[] constant(0)
   r = f32[1,8,8,2] select-and-scatter(x, s, z), window={size=1x2x2x1 stride=1x2x2x1}, select=select, scatter=scatter
   ROOT n = f32[1,8,8,2] negate(r)
-}
-)",
-                         *device_, 3, CompareOptions{1e-5, 1e-5});
+)", "GE", 3);
 }
 
 }  // namespace
