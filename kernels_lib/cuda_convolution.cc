@@ -1,6 +1,7 @@
 // CUDA convolution through cuDNN; see cuda_convolution.h.
 #include "kernels_lib/cuda_convolution.h"
 
+#include <algorithm>
 #include <climits>
 #include <string>
 
@@ -90,6 +91,18 @@ StatusOr<DimPadding> SolvePadding(int64_t input, int64_t output, const th::Windo
   }
   d.direct = false;
   return d;
+}
+
+// Whether the thunk's filter already is packed KRSC (channel-minor).
+bool IsPackedKrsc(const ConvolutionGeometry& g) {
+  int64_t stride = 1;
+  if (g.kernel_input_features > 1 && g.kernel_input_stride != stride) return false;
+  stride *= g.kernel_input_features;
+  for (int64_t i = g.spatial_rank - 1; i >= 0; --i) {
+    if (g.kernel_spatial.size[i] > 1 && g.kernel_spatial.stride[i] != stride) return false;
+    stride *= g.kernel_spatial.size[i];
+  }
+  return g.output_features <= 1 || g.kernel_output_stride == stride;
 }
 
 bool IsPackedKcrs(const ConvolutionGeometry& g) {
@@ -187,6 +200,23 @@ StatusOr<CudnnTensorShape> GroupedTransposedFilter(const th::ConvolutionThunk& c
 std::vector<int> PackedStrides(const std::vector<int>& dims) {
   std::vector<int> s(dims.size(), 1);
   for (size_t i = dims.size() - 1; i > 0; --i) s[i - 1] = s[i] * dims[i];
+  return s;
+}
+
+// Packed strides for `dims` that keep the dimension order of a tensor with
+// strides `like` (outermost = largest stride): a staged x in the thunk's
+// own layout, so that cuDNN sees x and y in one layout (its NHWC kernels
+// refuse an NCHW x beside an NHWC y).
+std::vector<int> PackedStridesLike(const std::vector<int>& dims, const std::vector<int64_t>& like) {
+  std::vector<size_t> order(dims.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return like[a] > like[b]; });
+  std::vector<int> s(dims.size(), 1);
+  int stride = 1;
+  for (size_t k = order.size(); k-- > 0;) {
+    s[order[k]] = stride;
+    stride *= dims[order[k]];
+  }
   return s;
 }
 
@@ -310,7 +340,11 @@ StatusOr<CudnnConvolutionPlan> PlanCudnnConvolution(const th::ConvolutionThunk& 
     return Unsupported("a dimension, stride or padding beyond the int range");
   p.filter_dims[0] = static_cast<int>(k_per_call);
   bool flips = reversed > 0 && !all_reversed;
-  if (flips || !IsPackedKcrs(g)) p.filter_source = w_source;
+  // Channel-minor tensors of a backward-data convolution: a KRSC filter.
+  bool channel_minor = g.input_features > 1 && g.input_feature_stride == 1 && g.output_feature_stride == 1;
+  if (c.kind == Kind::kBackwardInput && p.groups == 1 && channel_minor) p.filter_format = CUDNN_TENSOR_NHWC;
+  bool packed = p.filter_format == CUDNN_TENSOR_NHWC ? IsPackedKrsc(g) : IsPackedKcrs(g);
+  if (flips || !packed) p.filter_source = w_source;
   p.x_elements = g.input_elements;
   p.filter_elements = g.kernel_elements;
   p.y_elements = g.output_elements;
@@ -321,7 +355,7 @@ StatusOr<CudnnConvolutionPlan> PlanCudnnConvolution(const th::ConvolutionThunk& 
     if (!to_int(staged_dims, staged) || !to_int(interior_dims, interior) || !to_int(source_strides, strides) ||
         !to_int(whole_dims, whole))
       return Unsupported("a padded input beyond the int range");
-    st.padded = {staged, PackedStrides(staged)};
+    st.padded = {staged, PackedStridesLike(staged, source_strides)};
     st.interior = {interior, st.padded.strides};
     st.source = {interior, strides};
     if (crops && !x_is_read) st.whole = CudnnTensorShape{whole, strides};
@@ -366,7 +400,7 @@ class Descriptors {
   StatusOr<cudnnFilterDescriptor_t> Filter(const CudnnConvolutionPlan& p) {
     KILN_RETURN_IF_ERROR(lib_.Check(lib_.cudnnCreateFilterDescriptor(&filter_), "cudnnCreateFilterDescriptor"));
     KILN_RETURN_IF_ERROR(lib_.Check(
-        lib_.cudnnSetFilterNdDescriptor(filter_, p.data_type, CUDNN_TENSOR_NCHW, static_cast<int>(p.filter_dims.size()),
+        lib_.cudnnSetFilterNdDescriptor(filter_, p.data_type, p.filter_format, static_cast<int>(p.filter_dims.size()),
                                         p.filter_dims.data()),
         "cudnnSetFilterNdDescriptor"));
     return filter_;
@@ -396,9 +430,14 @@ template <typename Perf>
 StatusOr<Perf> FirstUsable(const CudnnLibrary& lib, cudnnStatus_t status, const Perf* perf, int count,
                            const char* call) {
   KILN_RETURN_IF_ERROR(lib.Check(status, call));
-  for (int i = 0; i < count; ++i)
+  std::string statuses;
+  for (int i = 0; i < count; ++i) {
     if (perf[i].status == CUDNN_STATUS_SUCCESS) return perf[i];
-  return Error(std::string(call) + " found no algorithm for this convolution");
+    statuses += (statuses.empty() ? "" : ", ") + std::to_string(static_cast<int>(perf[i].algo)) + ": " +
+                lib.StatusText(perf[i].status);
+  }
+  return Error(std::string(call) + " found no algorithm for this convolution (" +
+               (statuses.empty() ? "none returned" : statuses) + ")");
 }
 
 uint64_t AlignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
@@ -411,6 +450,13 @@ Status StageFilter(const CudnnLibrary& lib, cudnnHandle_t handle, Descriptors& d
                    uint64_t thunk_filter, uint64_t packed, bool to_packed, const void* one, const void* zero) {
   const CudnnTensorShape& source = *p.filter_source;
   std::vector<int> packed_strides = PackedStrides(source.dims);
+  if (p.filter_format == CUDNN_TENSOR_NHWC) {
+    // KRSC: K outermost, then the spatial dimensions, C innermost.
+    std::vector<int64_t> order(source.dims.size());
+    for (size_t i = 2; i < order.size(); ++i) order[i] = static_cast<int64_t>(order.size() - i);
+    order[0] = static_cast<int64_t>(order.size());
+    packed_strides = PackedStridesLike(source.dims, order);
+  }
   CudnnTensorShape piece_source = source, piece_packed{source.dims, packed_strides};
   // The spatial dimensions are the last ones (after [K, C] or [G, C/G, K/G]).
   const size_t first = source.dims.size() - p.filter_flip.size();

@@ -66,7 +66,11 @@ struct CudnnConvolutionPlan {
   CudnnTensorShape x, y;
   int64_t x_offset_elements = 0;  // added to x's address (negative low padding)
   std::optional<CudnnXStaging> x_staging;
-  std::vector<int> filter_dims;   // [K, C / groups, spatial...], packed KCRS (one batch group's)
+  std::vector<int> filter_dims;   // [K, C / groups, spatial...] (one batch group's)
+  // How cuDNN's filter is packed: KCRS (NCHW), or KRSC (NHWC) for a
+  // backward-data convolution over channel-minor tensors, where cuDNN's
+  // algorithms want the filter in the tensors' layout.
+  cudnnTensorFormat_t filter_format = CUDNN_TENSOR_NCHW;
   // The thunk's filter as a strided tensor [K, C / groups, spatial...] (for
   // a grouped transposed convolution [G, C / G, K / G, spatial...]) when it
   // is not packed KCRS or some spatial dimensions are reversed: it then

@@ -151,12 +151,12 @@ def unpack(kit, work):
 
 
 def cuda_library_path():
-    """Folders of the Python nvidia-* packages' CUDA libraries (cuBLAS)."""
+    """Folders of the Python nvidia-* packages' CUDA libraries (cuBLAS, cuDNN)."""
     dirs = []
     for site in sys.path:
         for lib in glob.glob(os.path.join(site, "nvidia", "*", "lib")) + \
                 glob.glob(os.path.join(site, "nvidia", "cu*", "lib")):
-            if glob.glob(os.path.join(lib, "libcublas*.so*")) or glob.glob(os.path.join(lib, "libcudart*.so*")):
+            if any(glob.glob(os.path.join(lib, name + "*.so*")) for name in ("libcublas", "libcudart", "libcudnn")):
                 dirs.append(lib)
     return sorted(set(dirs))
 
@@ -398,7 +398,11 @@ def run(args):
         if time.time() > deadline:
             kiln[e["name"]] = {"status": "not run (budget)"}
             continue
-        write_inputs(e, work)
+        try:
+            write_inputs(e, work)
+        except Exception as ex:  # noqa: BLE001 - one module's failure is its result
+            kiln[e["name"]] = {"status": "error", "reason": "inputs: %s: %s" % (type(ex).__name__, ex)}
+            continue
         kiln[e["name"]] = run_kiln(root, e, work, args.bench_timeout if e["bench"] else args.timeout)
         if args.ncu and e["bench"] and kiln[e["name"]]["status"] == "ok":
             ncu[e["name"]] = ncu_kernels(bef_run_command(root, e, work) + ["--output="] * e["leaves"],

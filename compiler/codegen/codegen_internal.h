@@ -47,6 +47,20 @@ struct KernelInfo {
   int64_t host_work = 0;
 };
 
+// The CUDA block of kernels without their own launch (one thread per
+// result element or vector of them).
+inline constexpr int64_t kCudaBlockSize = 256;
+
+// Threads per block of the kernel's CUDA launch. The PTX says so
+// (.maxntid), so that ptxas keeps registers within what a block of that
+// size may hold; without it a register-hungry kernel (a sort with a long
+// comparator) fails to launch with CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES.
+inline int64_t CudaBlockThreads(const KernelInfo& kernel) {
+  if (!kernel.cuda_launch) return kCudaBlockSize;
+  const int64_t* block = kernel.cuda_launch->block;
+  return block[0] * block[1] * block[2];
+}
+
 // An MLIR context plus the kernel IR module (defined in kernel_module.h).
 struct KernelModule;
 struct KernelModuleDeleter {

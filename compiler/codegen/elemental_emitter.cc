@@ -235,14 +235,58 @@ StatusOr<Value> ElementalEmitter::EmitConstant(const HloInstruction& inst, const
   return ops_.FromStorage(stored, inst.shape().element_type());
 }
 
-// Row-major linear position in the result, re-split by the operand's dims.
+// Row-major linear position in the result, re-split by the operand's dims,
+// one group of dimensions at a time: the non-unit dimensions fall, from the
+// minor end, into the smallest groups whose sizes multiply to the same
+// product on both sides, and only a group that really splits or merges
+// dimensions divides. A dimension kept whole (the common case: a reshape
+// that adds or drops unit dimensions, or merges the major ones) passes its
+// index through, so a vectorized loop's consecutive elements keep
+// consecutive addresses instead of each dividing its own linear position.
 StatusOr<Value> ElementalEmitter::EmitReshape(const HloInstruction& inst, const Index& index) {
   const Shape& in = inst.operand(0)->shape();
   const Shape& out = inst.shape();
   if (in.dims() == out.dims()) return Emit(inst.operand(0), index);
-  Value linear = Const(0);
-  for (int64_t d = 0; d < out.rank(); ++d) linear = Add(Mul(linear, Const(out.dim(d))), index[d]);
-  return Emit(inst.operand(0), ops_.Delinearize(linear, in.dims()));
+  auto whole = [&]() {
+    Value linear = Const(0);
+    for (int64_t d = 0; d < out.rank(); ++d) linear = Add(Mul(linear, Const(out.dim(d))), index[d]);
+    return Emit(inst.operand(0), ops_.Delinearize(linear, in.dims()));
+  };
+  if (in.ElementCount() == 0) return whole();
+  Index in_index(in.rank());
+  std::vector<int64_t> ins, outs;  // non-unit dimensions, major to minor
+  for (int64_t d = 0; d < in.rank(); ++d) {
+    if (in.dim(d) == 1) in_index[d] = Const(0);
+    else ins.push_back(d);
+  }
+  for (int64_t d = 0; d < out.rank(); ++d)
+    if (out.dim(d) != 1) outs.push_back(d);
+  size_t i = ins.size(), o = outs.size();
+  while (i > 0 && o > 0) {
+    const size_t i_end = i, o_end = o;
+    int64_t in_product = in.dim(ins[--i]), out_product = out.dim(outs[--o]);
+    while (in_product != out_product) {
+      if (in_product < out_product) {
+        if (i == 0) return whole();
+        in_product *= in.dim(ins[--i]);
+      } else {
+        if (o == 0) return whole();
+        out_product *= out.dim(outs[--o]);
+      }
+    }
+    Value linear = index[outs[o]];
+    for (size_t k = o + 1; k < o_end; ++k) linear = Add(Mul(linear, Const(out.dim(outs[k]))), index[outs[k]]);
+    if (i_end - i == 1) {
+      in_index[ins[i]] = linear;
+      continue;
+    }
+    std::vector<int64_t> group_dims;
+    for (size_t k = i; k < i_end; ++k) group_dims.push_back(in.dim(ins[k]));
+    std::vector<Value> parts = ops_.Delinearize(linear, group_dims);
+    for (size_t k = i; k < i_end; ++k) in_index[ins[k]] = parts[k - i];
+  }
+  if (i != 0 || o != 0) return whole();
+  return Emit(inst.operand(0), in_index);
 }
 
 // Operands [lo, hi) cover positions [start(lo), start(hi)) of the

@@ -11,8 +11,8 @@ namespace kiln::codegen {
 namespace {
 
 using internal::KernelInfo;
+using internal::kCudaBlockSize;
 
-constexpr int64_t kCudaBlockSize = 256;
 // A loop kernel's grid is at most 4 waves of full occupancy on an H100
 // (132 SMs x 8 blocks of 256 threads); its threads stride over the rest
 // (MapFlatLoop), so a huge output does not become millions of threads.

@@ -220,6 +220,7 @@ StatusOr<std::string> EmitPtx(llvm::Module& module, const std::vector<KernelInfo
     if (!f || f->isDeclaration())
       return Error("internal error: kernel " + kernel.name + " missing from LLVM IR");
     f->setCallingConv(llvm::CallingConv::PTX_Kernel);
+    f->addFnAttr("nvvm.maxntid", std::to_string(CudaBlockThreads(kernel)));
     // Every buffer the runtime passes starts on a kBufferAlignment (64)
     // boundary of a 256-byte aligned allocation: promising 16 lets the
     // load/store vectorizer emit 128-bit accesses.

@@ -7,6 +7,14 @@
 // convolution without input dilation or padding; both libraries (cuDNN and
 // the host's im2col) then run it. XLA's semantics are kept exactly: the
 // window's padding applies to the dilated input.
+//
+// A pointwise convolution (window size 1, stride 1) of a dilated input
+// instead runs on the undilated input, and its result is dilated and
+// padded: only the output elements that the dilation keeps read input data.
+// That is 1/prod(lhs_dilation) of the work, and cuDNN runs it forward (as a
+// backward-data convolution, a 1x1 filter over a cropped gradient has no
+// cuDNN algorithm). The zeros it pads are zeros under XLA's semantics too,
+// unless the filter holds an infinity or NaN (0 x inf).
 #pragma once
 
 #include "compiler/passes/hlo_pass.h"

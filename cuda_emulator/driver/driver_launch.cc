@@ -63,6 +63,8 @@ extern "C" KILN_EMU_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gr
   config.params = kernelParams;
   config.sample_blocks = device.sample_blocks();
   if (std::string e = ShapeError(*function, config); !e.empty()) return Fail(CUDA_ERROR_INVALID_VALUE, call + e);
+  if (kiln::Status s = kiln::emu::CheckBlockRegisters(kernel, config); !s.ok())
+    return Fail(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, call + s.message());
 
   kiln::StatusOr<KilnEmuCounters> counters = [&] {
     auto lock = device.memory().ReadLock();  // no cuMemFree while blocks run

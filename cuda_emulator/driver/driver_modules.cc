@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cuda_emulator/driver/device_properties.h"
+#include "cuda_emulator/exec/launch.h"
 #include "cuda_emulator/driver/driver_errors.h"
 #include "cuda_emulator/driver/emulated_device.h"
 #include "cuda_emulator/driver/exports.h"
@@ -231,8 +232,8 @@ KILN_EMU_EXPORT CUresult cuFuncGetAttribute(int* pi, CUfunction_attribute attrib
     case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *pi = static_cast<int>(k.static_shared_bytes); return CUDA_SUCCESS;
     case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: *pi = 0; return CUDA_SUCCESS;
     case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: *pi = static_cast<int>(k.local_bytes); return CUDA_SUCCESS;
-    // PTX registers are virtual; ptxas would fit them into at most 255.
-    case CU_FUNC_ATTRIBUTE_NUM_REGS: *pi = static_cast<int>(std::min(k.allocated_registers, 255u)); return CUDA_SUCCESS;
+    // PTX registers are virtual: what ptxas would allocate (RegistersPerThread).
+    case CU_FUNC_ATTRIBUTE_NUM_REGS: *pi = static_cast<int>(kiln::emu::RegistersPerThread(k)); return CUDA_SUCCESS;
     case CU_FUNC_ATTRIBUTE_PTX_VERSION: *pi = m->module->ptx_version; return CUDA_SUCCESS;
     case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *pi = 90; return CUDA_SUCCESS;
     case CU_FUNC_ATTRIBUTE_CACHE_MODE_CA: *pi = 0; return CUDA_SUCCESS;

@@ -457,6 +457,40 @@ Status ValidateLaunch(const ptx::Kernel& k, const LaunchConfig& c) {
   return Status::Ok();
 }
 
+namespace {
+
+// Registers one warp is given for `per_thread` registers each: rounded up
+// to 8 per thread, then to the allocation unit per warp.
+uint64_t WarpAllocation(uint32_t per_thread) {
+  uint64_t rounded = (uint64_t{per_thread} + 7) / 8 * 8;
+  return (rounded * 32 + model::h100::kRegisterAllocationUnit - 1) / model::h100::kRegisterAllocationUnit *
+         model::h100::kRegisterAllocationUnit;
+}
+
+}  // namespace
+
+uint32_t RegistersPerThread(const ptx::Kernel& k) {
+  uint32_t registers = std::min(k.allocated_registers, model::h100::kMaxRegistersPerThread);
+  uint64_t threads = k.max_threads;
+  if (k.required_block[0] != 0)
+    threads = uint64_t{k.required_block[0]} * std::max(1u, k.required_block[1]) * std::max(1u, k.required_block[2]);
+  if (threads == 0) return registers;
+  uint64_t warps = (threads + 31) / 32;
+  uint64_t per_warp = model::h100::kRegistersPerSm / warps / model::h100::kRegisterAllocationUnit * model::h100::kRegisterAllocationUnit;
+  uint32_t fits = static_cast<uint32_t>(per_warp / 32 / 8 * 8);
+  return std::min(registers, fits);
+}
+
+Status CheckBlockRegisters(const ptx::Kernel& k, const LaunchConfig& c) {
+  uint64_t warps = (c.block.product() + 31) / 32;
+  uint32_t per_thread = RegistersPerThread(k);
+  uint64_t needed = WarpAllocation(per_thread) * warps;
+  if (needed <= model::h100::kRegistersPerSm) return Status::Ok();
+  return Error("launch of '" + k.name + "': block " + Text(c.block) + " needs " + std::to_string(needed) +
+               " registers (" + std::to_string(per_thread) + " per thread) but an SM has " +
+               std::to_string(model::h100::kRegistersPerSm) + "; give the kernel a .maxntid so ptxas limits them");
+}
+
 StatusOr<CheckOptions> CheckOptions::FromEnvironment() {
   CheckOptions o;
   const char* v = std::getenv("KILN_EMU_CHECK");
@@ -533,7 +567,7 @@ StatusOr<KilnEmuCounters> Launch(const ptx::Kernel& kernel, const LaunchConfig& 
   total.block[2] = config.block.z;
   total.dynamic_shared_bytes = config.dynamic_shared_bytes;
   total.static_shared_bytes = kernel.static_shared_bytes;
-  total.registers_per_thread = kernel.allocated_registers;
+  total.registers_per_thread = RegistersPerThread(kernel);
   model::AnnotateLaunch(&total);
   return total;
 }

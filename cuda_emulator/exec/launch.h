@@ -50,6 +50,17 @@ inline constexpr uint32_t kMaxSharedPerBlock = 227 * 1024;  // with the opt-in a
 // driver calls it first to answer CUDA_ERROR_INVALID_VALUE.
 Status ValidateLaunch(const ptx::Kernel& kernel, const LaunchConfig& config);
 
+// Registers per thread as ptxas would allocate them: the liveness
+// estimate (PTX registers are virtual), at most 255, and no more than a
+// block of the kernel's .maxntid/.reqntid threads may hold, which is what
+// those directives make ptxas guarantee.
+uint32_t RegistersPerThread(const ptx::Kernel& kernel);
+
+// Whether one block of `config` fits the SM's register file with the
+// kernel's registers. The device refuses a launch that does not with
+// CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES; the driver answers the same.
+Status CheckBlockRegisters(const ptx::Kernel& kernel, const LaunchConfig& config);
+
 class ThreadPool;  // exec/thread_pool.h
 
 // Runs the whole grid (or its sample); returns once every block finished,

@@ -214,7 +214,9 @@ std::string Describe(const cudnnTensorStruct* x, const cudnnFilterStruct* w, con
   c->c = x->dims[1];
   c->k = w->dims[0];
   c->groups = conv->groups;
-  c->cg = w->format == CUDNN_TENSOR_NHWC ? w->dims[rank - 1] : w->dims[1];
+  // Filter dims are [K, C/G, spatial...] in either format (as in
+  // cudnnSetFilter4dDescriptor's k, c, h, w); the format is the memory order.
+  c->cg = w->dims[1];
   if (c->groups < 1 || c->c != c->cg * c->groups || c->k % c->groups != 0)
     return "channels " + std::to_string(c->c) + " / filter " + std::to_string(c->k) + "x" + std::to_string(c->cg) +
            " do not match group count " + std::to_string(c->groups);
@@ -223,7 +225,7 @@ std::string Describe(const cudnnTensorStruct* x, const cudnnFilterStruct* w, con
   std::vector<int64_t> expected{c->n, c->k};
   for (size_t i = 0; i + 2 < rank; ++i) {
     c->in[i] = x->dims[i + 2];
-    c->r[i] = w->format == CUDNN_TENSOR_NHWC ? w->dims[i + 1] : w->dims[i + 2];
+    c->r[i] = w->dims[i + 2];
     c->pad[i] = conv->pad[i];
     c->stride[i] = conv->stride[i];
     c->dil[i] = conv->dilation[i];

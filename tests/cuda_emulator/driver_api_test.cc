@@ -496,6 +496,51 @@ TEST_F(DriverApiTest, LaunchIsValidatedLikeTheDriver) {
   EXPECT_EQ(e.cuCtxSynchronize(), CUDA_SUCCESS);
 }
 
+// A kernel that holds 96 loaded floats live at once (then sums them):
+// ptxas needs ~100 registers for it, which a block of 1024 threads (64 each
+// at most) cannot hold. The device refuses such a launch unless .maxntid
+// made ptxas fit the kernel to the block.
+std::string RegisterHungryPtx(const char* name, const char* directive) {
+  std::string ptx = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry " + std::string(name) +
+                    "(.param .u64 p)" + directive + "\n{\n.reg .f32 %f<97>;\n.reg .b64 %rd<2>;\n"
+                    "ld.param.u64 %rd1, [p];\ncvta.to.global.u64 %rd1, %rd1;\n";
+  for (int i = 0; i < 96; ++i)
+    ptx += "ld.global.f32 %f" + std::to_string(i) + ", [%rd1+" + std::to_string(4 * i) + "];\n";
+  ptx += "mov.f32 %f96, 0f00000000;\n";
+  for (int i = 95; i >= 0; --i) ptx += "add.f32 %f96, %f96, %f" + std::to_string(i) + ";\n";
+  return ptx + "st.global.f32 [%rd1+384], %f96;\nret;\n}\n";
+}
+
+TEST_F(DriverApiTest, BlocksMustFitTheRegisterFile) {
+  const Api& e = Emu();
+  CUdeviceptr p = Alloc(388);
+  std::vector<float> ones(96, 1.0f);
+  ASSERT_EQ(e.cuMemcpyHtoD(p, ones.data(), 384), CUDA_SUCCESS);
+  void* params[] = {&p};
+  CUfunction loose = nullptr, capped = nullptr;
+  CUmodule m1 = nullptr, m2 = nullptr;
+  std::string loose_ptx = RegisterHungryPtx("loose", ""), capped_ptx = RegisterHungryPtx("capped", " .maxntid 1024");
+  ASSERT_EQ(e.cuModuleLoadData(&m1, loose_ptx.c_str()), CUDA_SUCCESS) << Detail();
+  ASSERT_EQ(e.cuModuleLoadData(&m2, capped_ptx.c_str()), CUDA_SUCCESS) << Detail();
+  ASSERT_EQ(e.cuModuleGetFunction(&loose, m1, "loose"), CUDA_SUCCESS);
+  ASSERT_EQ(e.cuModuleGetFunction(&capped, m2, "capped"), CUDA_SUCCESS);
+  int loose_regs = 0, capped_regs = 0;
+  ASSERT_EQ(e.cuFuncGetAttribute(&loose_regs, CU_FUNC_ATTRIBUTE_NUM_REGS, loose), CUDA_SUCCESS);
+  ASSERT_EQ(e.cuFuncGetAttribute(&capped_regs, CU_FUNC_ATTRIBUTE_NUM_REGS, capped), CUDA_SUCCESS);
+  EXPECT_GE(loose_regs, 96);
+  EXPECT_EQ(capped_regs, 64);  // 65536 registers / 1024 threads
+  EXPECT_EQ(e.cuLaunchKernel(loose, 1, 1, 1, 1024, 1, 1, 0, nullptr, params, nullptr),
+            CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES);
+  EXPECT_NE(Detail().find("registers"), std::string::npos) << Detail();
+  // 256 threads of ~100 registers fit; so does the capped kernel at 1024.
+  ASSERT_EQ(e.cuLaunchKernel(loose, 1, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr), CUDA_SUCCESS) << Detail();
+  ASSERT_EQ(e.cuLaunchKernel(capped, 1, 1, 1, 1024, 1, 1, 0, nullptr, params, nullptr), CUDA_SUCCESS) << Detail();
+  ASSERT_EQ(e.cuCtxSynchronize(), CUDA_SUCCESS);
+  float sum = 0;
+  ASSERT_EQ(e.cuMemcpyDtoH(&sum, p + 384, 4), CUDA_SUCCESS);
+  EXPECT_EQ(sum, 96.0f);
+}
+
 TEST_F(DriverApiTest, EventsMeasureTimeAndCountLaunches) {
   const Api& e = Emu();
   CUfunction f = LoadNoop();

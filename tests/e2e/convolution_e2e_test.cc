@@ -90,6 +90,18 @@ TEST_F(ConvolutionE2ETest, LhsDilationWithStride) {
             "window={size=3x3 stride=2x2 pad=-1_0x-1_0 lhs_dilate=2x2}, dim_labels=bf01_oi01->bf01");
 }
 
+TEST_F(ConvolutionE2ETest, PointwiseLhsDilation) {
+  // A 1x1 convolution of a dilated input (a strided 1x1 convolution's input
+  // gradient, as in ResNet's projection shortcuts): InputDilationToPad runs
+  // it on the undilated input and pads the result.
+  CheckConv("f32[2,4,4,3]", "f32[1,1,3,5]", "f32[2,8,8,5]",
+            "window={size=1x1 pad=0_1x0_1 lhs_dilate=2x2}, dim_labels=b01f_01io->b01f");
+  CheckConv("f32[1,3,5,5]", "f32[4,3,1,1]", "f32[1,4,8,10]",
+            "window={size=1x1 pad=-1_0x1_0 lhs_dilate=2x2}, dim_labels=bf01_oi01->bf01");
+  CheckConv("f32[1,4,4,6]", "f32[1,1,3,4]", "f32[1,13,4,4]",
+            "window={size=1x1 pad=1_2x0_0 lhs_dilate=3x1}, dim_labels=b01f_01io->b01f, feature_group_count=2");
+}
+
 TEST_F(ConvolutionE2ETest, GroupedTransposed) {
   // lhs dilation with 2 feature groups of 2 input and 3 output features
   // (on CUDA: cuDNN's grouped backward-data, the filter staged per group),

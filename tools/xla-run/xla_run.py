@@ -99,7 +99,7 @@ _HLO_TYPE_OF_NUMPY = {"bool": "pred", "int8": "s8", "int16": "s16", "int32": "s3
                       "float16": "f16", "float32": "f32", "float64": "f64",
                       "complex64": "c64", "complex128": "c128", "bfloat16": "bf16"}
 _NUMPY_OF_HLO_TYPE = {hlo: name for name, hlo in _HLO_TYPE_OF_NUMPY.items()}
-_NUMPY_OF_HLO_TYPE.update({"f8e4m3fn": "float8_e4m3fn", "f8e5m2": "float8_e5m2"})
+_NUMPY_OF_HLO_TYPE.update({"f8e4m3fn": "float8_e4m3fn", "f8e5m2": "float8_e5m2", "s4": "int4", "u4": "uint4"})
 
 
 def _type_name(dtype):
