@@ -92,6 +92,24 @@ TEST_F(OpsE2ETest, BroadcastReshapeTransposeSliceConcatIotaReverse) {
       "  c = f32[2,6] concatenate(sl, i), dimensions={1}\n  ROOT rv = f32[2,6] reverse(c), dimensions={0,1}\n");
 }
 
+TEST_F(OpsE2ETest, ReshapeDimensionGroups) {
+  // Reshapes fused into an elementwise kernel, re-indexed per group of
+  // dimensions: merged major and minor groups with a unit dimension, one
+  // group both split and merged ([6,4] -> [4,6]), a minor dimension split
+  // in two, a kept minor dimension (vectorized bf16 loads), and groups
+  // separated by unit dimensions on both sides.
+  auto check = [&](const std::string& in, const std::string& out) {
+    Check("  p = " + in + " parameter(0)\n  r = " + out + " reshape(p)\n  q = " + out +
+          " parameter(1)\n  ROOT s = " + out + " add(r, q)\n");
+  };
+  check("f32[2,3,4,5]", "f32[6,1,20]");
+  check("f32[6,4]", "f32[4,6]");
+  check("f32[1,8,16]", "f32[8,2,8]");
+  check("f32[4,6,1]", "f32[2,2,3,2]");
+  check("bf16[2,16,64]", "bf16[32,1,64]");
+  check("f32[1,3,1,4,1]", "f32[3,1,2,2]");
+}
+
 TEST_F(OpsE2ETest, BitcastsUnderLayouts) {
   // Same bytes, permuted layout: a logical transpose; and a plain reshape.
   Check("  p = f32[2,3]{1,0} parameter(0)\n  b = f32[3,2]{0,1} bitcast(p)\n  ROOT r = f32[3,2]{1,0} add(b, b)\n");
