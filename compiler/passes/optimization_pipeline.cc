@@ -7,9 +7,11 @@
 #include "compiler/passes/async_to_sync.h"
 #include "compiler/passes/batch_norm_expander.h"
 #include "compiler/passes/constant_folding.h"
+#include "compiler/passes/complex_dot_expander.h"
 #include "compiler/passes/cse.h"
 #include "compiler/passes/gemm_custom_call_rewriter.h"
 #include "compiler/passes/input_dilation_to_pad.h"
+#include "compiler/passes/integer_dot_expander.h"
 #include "compiler/passes/map_inliner.h"
 #include "compiler/passes/passes.h"
 #include "compiler/passes/rng_bit_generator_expander.h"
@@ -59,6 +61,8 @@ Status RunOptimizationPipeline(hlo::HloModule& module, const PipelineOptions& op
   // Library-call forms; their reshapes and transposes simplify again.
   pipeline.AddPass<InputDilationToPad>();  // what cuDNN cannot dilate itself
   pipeline.AddPass<ConvolutionCanonicalization>();  // 1x1 convolutions become dots
+  pipeline.AddPass<IntegerDotExpander>();  // the GEMM libraries take floats
+  pipeline.AddPass<ComplexDotExpander>();  // ... and real ones
   pipeline.AddPass<DotCanonicalization>(options.bf16_gemm_operands);
   AddSimplification(pipeline);
   // Reductions too long or too narrow for one kernel become two.

@@ -158,6 +158,35 @@ TEST_F(OpsE2ETest, DotForms) {
         "  ROOT d = f32[2,5] dot(a, b), lhs_contracting_dims={1,2}, rhs_contracting_dims={0,1}\n");
 }
 
+TEST_F(OpsE2ETest, IntegerDots) {
+  // IntegerDotExpander: mixed widths widened to the result type (XLA's
+  // WiderIntegralResultAccumulation form), unsigned wrapping, batch
+  // dimensions, a contracting dimension that is not the minor one, two
+  // contracting dimensions, and an outer product (no contracting one).
+  Check("  a = s8[5,5] parameter(0)\n  b = s16[5,1] parameter(1)\n"
+        "  ROOT d = s32[5,1] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n");
+  Check("  a = u8[2,3,40] parameter(0)\n  b = u8[2,40,4] parameter(1)\n"
+        "  ROOT d = u8[2,3,4] dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, "
+        "rhs_contracting_dims={1}\n");
+  Check("  a = s32[7,3] parameter(0)\n  b = s32[7] parameter(1)\n"
+        "  ROOT d = s32[3] dot(a, b), lhs_contracting_dims={0}, rhs_contracting_dims={0}\n");
+  Check("  a = s64[2,3,4] parameter(0)\n  b = s64[4,5,3] parameter(1)\n"
+        "  ROOT d = s64[2,5] dot(a, b), lhs_contracting_dims={1,2}, rhs_contracting_dims={2,0}\n");
+  Check("  a = s16[3] parameter(0)\n  b = s16[4] parameter(1)\n  ROOT d = s32[3,4] dot(a, b)\n");
+}
+
+TEST_F(OpsE2ETest, ComplexDots) {
+  // ComplexDotExpander: four real GEMMs; matrix-vector (XLA's
+  // MatrixVectorComplex), batched c64, and c128 with a transposed operand.
+  Check("  a = c64[5,5] parameter(0)\n  b = c64[5,1] parameter(1)\n"
+        "  ROOT d = c64[5,1] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n");
+  Check("  a = c64[2,3,8] parameter(0)\n  b = c64[2,8,4] parameter(1)\n"
+        "  ROOT d = c64[2,3,4] dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, "
+        "rhs_contracting_dims={1}\n");
+  Check("  a = c128[6,3] parameter(0)\n  b = c128[4,6] parameter(1)\n"
+        "  ROOT d = c128[3,4] dot(a, b), lhs_contracting_dims={0}, rhs_contracting_dims={1}\n");
+}
+
 TEST_F(OpsE2ETest, TuplesConstantsAndParameterPassThrough) {
   Check(
       "  x = f32[2,3] parameter(0)\n  t = (f32[2,3], s32[2]) parameter(1)\n"
