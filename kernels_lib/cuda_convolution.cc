@@ -205,8 +205,8 @@ std::vector<int> PackedStrides(const std::vector<int>& dims) {
 
 // Packed strides for `dims` that keep the dimension order of a tensor with
 // strides `like` (outermost = largest stride): a staged x in the thunk's
-// own layout, so that cuDNN sees x and y in one layout (its NHWC kernels
-// refuse an NCHW x beside an NHWC y).
+// own layout, so that cuDNN sees x and y in one layout, the combination
+// its kernels are built for, rather than an NCHW x beside an NHWC y.
 std::vector<int> PackedStridesLike(const std::vector<int>& dims, const std::vector<int64_t>& like) {
   std::vector<size_t> order(dims.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
