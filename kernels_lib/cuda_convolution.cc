@@ -93,26 +93,20 @@ StatusOr<DimPadding> SolvePadding(int64_t input, int64_t output, const th::Windo
   return d;
 }
 
-// Whether the thunk's filter already is packed KRSC (channel-minor).
-bool IsPackedKrsc(const ConvolutionGeometry& g) {
-  int64_t stride = 1;
-  if (g.kernel_input_features > 1 && g.kernel_input_stride != stride) return false;
-  stride *= g.kernel_input_features;
-  for (int64_t i = g.spatial_rank - 1; i >= 0; --i) {
-    if (g.kernel_spatial.size[i] > 1 && g.kernel_spatial.stride[i] != stride) return false;
-    stride *= g.kernel_spatial.size[i];
-  }
-  return g.output_features <= 1 || g.kernel_output_stride == stride;
-}
-
-bool IsPackedKcrs(const ConvolutionGeometry& g) {
-  int64_t stride = 1;
-  for (int64_t i = g.spatial_rank - 1; i >= 0; --i) {
-    if (g.kernel_spatial.size[i] > 1 && g.kernel_spatial.stride[i] != stride) return false;
-    stride *= g.kernel_spatial.size[i];
-  }
-  if (g.kernel_input_features > 1 && g.kernel_input_stride != stride) return false;
-  stride *= g.kernel_input_features;
+// Whether the thunk's filter already is packed in cuDNN's filter format:
+// KCRS, or KRSC (channel-minor) for CUDNN_TENSOR_NHWC.
+bool IsPackedFilter(const ConvolutionGeometry& g, cudnnTensorFormat_t format) {
+  const bool krsc = format == CUDNN_TENSOR_NHWC;
+  int64_t stride = 1;  // the packed stride of the next dimension outwards
+  auto next = [&](int64_t size, int64_t actual) {
+    bool ok = size <= 1 || actual == stride;
+    stride *= size;
+    return ok;
+  };
+  if (krsc && !next(g.kernel_input_features, g.kernel_input_stride)) return false;  // C innermost
+  for (int64_t i = g.spatial_rank - 1; i >= 0; --i)
+    if (!next(g.kernel_spatial.size[i], g.kernel_spatial.stride[i])) return false;
+  if (!krsc && !next(g.kernel_input_features, g.kernel_input_stride)) return false;  // C outside the taps
   return g.output_features <= 1 || g.kernel_output_stride == stride;
 }
 
@@ -343,8 +337,7 @@ StatusOr<CudnnConvolutionPlan> PlanCudnnConvolution(const th::ConvolutionThunk& 
   // Channel-minor tensors of a backward-data convolution: a KRSC filter.
   bool channel_minor = g.input_features > 1 && g.input_feature_stride == 1 && g.output_feature_stride == 1;
   if (c.kind == Kind::kBackwardInput && p.groups == 1 && channel_minor) p.filter_format = CUDNN_TENSOR_NHWC;
-  bool packed = p.filter_format == CUDNN_TENSOR_NHWC ? IsPackedKrsc(g) : IsPackedKcrs(g);
-  if (flips || !packed) p.filter_source = w_source;
+  if (flips || !IsPackedFilter(g, p.filter_format)) p.filter_source = w_source;
   p.x_elements = g.input_elements;
   p.filter_elements = g.kernel_elements;
   p.y_elements = g.output_elements;

@@ -457,18 +457,6 @@ Status ValidateLaunch(const ptx::Kernel& k, const LaunchConfig& c) {
   return Status::Ok();
 }
 
-namespace {
-
-// Registers one warp is given for `per_thread` registers each: rounded up
-// to 8 per thread, then to the allocation unit per warp.
-uint64_t WarpAllocation(uint32_t per_thread) {
-  uint64_t rounded = (uint64_t{per_thread} + 7) / 8 * 8;
-  return (rounded * 32 + model::h100::kRegisterAllocationUnit - 1) / model::h100::kRegisterAllocationUnit *
-         model::h100::kRegisterAllocationUnit;
-}
-
-}  // namespace
-
 uint32_t RegistersPerThread(const ptx::Kernel& k) {
   uint32_t registers = std::min(k.allocated_registers, model::h100::kMaxRegistersPerThread);
   uint64_t threads = k.max_threads;
@@ -484,7 +472,7 @@ uint32_t RegistersPerThread(const ptx::Kernel& k) {
 Status CheckBlockRegisters(const ptx::Kernel& k, const LaunchConfig& c) {
   uint64_t warps = (c.block.product() + 31) / 32;
   uint32_t per_thread = RegistersPerThread(k);
-  uint64_t needed = WarpAllocation(per_thread) * warps;
+  uint64_t needed = model::WarpRegisterAllocation(per_thread) * warps;
   if (needed <= model::h100::kRegistersPerSm) return Status::Ok();
   return Error("launch of '" + k.name + "': block " + Text(c.block) + " needs " + std::to_string(needed) +
                " registers (" + std::to_string(per_thread) + " per thread) but an SM has " +

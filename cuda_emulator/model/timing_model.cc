@@ -13,17 +13,19 @@ using namespace h100;  // NOLINT: the figures read as in the documentation
 
 uint64_t CeilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
-// Registers a warp is allocated: the counters' registers per thread, in
-// units of 8 per thread, at most 255 per thread and no more than lets one
-// block fit (ptxas spills to fit).
+// WarpRegisterAllocation, no more than lets one block fit (the emulator
+// refuses launches that do not; counters from elsewhere are capped).
 uint64_t WarpRegisters(uint32_t declared, uint64_t warps_per_block) {
-  uint64_t per_thread = std::min<uint64_t>(CeilDiv(declared, 8) * 8, kMaxRegistersPerThread);
-  uint64_t per_warp = CeilDiv(per_thread * 32, kRegisterAllocationUnit) * kRegisterAllocationUnit;
   uint64_t fits = kRegistersPerSm / warps_per_block / kRegisterAllocationUnit * kRegisterAllocationUnit;
-  return std::min(per_warp, fits);
+  return std::min(WarpRegisterAllocation(declared), fits);
 }
 
 }  // namespace
+
+uint64_t WarpRegisterAllocation(uint32_t registers_per_thread) {
+  uint64_t per_thread = std::min<uint64_t>(CeilDiv(registers_per_thread, 8) * 8, kMaxRegistersPerThread);
+  return CeilDiv(per_thread * 32, kRegisterAllocationUnit) * kRegisterAllocationUnit;
+}
 
 const char* BoundName(Bound bound) {
   switch (bound) {

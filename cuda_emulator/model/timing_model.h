@@ -36,6 +36,10 @@ struct Occupancy {
 // static + dynamic shared memory of `c`).
 Occupancy ComputeOccupancy(const KilnEmuCounters& c);
 
+// Registers one warp is allocated for `registers_per_thread` each: rounded
+// up to 8 per thread (at most 255), then to the allocation unit per warp.
+uint64_t WarpRegisterAllocation(uint32_t registers_per_thread);
+
 // One launch's modeled time, term by term, in seconds.
 struct LaunchTime {
   Occupancy occupancy;
