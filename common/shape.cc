@@ -168,4 +168,15 @@ bool NextIndex(const std::vector<int64_t>& dims, std::vector<int64_t>& index) {
   return false;
 }
 
+bool FitsDeclaredShape(const Shape& value, const Shape& declared) {
+  if (!value.IsArray() || !declared.IsArray() || value.element_type() != declared.element_type() ||
+      value.rank() != declared.rank())
+    return false;
+  for (int64_t d = 0; d < declared.rank(); ++d) {
+    if (declared.is_dynamic_dim(d) ? value.dim(d) > declared.dim(d) : value.dim(d) != declared.dim(d))
+      return false;
+  }
+  return true;
+}
+
 }  // namespace kiln

@@ -100,6 +100,11 @@ class Shape {
   std::vector<Shape> tuple_;
 };
 
+// Whether an array of shape `value` may stand for the array shape
+// `declared`: the same element type and rank, each bounded dynamic (`<=N`)
+// dimension at most N, every other dimension equal. Layouts are ignored.
+bool FitsDeclaredShape(const Shape& value, const Shape& declared);
+
 // A shape index addresses a sub-shape of a (nested) tuple; {} is the whole.
 using ShapeIndex = std::vector<int64_t>;
 std::string ShapeIndexToString(const ShapeIndex& index);  // "{0,1}"

@@ -205,9 +205,7 @@ StatusOr<std::string> ReadBinaryFile(const std::string& path) {
 }
 
 Status CheckMatches(const Literal& value, const Shape& expected, std::string_view origin) {
-  if (value.shape().IsArray() && value.element_type() == expected.element_type() &&
-      value.shape().dims() == expected.dims())
-    return Status::Ok();
+  if (FitsDeclaredShape(value.shape(), expected)) return Status::Ok();
   std::string got = value.shape().IsArray() ? FormatValueShape(value.shape()) : value.shape().ToString(false);
   return Error("value " + got + (origin.empty() ? "" : " (from " + std::string(origin) + ")") +
                " does not match the expected " + FormatValueShape(expected));
@@ -318,7 +316,8 @@ std::optional<ElementType> ParseValueElementType(std::string_view name) {
 
 std::string FormatValueShape(const Shape& shape) {
   std::string s;
-  for (int64_t d : shape.dims()) s += std::to_string(d) + "x";
+  for (int64_t d = 0; d < shape.rank(); ++d)  // "<=N": a bounded dynamic dimension
+    s += (shape.is_dynamic_dim(d) ? "<=" : "") + std::to_string(shape.dim(d)) + "x";
   return s + std::string(ElementTypeName(shape.element_type()));
 }
 
@@ -363,8 +362,7 @@ StatusOr<Literal> ParseValue(std::string_view spec, const Shape* expected) {
     return ParseElements(text, *expected);
   }
   KILN_ASSIGN_OR_RETURN(Shape shape, ParseShapeSpec(text.substr(0, eq)));
-  if (expected && (shape.element_type() != expected->element_type() ||
-                   shape.dims() != expected->dims()))
+  if (expected && !FitsDeclaredShape(shape, *expected))
     return Error("value " + FormatValueShape(shape) + " does not match the expected " +
                  FormatValueShape(*expected));
   return ParseElements(text.substr(eq + 1), shape);

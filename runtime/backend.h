@@ -20,8 +20,15 @@ namespace kiln::runtime {
 // What every backend needs about a loaded program besides its thunks.
 struct ProgramBinding {
   thunks::ThunkProgram program;
-  // The shape of argument i / output i as Execute takes and returns them.
+  // The shape of program argument i / output i (every leaf of the
+  // signature, dynamic dimensions at their bounds and without dynamic flags):
+  // what a BackendExecutable runs on.
   std::vector<Shape> argument_shapes, output_shapes;
+  // What LoadedExecutable::Execute takes and returns: the caller's leaves,
+  // with dynamic dimensions flagged (see thunks::DynamicDimension), and the
+  // caller's result shape.
+  std::vector<Shape> caller_argument_shapes, caller_output_shapes;
+  Shape caller_result;
   // Argument number of each parameter allocation (-1 for others).
   std::vector<int64_t> argument_of_allocation;
 

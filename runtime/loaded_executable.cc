@@ -3,6 +3,7 @@
 // streams); the device's Backend prepares and runs it. See runtime.h and
 // backend.h.
 #include "runtime/backend.h"
+#include "runtime/dynamic_shapes.h"
 #include "runtime/stream.h"
 
 namespace kiln::runtime {
@@ -30,14 +31,18 @@ Status BindSignature(ProgramBinding& b) {
                              ? SubShape(sig.parameters[leaf.parameter_number], leaf.index)
                              : nullptr;
     if (!shape) return Error("signature: no shape for " + LeafName(leaf.parameter_number, leaf.index));
-    b.argument_shapes.push_back(*shape);
+    b.argument_shapes.push_back(Shape(shape->element_type(), shape->dims()));
+    if (static_cast<int64_t>(i) < th::CallerParameterLeafCount(sig)) b.caller_argument_shapes.push_back(*shape);
     b.argument_of_allocation[leaf.slice.allocation] = static_cast<int64_t>(i);
   }
-  for (const th::ResultLeaf& leaf : sig.result_leaves) {
+  for (size_t i = 0; i < sig.result_leaves.size(); ++i) {
+    const th::ResultLeaf& leaf = sig.result_leaves[i];
     const Shape* shape = SubShape(sig.result, leaf.index);
     if (!shape) return Error("signature: no result shape at " + ShapeIndexToString(leaf.index));
-    b.output_shapes.push_back(*shape);
+    b.output_shapes.push_back(Shape(shape->element_type(), shape->dims()));
+    if (static_cast<int64_t>(i) < th::CallerResultLeafCount(sig)) b.caller_output_shapes.push_back(*shape);
   }
+  b.caller_result = th::CallerResultShape(sig);
   return Status::Ok();
 }
 
@@ -78,37 +83,42 @@ StatusOr<std::unique_ptr<LoadedExecutable>> LoadedExecutable::Load(Device& devic
 
 const th::ThunkProgram& LoadedExecutable::program() const { return impl_->binding->program; }
 const std::vector<Shape>& LoadedExecutable::argument_shapes() const {
-  return impl_->binding->argument_shapes;
+  return impl_->binding->caller_argument_shapes;
 }
 const std::vector<Shape>& LoadedExecutable::output_shapes() const {
-  return impl_->binding->output_shapes;
+  return impl_->binding->caller_output_shapes;
 }
+const Shape& LoadedExecutable::result_shape() const { return impl_->binding->caller_result; }
 
 StatusOr<Event> LoadedExecutable::Execute(std::vector<Buffer> args,
                                           const ExecuteOptions& options) const {
-  const th::Signature& sig = impl_->binding->program.signature;
-  if (args.size() != sig.parameter_leaves.size()) {
-    return Error("Execute: expected " + std::to_string(sig.parameter_leaves.size()) +
+  const ProgramBinding& binding = *impl_->binding;
+  const th::Signature& sig = binding.program.signature;
+  if (args.size() != binding.caller_argument_shapes.size()) {
+    return Error("Execute: expected " + std::to_string(binding.caller_argument_shapes.size()) +
                  " arguments, got " + std::to_string(args.size()));
   }
   for (size_t i = 0; i < args.size(); ++i) {
     const th::ParameterLeaf& leaf = sig.parameter_leaves[i];
     std::string what = "Execute: argument " + std::to_string(i) + " (" +
                        LeafName(leaf.parameter_number, leaf.index) + ")";
-    const Shape& want = impl_->binding->argument_shapes[i];
     if (args[i].is_null()) return Error(what + " is a null buffer");
-    if (!args[i].shape().Compatible(want)) {
-      return Error(what + ": expected " + want.ToString(false) + ", got " +
-                   args[i].shape().ToString(false));
-    }
-    if (args[i].size() < leaf.slice.size) {
-      return Error(what + ": expected " + std::to_string(leaf.slice.size) + " bytes, got " +
+    KILN_RETURN_IF_ERROR(
+        CheckCallerArgument(args[i].shape(), binding.caller_argument_shapes[i]).WithContext(what));
+    const int64_t bytes = args[i].shape().ByteSize();
+    if (args[i].size() < bytes) {
+      return Error(what + ": expected " + std::to_string(bytes) + " bytes, got " +
                    std::to_string(args[i].size()));
     }
   }
-  if (!options.donate.empty() && options.donate.size() != args.size()) {
-    return Error("Execute: donate has " + std::to_string(options.donate.size()) +
-                 " entries for " + std::to_string(args.size()) + " arguments");
+  ExecuteOptions program_options = options;
+  if (!options.donate.empty()) {
+    if (options.donate.size() != binding.caller_argument_shapes.size()) {
+      return Error("Execute: donate has " + std::to_string(options.donate.size()) + " entries for " +
+                   std::to_string(binding.caller_argument_shapes.size()) + " arguments");
+    }
+    // The dynamic sizes' arguments are the runtime's own.
+    program_options.donate.resize(sig.parameter_leaves.size(), false);
   }
   for (const th::InputOutputAlias& alias : sig.aliases) {
     if (!alias.must_alias) continue;
@@ -127,10 +137,11 @@ StatusOr<Event> LoadedExecutable::Execute(std::vector<Buffer> args,
     return Error("Execute: no stream " + std::to_string(options.stream) + " (device has " +
                  std::to_string(device_.num_streams()) + ")");
   }
+  KILN_ASSIGN_OR_RETURN(args, ProgramArguments(binding, std::move(args)));
   auto state = std::make_shared<Event::State>();
   device_.stream(options.stream)
-      .Enqueue([impl = impl_, state, args = std::move(args), options] {
-        state->Complete(impl->executable->Run(args, options));
+      .Enqueue([impl = impl_, state, args = std::move(args), options = std::move(program_options)] {
+        state->Complete(CallerResult(*impl->binding, impl->executable->Run(args, options)));
       });
   return Event(state);
 }

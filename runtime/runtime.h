@@ -187,7 +187,9 @@ class LoadedExecutable {
 
   // One argument per array leaf of the parameters, in
   // Signature::parameter_leaves order (for array parameters: parameter
-  // order). Shapes must be compatible (layouts ignored) and sizes match.
+  // order). Shapes must be compatible (layouts ignored) and sizes match;
+  // a bounded dynamic dimension (`<=N`) may have any extent up to N, and
+  // the outputs then come back at the extents the program computed.
   StatusOr<Event> Execute(std::vector<Buffer> args, const ExecuteOptions& options = {}) const;
   // Execute + Wait.
   StatusOr<ExecutionResult> ExecuteSync(std::vector<Buffer> args,
@@ -195,8 +197,11 @@ class LoadedExecutable {
 
   const thunks::ThunkProgram& program() const;
   // The shape of argument i / output i as Execute takes and returns them.
+  // Dynamic dimensions keep their flags: the dimension is the bound.
   const std::vector<Shape>& argument_shapes() const;
   const std::vector<Shape>& output_shapes() const;
+  // The (possibly tuple) shape whose array leaves the outputs are.
+  const Shape& result_shape() const;
 
   struct Impl;  // runtime/loaded_executable.cc
 

@@ -26,7 +26,8 @@ namespace kiln::bef {
 // with garbage bounds.
 inline constexpr uint32_t kBefVersionMajor = 2;
 // Minor 1: Cholesky and TriangularSolve thunks.
-inline constexpr uint32_t kBefVersionMinor = 1;
+// Minor 2: Signature.dynamic_dimensions (bounded dynamic shapes).
+inline constexpr uint32_t kBefVersionMinor = 2;
 inline constexpr char kBefFileIdentifier[] = "KBEF";
 // Alignment of constant data within a .bef file, in bytes.
 inline constexpr int64_t kConstantAlignment = 64;

@@ -282,6 +282,11 @@ class Reader {
         KILN_RETURN_IF_ERROR(RequiredSlice(l->slice(), leaf.slice, "result leaf"));
       }
     }
+    if (s.dynamic_dimensions()) {
+      for (const fb::DynamicDimension* d : *s.dynamic_dimensions()) {
+        out.dynamic_dimensions.push_back({d->of_result(), d->leaf(), d->dimension(), d->size_leaf()});
+      }
+    }
     return Status::Ok();
   }
 

@@ -175,7 +175,12 @@ class Writer {
       results.push_back(fb::CreateResultLeaf(fbb_, Ints(l.index), &slice));
     }
     auto results_vec = Vec(results);
-    return fb::CreateSignature(fbb_, parameters, result, aliases_vec, params_vec, results_vec);
+    std::vector<Offset<fb::DynamicDimension>> dynamic;
+    for (const th::DynamicDimension& d : s.dynamic_dimensions)
+      dynamic.push_back(fb::CreateDynamicDimension(fbb_, d.of_result, d.leaf, d.dimension, d.size_leaf));
+    auto dynamic_vec = Vec(dynamic);
+    return fb::CreateSignature(fbb_, parameters, result, aliases_vec, params_vec, results_vec,
+                               dynamic_vec);
   }
 
   Offset<fb::ThunkInfo> Info(const th::ThunkInfo& info) {

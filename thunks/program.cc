@@ -1,4 +1,4 @@
-// Shape-leaf enumeration for signatures (see program.h).
+// Shape-leaf enumeration and the caller's view of signatures (see program.h).
 #include "thunks/program.h"
 
 namespace kiln::thunks {
@@ -23,6 +23,32 @@ std::vector<ShapeIndex> ArrayLeafIndices(const Shape& shape) {
   ShapeIndex prefix;
   CollectLeaves(shape, prefix, out);
   return out;
+}
+
+namespace {
+
+int64_t SizeLeafCount(const Signature& sig, bool of_result) {
+  int64_t n = 0;
+  for (const DynamicDimension& d : sig.dynamic_dimensions) n += d.of_result == of_result;
+  return n;
+}
+
+}  // namespace
+
+int64_t CallerParameterCount(const Signature& sig) {
+  return static_cast<int64_t>(sig.parameters.size()) - SizeLeafCount(sig, false);
+}
+
+int64_t CallerParameterLeafCount(const Signature& sig) {
+  return static_cast<int64_t>(sig.parameter_leaves.size()) - SizeLeafCount(sig, false);
+}
+
+int64_t CallerResultLeafCount(const Signature& sig) {
+  return static_cast<int64_t>(sig.result_leaves.size()) - SizeLeafCount(sig, true);
+}
+
+const Shape& CallerResultShape(const Signature& sig) {
+  return SizeLeafCount(sig, true) > 0 ? sig.result.tuple_shape(0) : sig.result;
 }
 
 }  // namespace kiln::thunks

@@ -51,14 +51,40 @@ struct InputOutputAlias {
   bool operator==(const InputOutputAlias&) const = default;
 };
 
+// A bounded dynamic dimension (HLO's `<=N`) of a caller's parameter or
+// result leaf. The program computes on the bound; the dimension's size
+// travels in an s32[] leaf of its own that the caller never sees: a trailing
+// entry parameter that the runtime fills from the argument's shape, or a
+// trailing element of the root tuple (caller result, sizes...) that the
+// runtime reads to trim the output to its size. The leaves' shapes keep
+// their dynamic flags, so the signature prints as the HLO declared it.
+struct DynamicDimension {
+  bool of_result = false;  // a result leaf's dimension, else a parameter leaf's
+  int64_t leaf = 0;        // index into parameter_leaves or result_leaves
+  int64_t dimension = 0;
+  int64_t size_leaf = 0;   // index, in the same list, of the s32[] holding the size
+  bool operator==(const DynamicDimension&) const = default;
+};
+
 struct Signature {
   std::vector<Shape> parameters;
   Shape result;  // may be a (nested) tuple
   std::vector<InputOutputAlias> aliases;
   std::vector<ParameterLeaf> parameter_leaves;  // one per array leaf of every parameter
   std::vector<ResultLeaf> result_leaves;        // one per array leaf of the result
+  std::vector<DynamicDimension> dynamic_dimensions;
   bool operator==(const Signature&) const = default;
 };
+
+// The caller's view of a signature: the leaves that do not carry dynamic
+// sizes. They come first in parameter_leaves and result_leaves (checked by
+// ValidateProgram), so leaf i of the caller is leaf i of the program.
+int64_t CallerParameterCount(const Signature& sig);
+int64_t CallerParameterLeafCount(const Signature& sig);
+int64_t CallerResultLeafCount(const Signature& sig);
+// The result shape the caller sees: element 0 of the root tuple when the
+// program returns dynamic sizes, else the whole result.
+const Shape& CallerResultShape(const Signature& sig);
 
 struct ThunkProgram {
   std::vector<Allocation> allocations;

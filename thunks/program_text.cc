@@ -318,6 +318,12 @@ std::string SignatureToText(const ThunkProgram& program, int indent) {
   for (const ResultLeaf& leaf : sig.result_leaves) {
     out += Pad(indent + 2) + LeafLine(leaf.index, leaf.slice) + "\n";
   }
+  for (const DynamicDimension& d : sig.dynamic_dimensions) {
+    const char* list = d.of_result ? "result" : "parameter";
+    out += Pad(indent) + "dynamic: " + list + " leaf " + std::to_string(d.leaf) + " dimension " +
+           std::to_string(d.dimension) + " sized by " + list + " leaf " + std::to_string(d.size_leaf) +
+           "\n";
+  }
   for (const InputOutputAlias& a : sig.aliases) {
     out += Pad(indent) + "alias: output " + ShapeIndexToString(a.output_index) + " <- parameter " +
            std::to_string(a.parameter_number) + " " + ShapeIndexToString(a.parameter_index) +

@@ -4,6 +4,7 @@
 #include "thunks/validate.h"
 
 #include <set>
+#include <tuple>
 
 #include "thunks/program_text.h"
 
@@ -54,6 +55,7 @@ class Validator {
     KILN_RETURN_IF_ERROR(CheckAllocations());
     KILN_RETURN_IF_ERROR(CheckParameterLeaves());
     KILN_RETURN_IF_ERROR(CheckResultLeaves());
+    KILN_RETURN_IF_ERROR(CheckDynamicDimensions());
     KILN_RETURN_IF_ERROR(CheckAliases());
     return CheckSequence(p_.root, 1);
   }
@@ -187,6 +189,83 @@ class Validator {
     if (seen.size() != expected) {
       return Error("signature: " + std::to_string(seen.size()) + " result leaves listed, " +
                    std::to_string(expected) + " expected");
+    }
+    return Status::Ok();
+  }
+
+  // Every dynamic dimension of a caller leaf has one s32[] size leaf of its
+  // own, and the size leaves trail the caller's (see DynamicDimension).
+  Status CheckDynamicDimensions() const {
+    const Signature& sig = p_.signature;
+    const int64_t caller_params = CallerParameterCount(sig);
+    const int64_t caller_param_leaves = CallerParameterLeafCount(sig);
+    const int64_t caller_result_leaves = CallerResultLeafCount(sig);
+    if (caller_params < 0 || caller_param_leaves < 0 || caller_result_leaves < 0)
+      return Error("signature: more dynamic dimensions than leaves");
+    const bool sized_result = caller_result_leaves < static_cast<int64_t>(sig.result_leaves.size());
+    if (sized_result && (!sig.result.IsTuple() ||
+                         sig.result.tuple_size() != 1 + static_cast<int64_t>(sig.result_leaves.size()) -
+                                                        caller_result_leaves)) {
+      return Error("signature: a result with dynamic sizes must be (caller result, sizes...)");
+    }
+    std::set<std::pair<bool, int64_t>> sizes;
+    std::set<std::tuple<bool, int64_t, int64_t>> dims;
+    for (const DynamicDimension& d : sig.dynamic_dimensions) {
+      const std::string what = std::string("signature: dynamic dimension ") + std::to_string(d.dimension) +
+                               " of " + (d.of_result ? "result" : "parameter") + " leaf " +
+                               std::to_string(d.leaf);
+      const int64_t callers = d.of_result ? caller_result_leaves : caller_param_leaves;
+      const int64_t leaves = d.of_result ? sig.result_leaves.size() : sig.parameter_leaves.size();
+      if (d.leaf < 0 || d.leaf >= callers) return Error(what + ": no such caller leaf");
+      if (d.size_leaf < callers || d.size_leaf >= leaves)
+        return Error(what + ": size leaf " + std::to_string(d.size_leaf) + " is not a trailing leaf");
+      const Shape* shape = DynamicLeafShape(d.of_result, d.leaf);
+      if (d.dimension < 0 || d.dimension >= shape->rank() || !shape->is_dynamic_dim(d.dimension))
+        return Error(what + ": " + ShapeText(*shape) + " has no such dynamic dimension");
+      if (*DynamicLeafShape(d.of_result, d.size_leaf) != Shape::Scalar(ElementType::kS32))
+        return Error(what + ": its size leaf is not s32[]");
+      if (!SizeLeafIsWhole(d.of_result, d.size_leaf, caller_params))
+        return Error(what + ": its size leaf must be a trailing parameter or root element of its own");
+      if (!sizes.insert({d.of_result, d.size_leaf}).second || !dims.insert({d.of_result, d.leaf, d.dimension}).second)
+        return Error(what + " is listed twice");
+    }
+    return CheckEveryDynamicDimensionSized(dims, caller_param_leaves, caller_result_leaves);
+  }
+
+  const Shape* DynamicLeafShape(bool of_result, int64_t leaf) const {
+    if (of_result) return SubShape(p_.signature.result, p_.signature.result_leaves[leaf].index);
+    const ParameterLeaf& l = p_.signature.parameter_leaves[leaf];
+    return ParameterLeafShape(l.parameter_number, l.index);
+  }
+
+  bool SizeLeafIsWhole(bool of_result, int64_t leaf, int64_t caller_params) const {
+    if (of_result) {
+      const ShapeIndex& index = p_.signature.result_leaves[leaf].index;
+      return index.size() == 1 && index[0] >= 1;
+    }
+    const ParameterLeaf& l = p_.signature.parameter_leaves[leaf];
+    return l.index.empty() && l.parameter_number >= caller_params;
+  }
+
+  Status CheckEveryDynamicDimensionSized(const std::set<std::tuple<bool, int64_t, int64_t>>& dims,
+                                         int64_t caller_param_leaves, int64_t caller_result_leaves) const {
+    for (bool of_result : {false, true}) {
+      const int64_t callers = of_result ? caller_result_leaves : caller_param_leaves;
+      for (int64_t leaf = 0; leaf < callers; ++leaf) {
+        const Shape* shape = DynamicLeafShape(of_result, leaf);
+        if (of_result && callers < static_cast<int64_t>(p_.signature.result_leaves.size()) &&
+            p_.signature.result_leaves[leaf].index.at(0) != 0) {
+          return Error("signature: result leaf " + std::to_string(leaf) + " lies outside the caller result");
+        }
+        if (!of_result && p_.signature.parameter_leaves[leaf].parameter_number >= CallerParameterCount(p_.signature))
+          return Error("signature: parameter leaf " + std::to_string(leaf) + " lies past the caller parameters");
+        for (int64_t dim = 0; dim < shape->rank(); ++dim) {
+          if (shape->is_dynamic_dim(dim) && !dims.count({of_result, leaf, dim}))
+            return Error(std::string("signature: dynamic dimension ") + std::to_string(dim) + " of " +
+                         (of_result ? "result" : "parameter") + " leaf " + std::to_string(leaf) +
+                         " has no size leaf");
+        }
+      }
     }
     return Status::Ok();
   }

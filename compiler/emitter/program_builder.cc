@@ -222,6 +222,53 @@ StatusOr<th::BufferSlice> ComputationEmitter::ToProgram(const th::BufferSlice& l
 
 namespace {
 
+Shape* MutableSubShape(Shape& shape, const ShapeIndex& index) {
+  Shape* s = &shape;
+  for (int64_t i : index) {
+    if (!s->IsTuple() || i < 0 || i >= s->tuple_size()) return nullptr;
+    s = &s->mutable_tuple_shapes()[i];
+  }
+  return s;
+}
+
+// DynamicPadder's record of the entry's dynamic dimensions, as leaves of the
+// signature (thunks::DynamicDimension); the caller's shapes get their
+// dynamic flags back.
+Status AddDynamicDimensions(const hlo::HloModule& module, th::Signature& sig) {
+  auto parameter_leaf = [&](int64_t number, const ShapeIndex& index) -> int64_t {
+    for (size_t i = 0; i < sig.parameter_leaves.size(); ++i)
+      if (sig.parameter_leaves[i].parameter_number == number && sig.parameter_leaves[i].index == index)
+        return static_cast<int64_t>(i);
+    return -1;
+  };
+  auto result_leaf = [&](const ShapeIndex& index) -> int64_t {
+    for (size_t i = 0; i < sig.result_leaves.size(); ++i)
+      if (sig.result_leaves[i].index == index) return static_cast<int64_t>(i);
+    return -1;
+  };
+  for (const hlo::EntryDynamicDimension& d : module.config().entry_dynamic_dimensions) {
+    th::DynamicDimension out{d.of_result, -1, d.dimension, -1};
+    Shape* shape = nullptr;
+    if (d.of_result) {
+      ShapeIndex index{0};
+      index.insert(index.end(), d.index.begin(), d.index.end());
+      out.leaf = result_leaf(index);
+      out.size_leaf = result_leaf({d.size_position});
+      shape = MutableSubShape(sig.result, index);
+    } else {
+      out.leaf = parameter_leaf(d.parameter_number, d.index);
+      out.size_leaf = parameter_leaf(d.size_position, {});
+      if (d.parameter_number >= 0 && d.parameter_number < static_cast<int64_t>(sig.parameters.size()))
+        shape = MutableSubShape(sig.parameters[d.parameter_number], d.index);
+    }
+    if (out.leaf < 0 || out.size_leaf < 0 || !shape || d.dimension >= shape->rank())
+      return Error("entry dynamic dimension " + std::to_string(d.dimension) + " has no signature leaf");
+    shape->set_dynamic_dim(d.dimension, true);
+    sig.dynamic_dimensions.push_back(out);
+  }
+  return Status::Ok();
+}
+
 Status BuildSignature(const hlo::HloModule& module, const ComputationEmitter& entry, th::Signature& sig) {
   const hlo::HloComputation& comp = *module.entry();
   for (int64_t p = 0; p < comp.parameter_count(); ++p) {
@@ -242,7 +289,7 @@ Status BuildSignature(const hlo::HloModule& module, const ComputationEmitter& en
   }
   for (const hlo::InputOutputAlias& a : module.config().input_output_alias)
     sig.aliases.push_back({a.output_index, a.parameter_number, a.parameter_index, a.must_alias});
-  return Status::Ok();
+  return AddDynamicDimensions(module, sig);
 }
 
 }  // namespace

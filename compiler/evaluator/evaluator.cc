@@ -37,7 +37,7 @@ Status CheckArguments(const HloComputation& computation, const std::vector<Liter
                  std::to_string(args.size()));
   for (size_t i = 0; i < args.size(); ++i) {
     const Shape& expected = computation.parameter(i)->shape();
-    if (!expected.Compatible(args[i].shape()))
+    if (!expected.Compatible(args[i].shape()) && !FitsDeclaredShape(args[i].shape(), expected))
       return Error("argument " + std::to_string(i) + " of " + computation.name() + " has shape " +
                    args[i].shape().ToString(false) + ", expected " + expected.ToString(false));
   }
@@ -144,7 +144,7 @@ class DeviceEvaluator final : public EvalContext {
         inputs.mutable_values.push_back(value);
         inputs.takeable.push_back(plan.last_use[i][j] && (!is_param || args_owned));
       }
-      StatusOr<Literal> result = EvalInstruction(inst, inputs);
+      StatusOr<Literal> result = EvalAtLogicalShape(inst, inputs);
       if (!result.ok()) return result.status();
       if (!result->shape().Compatible(inst.shape()) && !inst.shape().is_dynamic())
         return Error(inst.DebugName() + ": evaluated to shape " + result->shape().ToString(false) +
@@ -168,6 +168,17 @@ class DeviceEvaluator final : public EvalContext {
     if (std::chrono::steady_clock::now() < deadline_) return Status::Ok();
     return Error(inst.DebugName() + ": evaluation exceeded the time limit of " +
                  std::to_string(options_.time_limit_seconds) + " s");
+  }
+
+  // Evaluates `inst`, at the extents its operands imply when its shape is
+  // dynamic (see dynamic_shape_ops.cc): a detached copy of the instruction
+  // with those extents and no operands runs in its place.
+  StatusOr<Literal> EvalAtLogicalShape(const HloInstruction& inst, const Inputs& inputs) {
+    KILN_ASSIGN_OR_RETURN(std::optional<Shape> logical, LogicalShape(inst, inputs.values));
+    if (!logical) return EvalInstruction(inst, inputs);
+    std::unique_ptr<HloInstruction> shadow = inst.CloneWithOperands({}, inst.name());
+    shadow->mutable_shape() = *logical;
+    return EvalInstruction(*shadow, inputs);
   }
 
   StatusOr<Literal> EvalInstruction(const HloInstruction& inst, const Inputs& inputs) {
@@ -242,6 +253,10 @@ class DeviceEvaluator final : public EvalContext {
         return EvalRaggedDot(inst, operands);
       case HloOpcode::kRngGetAndUpdateState:
         return EvalRngGetAndUpdateState(inst, *this);
+      case HloOpcode::kSetDimensionSize:
+        return EvalSetDimensionSize(inst, operands);
+      case HloOpcode::kDynamicReshape:
+        return EvalDynamicReshape(inst, operands);
       case HloOpcode::kGetDimensionSize: {  // the value's own extent
         const std::vector<int64_t>* dims = inst.GetAttribute<std::vector<int64_t>>("dimensions");
         const Shape& s = operands[0]->shape();

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,12 @@ StatusOr<Literal> EvalReductionOp(const HloInstruction& inst, const Operands& op
 StatusOr<Literal> EvalTopK(const HloInstruction& inst, const Operands& operands);
 // rng-bit-generator (rng_ops.cc).
 StatusOr<Literal> EvalRngBitGenerator(const HloInstruction& inst, const Operands& operands);
+// Bounded dynamic shapes (dynamic_shape_ops.cc): the extents `inst` has
+// on these operands when they differ from its declared shape (a dynamic
+// result, or operands cut to their sizes), else nullopt.
+StatusOr<std::optional<Shape>> LogicalShape(const HloInstruction& inst, const Operands& operands);
+StatusOr<Literal> EvalSetDimensionSize(const HloInstruction& inst, const Operands& operands);
+StatusOr<Literal> EvalDynamicReshape(const HloInstruction& inst, const Operands& operands);
 // ragged-dot (ragged_dot_op.cc).
 StatusOr<Literal> EvalRaggedDot(const HloInstruction& inst, const Operands& operands);
 // rng-get-and-update-state (rng_ops.cc).

@@ -35,6 +35,19 @@ struct ProgramShape {
   bool operator==(const ProgramShape&) const = default;
 };
 
+// A bounded dynamic dimension of an entry parameter or of the entry result
+// after DynamicPadder made the entry static: the s32[] entry parameter
+// (size_position) or root tuple element (size_position, the caller's result
+// being element 0) that carries its size.
+struct EntryDynamicDimension {
+  bool of_result = false;
+  int64_t parameter_number = 0;  // parameters only
+  ShapeIndex index;              // within the parameter or the caller's result
+  int64_t dimension = 0;
+  int64_t size_position = 0;
+  bool operator==(const EntryDynamicDimension&) const = default;
+};
+
 struct ModuleConfig {
   int64_t replica_count = 1;
   int64_t num_partitions = 1;
@@ -44,6 +57,8 @@ struct ModuleConfig {
   std::vector<BufferDonor> buffer_donors;
   // Header attributes kiln does not interpret, verbatim ("name=text").
   std::vector<std::pair<std::string, std::string>> other_attributes;
+  // Set by DynamicPadder; never parsed or printed.
+  std::vector<EntryDynamicDimension> entry_dynamic_dimensions;
 };
 
 class HloModule {

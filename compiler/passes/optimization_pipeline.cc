@@ -10,6 +10,7 @@
 #include "compiler/passes/constant_folding.h"
 #include "compiler/passes/complex_dot_expander.h"
 #include "compiler/passes/cse.h"
+#include "compiler/passes/dynamic_padder.h"
 #include "compiler/passes/gemm_custom_call_rewriter.h"
 #include "compiler/passes/input_dilation_to_pad.h"
 #include "compiler/passes/integer_dot_expander.h"
@@ -52,6 +53,7 @@ Status RunOptimizationPipeline(hlo::HloModule& module, const PipelineOptions& op
   pipeline.AddPass<CallInliner>();
   pipeline.AddPass<AnnotationRemover>();
   pipeline.AddPass<BitcastToReshape>();
+  pipeline.AddPass<DynamicPadder>();  // static shapes at the bounds from here on
   pipeline.AddPass<LayoutNormalization>();
   pipeline.AddPass<StableSortExpander>();  // sort kernels need not be stable
   pipeline.AddPass<RngBitGeneratorExpander>();  // into plain elementwise ops, as XLA does

@@ -68,8 +68,21 @@ TEST_P(MiddleEndCorpusTest, PipelineVerifiesAndPreservesSemantics) {
   }
   std::unique_ptr<hlo::HloModule> optimized = (*module)->Clone();
   ASSERT_TRUE(passes::RunOptimizationPipeline(*optimized).ok());
+  // DynamicPadder adds a size argument per dynamic parameter dimension and
+  // returns (result, sizes...); the random arguments fill their bounds.
+  bool sized_result = false;
+  for (const hlo::EntryDynamicDimension& d : optimized->config().entry_dynamic_dimensions) {
+    if (d.of_result) {
+      sized_result = true;
+      continue;
+    }
+    const Shape* shape = SubShape(args[d.parameter_number].shape(), d.index);
+    ASSERT_TRUE(shape && d.dimension < shape->rank());
+    args.push_back(Literal::Scalar(ElementType::kS32, static_cast<int32_t>(shape->dim(d.dimension))));
+  }
   StatusOr<Literal> after = hlo::Evaluator(eval_options).Evaluate(*optimized, args);
   ASSERT_TRUE(after.ok()) << after.status().message();
+  if (sized_result) after = Literal(after->element(0));
   // The passes reorder no floating-point arithmetic except the f32 GEMM
   // widening of bf16/f16 dots, which matches XLA's own rounding.
   CompareOptions tol;

@@ -108,6 +108,62 @@ TEST(ValidateProgram, SignatureMustCoverEveryLeaf) {
             std::string::npos);
 }
 
+// negate(f32[<=4]) as DynamicPadder lays it out: parameter 1 carries the
+// argument's size, the root (result, size) returns it. No thunks: the
+// validator only reads the signature here.
+ThunkProgram DynamicProgram() {
+  ThunkProgram p;
+  Shape bounded(ElementType::kF32, {4});
+  bounded.set_dynamic_dim(0, true);
+  const Shape size = Shape::Scalar(ElementType::kS32);
+  p.allocations = {Allocation{16, 64, ParameterRef{0, {}}, ShapeIndex{0}, std::nullopt},
+                   Allocation{4, 64, ParameterRef{1, {}}, ShapeIndex{1}, std::nullopt}};
+  p.signature.parameters = {bounded, size};
+  p.signature.result = Shape::Tuple({bounded, size});
+  p.signature.parameter_leaves = {{0, {}, S(0, 0, 16)}, {1, {}, S(1, 0, 4)}};
+  p.signature.result_leaves = {{{0}, S(0, 0, 16)}, {{1}, S(1, 0, 4)}};
+  p.signature.dynamic_dimensions = {{false, 0, 0, 1}, {true, 0, 0, 1}};
+  return p;
+}
+
+TEST(ValidateProgram, DynamicDimensionsNeedTheirOwnSizeLeaves) {
+  EXPECT_EQ(ValidationError(DynamicProgram()), "OK");
+  EXPECT_EQ(CallerParameterLeafCount(DynamicProgram().signature), 1);
+  EXPECT_EQ(CallerResultShape(DynamicProgram().signature).ToString(false), "f32[<=4]");
+  ThunkProgram p = DynamicProgram();
+  p.signature.dynamic_dimensions.pop_back();
+  EXPECT_EQ(ValidationError(p), "signature: dynamic dimension 0 of result leaf 0 has no size leaf");
+  p = DynamicProgram();
+  p.signature.dynamic_dimensions[0].dimension = 1;
+  EXPECT_EQ(ValidationError(p),
+            "signature: dynamic dimension 1 of parameter leaf 0: f32[<=4] has no such dynamic dimension");
+  p = DynamicProgram();
+  p.signature.dynamic_dimensions[0].size_leaf = 0;
+  EXPECT_EQ(ValidationError(p), "signature: dynamic dimension 0 of parameter leaf 0: size leaf 0 is not a trailing leaf");
+  p = DynamicProgram();
+  p.signature.dynamic_dimensions.push_back({false, 0, 0, 1});  // leaf 0 counts as a size leaf now
+  EXPECT_EQ(ValidationError(p), "signature: dynamic dimension 0 of parameter leaf 0: no such caller leaf");
+  p = DynamicProgram();
+  p.signature.result = Shape::Tuple({p.signature.result});
+  p.signature.result_leaves = {{{0, 0}, S(0, 0, 16)}, {{0, 1}, S(1, 0, 4)}};
+  p.allocations[0].output = ShapeIndex{0, 0};
+  p.allocations[1].output = ShapeIndex{0, 1};
+  EXPECT_EQ(ValidationError(p), "signature: a result with dynamic sizes must be (caller result, sizes...)");
+  p = DynamicProgram();
+  p.signature.parameters[1] = Shape::Scalar(ElementType::kF32);
+  EXPECT_EQ(ValidationError(p), "signature: dynamic dimension 0 of parameter leaf 0: its size leaf is not s32[]");
+  p = DynamicProgram();
+  p.signature.parameters[0].set_dynamic_dim(0, false);
+  EXPECT_EQ(ValidationError(p),
+            "signature: dynamic dimension 0 of parameter leaf 0: f32[4] has no such dynamic dimension");
+  p = DynamicProgram();
+  p.signature.dynamic_dimensions.erase(p.signature.dynamic_dimensions.begin());
+  p.signature.parameters.pop_back();
+  p.signature.parameter_leaves.pop_back();
+  p.allocations[1].parameter.reset();
+  EXPECT_EQ(ValidationError(p), "signature: dynamic dimension 0 of parameter leaf 0 has no size leaf");
+}
+
 TEST(ValidateProgram, AliasShapesMustAgree) {
   ThunkProgram p = SampleProgram();
   p.signature.aliases[0].parameter_index = {1};  // s32[] cannot alias f32[8]

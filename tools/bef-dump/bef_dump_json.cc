@@ -119,6 +119,17 @@ class ArtifactJson {
       j_.EndObject();
     }
     j_.EndArray();
+    j_.Key("dynamic_dimensions");
+    j_.BeginArray();
+    for (const th::DynamicDimension& d : sig.dynamic_dimensions) {
+      j_.BeginObject();
+      j_.Field("of_result", d.of_result);
+      j_.Field("leaf", d.leaf);
+      j_.Field("dimension", d.dimension);
+      j_.Field("size_leaf", d.size_leaf);
+      j_.EndObject();
+    }
+    j_.EndArray();
     j_.EndObject();
   }
 

@@ -44,7 +44,11 @@ std::vector<int64_t> PhysicalOffsets(const Shape& shape) {
 
 }  // namespace
 
-StatusOr<runtime::Buffer> LiteralToBuffer(const Literal& literal, const Shape& shape) {
+StatusOr<runtime::Buffer> LiteralToBuffer(const Literal& literal, const Shape& declared) {
+  // A bounded dynamic dimension takes the value's own extent.
+  const Shape shape = declared.is_dynamic() && FitsDeclaredShape(literal.shape(), declared)
+                          ? Shape(declared.element_type(), literal.shape().dims())
+                          : declared;
   if (!literal.shape().IsArray() || !literal.shape().Compatible(shape))
     return Error("value " + literal.shape().ToString(false) + " does not match the expected " +
                  shape.ToString(false));

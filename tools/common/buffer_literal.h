@@ -16,7 +16,9 @@
 namespace kiln::tools {
 
 // A buffer of `shape` (which carries the layout the executable expects)
-// holding `literal`; the literal must be an array compatible with `shape`.
+// holding `literal`; the literal must be an array compatible with `shape`,
+// or fit its bounded dynamic dimensions (the buffer then has the literal's
+// extents).
 StatusOr<runtime::Buffer> LiteralToBuffer(const Literal& literal, const Shape& shape);
 
 // The value held by `buffer`, laid out in its shape's layout.

@@ -47,7 +47,7 @@ StatusOr<DeviceRunResult> CompileAndRun(const hlo::HloModule& module, const std:
   exec.donate.assign(buffers.size(), true);
   KILN_ASSIGN_OR_RETURN(runtime::ExecutionResult r, exe->ExecuteSync(std::move(buffers), exec));
   DeviceRunResult out;
-  KILN_ASSIGN_OR_RETURN(out.result, BuffersToLiteral(artifact.program.signature.result, r.outputs));
+  KILN_ASSIGN_OR_RETURN(out.result, BuffersToLiteral(exe->result_shape(), r.outputs));
   out.results_computed = r.results_computed;
   out.profile = std::move(r.profile);
   out.executable = std::move(exe);
