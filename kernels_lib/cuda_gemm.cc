@@ -25,6 +25,30 @@ cublasStatus_t Call(Fn fn, cublasHandle_t h, const ColumnMajorGemm& c, uint64_t 
             static_cast<int>(c.batch));
 }
 
+// s8 x s8 -> s32 on the int8 tensor cores: integer alpha and beta (the
+// scale type of CUBLAS_COMPUTE_32I), exact wrapping sums. cuBLAS takes the
+// "TN" form with lda and ldb multiples of 4, which DotCanonicalization
+// produces (compiler/passes/int8_gemm.h); anything else is refused here
+// rather than left to a slow or failing library path.
+Status Int8Gemm(const CublasLibrary& cublas, cublasHandle_t handle, const ColumnMajorGemm& c, uint64_t a,
+                uint64_t b, uint64_t out) {
+  if (!c.transpose_a || c.transpose_b || c.lda % 4 != 0 || c.ldb % 4 != 0 ||
+      (c.batch > 1 && (c.stride_a % 4 != 0 || c.stride_b % 4 != 0)))
+    return Error("Unimplemented: int8 gemm outside cuBLAS' int8 form (rhs [n,k], lhs [m,k], k a multiple of 4)");
+  if (c.alpha != static_cast<int32_t>(c.alpha) || c.beta != static_cast<int32_t>(c.beta))
+    return Error("Unimplemented: int8 gemm with a non-integer alpha or beta");
+  int32_t alpha = static_cast<int32_t>(c.alpha), beta = static_cast<int32_t>(c.beta);
+  return cublas.Check(
+      cublas.cublasGemmStridedBatchedEx(
+          handle, Op(c.transpose_a), Op(c.transpose_b), static_cast<int>(c.m), static_cast<int>(c.n),
+          static_cast<int>(c.k), &alpha, reinterpret_cast<const void*>(a), CUDA_R_8I, static_cast<int>(c.lda),
+          static_cast<long long>(c.stride_a), reinterpret_cast<const void*>(b), CUDA_R_8I, static_cast<int>(c.ldb),
+          static_cast<long long>(c.stride_b), &beta, reinterpret_cast<void*>(out), CUDA_R_32I,
+          static_cast<int>(c.ldc), static_cast<long long>(c.stride_c), static_cast<int>(c.batch),
+          CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT),
+      "cublasGemmStridedBatchedEx");
+}
+
 }  // namespace
 
 Status CudaGemm(const CublasLibrary& cublas, cublasHandle_t handle, const thunks::GemmThunk& g,
@@ -61,9 +85,11 @@ Status CudaGemm(const CublasLibrary& cublas, cublasHandle_t handle, const thunks
             CUBLAS_GEMM_DEFAULT),
         "cublasGemmStridedBatchedEx");
   }
+  if (g.lhs_type == ElementType::kS8 && g.rhs_type == ElementType::kS8 && g.out_type == ElementType::kS32)
+    return Int8Gemm(cublas, handle, c, rhs, lhs, out);
   return Error("Unimplemented: cuda gemm of " + std::string(ElementTypeName(g.lhs_type)) + " x " +
                std::string(ElementTypeName(g.rhs_type)) + " -> " +
-               std::string(ElementTypeName(g.out_type)) + " (only f32, f64 and bf16 x bf16 -> f32)");
+               std::string(ElementTypeName(g.out_type)) + " (only f32, f64, bf16 x bf16 -> f32 and s8 x s8 -> s32)");
 }
 
 }  // namespace kiln::kernels

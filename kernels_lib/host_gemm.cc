@@ -57,6 +57,42 @@ size_t OperandElements(const thunks::GemmThunk& g, bool lhs) {
   return static_cast<size_t>((g.batch - 1) * stride + (rows - 1) * ld + cols);
 }
 
+// s8 x s8 -> s32, row-major as RunBatches: each output an int32 sum of
+// products that wraps modulo 2^32 like XLA's integer dot (the arithmetic in
+// uint32_t, where overflow is defined). Integral alpha and beta only.
+Status Int8Gemm(const thunks::GemmThunk& g, const int8_t* lhs, const int8_t* rhs, int32_t* out) {
+  if (g.alpha_real != static_cast<int32_t>(g.alpha_real) || g.beta != static_cast<int32_t>(g.beta))
+    return Error("Unimplemented: int8 gemm with a non-integer alpha or beta");
+  const uint32_t alpha = static_cast<uint32_t>(static_cast<int32_t>(g.alpha_real));
+  const uint32_t beta = static_cast<uint32_t>(static_cast<int32_t>(g.beta));
+  const int64_t lda = LeadingDim(g.lhs_leading_dim, g.lhs_transposed ? g.m : g.k);
+  const int64_t ldb = LeadingDim(g.rhs_leading_dim, g.rhs_transposed ? g.k : g.n);
+  const int64_t ldc = LeadingDim(g.out_leading_dim, g.n);
+  // Element strides of lhs(i, p) and rhs(p, j) along i, p and p, j.
+  const int64_t a_i = g.lhs_transposed ? 1 : lda, a_p = g.lhs_transposed ? lda : 1;
+  const int64_t b_p = g.rhs_transposed ? 1 : ldb, b_j = g.rhs_transposed ? ldb : 1;
+  const int64_t lhs_stride = g.lhs_batch_stride > 0 ? g.lhs_batch_stride : g.m * g.k;
+  const int64_t rhs_stride = g.rhs_batch_stride > 0 ? g.rhs_batch_stride : g.k * g.n;
+  const int64_t out_stride = g.out_batch_stride > 0 ? g.out_batch_stride : g.m * g.n;
+  for (int64_t b = 0; b < g.batch; ++b) {
+    const int8_t* A = lhs + b * lhs_stride;
+    const int8_t* B = rhs + b * rhs_stride;
+    int32_t* C = out + b * out_stride;
+    for (int64_t i = 0; i < g.m; ++i) {
+      for (int64_t j = 0; j < g.n; ++j) {
+        // int32 products of int8 are exact; their sum wraps.
+        uint32_t sum = 0;
+        for (int64_t p = 0; p < g.k; ++p)
+          sum += static_cast<uint32_t>(int32_t{A[i * a_i + p * a_p]} * int32_t{B[p * b_p + j * b_j]});
+        int32_t& c = C[i * ldc + j];
+        uint32_t value = alpha * sum + (beta != 0 ? beta * static_cast<uint32_t>(c) : 0u);
+        c = static_cast<int32_t>(value);
+      }
+    }
+  }
+  return Status::Ok();
+}
+
 std::vector<float> WidenBf16(const void* data, size_t count) {
   std::vector<float> out(count);
   WidenBf16ToF32(static_cast<const uint16_t*>(data), count, out.data());
@@ -92,9 +128,12 @@ Status HostGemm(const thunks::GemmThunk& g, const void* lhs, const void* rhs, vo
                [](auto... a) { cblas_sgemm(a...); });
     return Status::Ok();
   }
+  // s8 x s8 -> s32: the int8 GEMMs compiled for CUDA, in a program the host shares.
+  if (g.lhs_type == ElementType::kS8 && g.rhs_type == ElementType::kS8 && g.out_type == ElementType::kS32)
+    return Int8Gemm(g, static_cast<const int8_t*>(lhs), static_cast<const int8_t*>(rhs), static_cast<int32_t*>(out));
   return Error("Unimplemented: host gemm of " + std::string(ElementTypeName(g.lhs_type)) + " x " +
                std::string(ElementTypeName(g.rhs_type)) + " -> " +
-               std::string(ElementTypeName(g.out_type)) + " (only f32, f64 and bf16 x bf16 -> f32)");
+               std::string(ElementTypeName(g.out_type)) + " (only f32, f64, bf16 x bf16 -> f32 and s8 x s8 -> s32)");
 }
 
 }  // namespace kiln::kernels

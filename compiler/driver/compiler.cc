@@ -215,6 +215,7 @@ Status RunPasses(hlo::HloModule& module, const CompileOptions& options, CompileS
   passes::PipelineOptions pipeline;
   if (options.verify_each_pass) pipeline.verify_each_pass = true;
   pipeline.bf16_gemm_operands = options.cuda;
+  pipeline.int8_gemms = options.cuda;
   if (!options.dump_dir.empty()) {
     pipeline.after_changed_pass = [&](int index, std::string_view pass, const hlo::HloModule& m) -> Status {
       if (selected && !std::regex_search(std::string(pass), *selected)) return Status::Ok();

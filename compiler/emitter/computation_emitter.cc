@@ -156,7 +156,7 @@ Status ComputationEmitter::EmitInstruction(const HloInstruction& inst, th::Seque
       return Error(inst.DebugName() + ": bef-compile does not support custom-call target '" +
                    inst.GetString("custom_call_target") +
                    "' (it runs sharding and placement annotations, __cublas$gemm, __cublas$lt$matmul, TopK, "
-                   "AwsNeuronGelu and AwsNeuronGeluApprxTanh)");
+                   "AwsNeuronGelu, AwsNeuronGeluApprxTanh, GetRngSeed and __onednn$layernorm)");
     default:
       return Error(inst.DebugName() + ": bef-compile does not support opcode '" +
                    std::string(hlo::OpcodeName(inst.opcode())) + "' yet (supported: " + SupportedOpsSummary() + ")");
@@ -240,12 +240,16 @@ Status ComputationEmitter::EmitGemm(const HloInstruction& dot, th::SequenceThunk
   // f32 and f64 GEMMs, and bf16 x bf16 -> f32 (DotCanonicalization's form
   // for CUDA).
   bool bf16 = ls.element_type() == ElementType::kBF16 && os.element_type() == ElementType::kF32;
+  // s8 x s8 -> s32 in cuBLAS' int8 form (see passes/int8_gemm.h).
+  bool int8 = ls.element_type() == ElementType::kS8 && os.element_type() == ElementType::kS32 &&
+              dn.lhs_contracting == std::vector<int64_t>{2} && dn.rhs_contracting == std::vector<int64_t>{2};
   if (ls.rank() != 3 || rs.rank() != 3 || os.rank() != 3 || dn.lhs_contracting.size() != 1 ||
       dn.rhs_contracting.size() != 1 || ls.element_type() != rs.element_type() ||
-      !(bf16 || (IsGemmType(ls.element_type()) && ls.element_type() == os.element_type())))
+      !(bf16 || int8 || (IsGemmType(ls.element_type()) && ls.element_type() == os.element_type())))
     return Error(dot.DebugName() + ": bef-compile does not support dot of " + ls.ToString(false) + " x " +
                  rs.ToString(false) + " -> " + os.ToString(false) +
-                 " (the GEMM libraries take f32, f64 and bf16 x bf16 -> f32; f16 is widened to f32)");
+                 " (the GEMM libraries take f32, f64, bf16 x bf16 -> f32 and [b,m,k] x [b,n,k] s8 x s8 -> s32;"
+                 " f16 is widened to f32)");
   th::GemmThunk g;
   KILN_ASSIGN_OR_RETURN(g.lhs, Slice(dot.operand(0), {}));
   KILN_ASSIGN_OR_RETURN(g.rhs, Slice(dot.operand(1), {}));

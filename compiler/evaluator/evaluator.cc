@@ -8,6 +8,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "compiler/evaluator/cpu_custom_calls.h"
 #include "compiler/evaluator/op_evaluators.h"
 #include "compiler/evaluator/rendezvous.h"
 
@@ -217,6 +218,10 @@ class DeviceEvaluator final : public EvalContext {
         return Literal(Shape::Token());
       case HloOpcode::kCustomCall:
         if (IsAnnotationCustomCall(inst) && operands.size() == 1) return inputs.Take(0);
+        if (IsCustomCallTo(inst, "TopK")) return EvalTopKCustomCall(inst, operands, *this);
+        if (IsCustomCallTo(inst, kGetRngSeedTarget)) return EvalGetRngSeed(inst, ExecutionCount(inst));
+        if (IsCustomCallTo(inst, kOneDnnLayerNormTarget) && operands.size() == 3)
+          return EvalOneDnnLayerNorm(inst, *operands[0], *operands[1], *operands[2]);
         return Error(inst.DebugName() + ": the reference evaluator does not support custom-call target \"" +
                      inst.GetString("custom_call_target") + "\"");
       case HloOpcode::kAsyncStart:

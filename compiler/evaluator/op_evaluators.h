@@ -50,6 +50,8 @@ StatusOr<Literal> EvalReductionOp(const HloInstruction& inst, const Operands& op
                                   EvalContext& ctx);
 // topk (topk_op.cc).
 StatusOr<Literal> EvalTopK(const HloInstruction& inst, const Operands& operands);
+// XLA's "TopK" custom-call with its comparator (topk_op.cc).
+StatusOr<Literal> EvalTopKCustomCall(const HloInstruction& inst, const Operands& operands, EvalContext& ctx);
 // rng-bit-generator (rng_ops.cc).
 StatusOr<Literal> EvalRngBitGenerator(const HloInstruction& inst, const Operands& operands);
 // Bounded dynamic shapes (dynamic_shape_ops.cc): the extents `inst` has

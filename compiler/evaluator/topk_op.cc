@@ -57,4 +57,62 @@ StatusOr<Literal> EvalTopK(const HloInstruction& inst, const Operands& operands)
   return Literal::MakeTuple(std::move(results));
 }
 
+// XLA's "TopK" custom-call (XLA CPU dumps keep it; TopkDecomposer makes it
+// a sort of (values, iota) by the called comparator, sliced to k): each
+// row's positions stably sorted by the comparator, called on (value a,
+// value b, index a, index b) as its parameter count asks, the first k kept.
+// Any comparator, so it checks TopKCustomCallRewriter's GT/LT reading.
+StatusOr<Literal> EvalTopKCustomCall(const HloInstruction& inst, const Operands& operands, EvalContext& ctx) {
+  std::vector<HloComputation*> called = inst.called_computations();
+  if (operands.size() != 1 || !operands[0]->shape().IsArray() || operands[0]->shape().rank() < 1 ||
+      called.size() != 1 || !inst.shape().IsTuple() || inst.shape().tuple_size() != 2 ||
+      !inst.shape().tuple_shape(0).IsArray() || inst.shape().tuple_shape(0).rank() != operands[0]->shape().rank())
+    return InstError(inst, "TopK takes one array operand and a comparator and returns (values, indices)");
+  const HloComputation& cmp = *called[0];
+  if (cmp.parameter_count() != 2 && cmp.parameter_count() != 4)
+    return InstError(inst, "TopK's comparator takes (a, b) or (a, b, index a, index b)");
+  const Literal& x = *operands[0];
+  const int64_t n = x.shape().dims().back();
+  const int64_t k = inst.shape().tuple_shape(0).dims().back();
+  if (k > n) return InstError(inst, "TopK k " + std::to_string(k) + " exceeds the row length " + std::to_string(n));
+  std::vector<int64_t> out_dims = x.shape().dims();
+  out_dims.back() = k;
+  Literal values(Shape(x.element_type(), out_dims));
+  Literal indices(Shape(ElementType::kS32, out_dims));
+  auto scalar = [&](int64_t at) {
+    Literal v(Shape(x.element_type(), {}));
+    v.CopyElementFrom(0, x, at);
+    return v;
+  };
+  Status failure = Status::Ok();
+  auto before = [&](int64_t a, int64_t b) {
+    if (!failure.ok()) return false;
+    std::vector<Literal> args;
+    args.push_back(scalar(a));
+    args.push_back(scalar(b));
+    if (cmp.parameter_count() == 4) {
+      args.push_back(Literal::Scalar(ElementType::kS32, a % n));
+      args.push_back(Literal::Scalar(ElementType::kS32, b % n));
+    }
+    StatusOr<Literal> r = ctx.Call(cmp, std::move(args));
+    if (!r.ok()) failure = r.status();
+    return r.ok() && r->GetPred(0);
+  };
+  const int64_t rows = n == 0 ? 0 : x.element_count() / n;
+  std::vector<int64_t> order(n);
+  for (int64_t r = 0; r < rows; ++r) {
+    std::iota(order.begin(), order.end(), r * n);
+    std::stable_sort(order.begin(), order.end(), before);
+    KILN_RETURN_IF_ERROR(failure);
+    for (int64_t j = 0; j < k; ++j) {
+      values.CopyElementFrom(r * k + j, x, order[j]);
+      indices.SetS64(r * k + j, order[j] - r * n);
+    }
+  }
+  std::vector<Literal> results;
+  results.push_back(std::move(values));
+  results.push_back(std::move(indices));
+  return Literal::MakeTuple(std::move(results));
+}
+
 }  // namespace kiln::hlo

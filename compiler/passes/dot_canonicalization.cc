@@ -3,6 +3,7 @@
 #include <numeric>
 
 #include "compiler/passes/hlo_builder.h"
+#include "compiler/passes/int8_gemm.h"
 #include "compiler/passes/passes.h"
 
 namespace kiln::passes {
@@ -39,6 +40,8 @@ std::vector<int64_t> Concat(std::vector<int64_t> a, const std::vector<int64_t>& 
 struct GemmTypes {
   ElementType operands = ElementType::kF32;
   ElementType output = ElementType::kF32;
+  // Operands as [b,m,k] x [b,n,k] whatever their layout (cuBLAS' int8 form).
+  bool contract_minor = false;
 };
 
 bool IsF8(ElementType t) { return IsFloat(t) && BitWidth(t) == 8; }
@@ -47,8 +50,9 @@ bool IsF8(ElementType t) { return IsFloat(t) && BitWidth(t) == 8; }
 // `bf16_operands`, a dot of bf16 or f8 operands gives the GEMM bf16 operands
 // (every f8 value is exact in bf16) and accumulates into f32, as XLA does
 // for f8 dots where no f8 GEMM is used. nullopt for integer and complex
-// dots.
-std::optional<GemmTypes> GemmTypesOf(const HloInstruction& dot, bool bf16_operands) {
+// dots, except with `int8_gemms` for IsInt8GemmDot's s8 x s8 -> s32.
+std::optional<GemmTypes> GemmTypesOf(const HloInstruction& dot, bool bf16_operands, bool int8_gemms) {
+  if (int8_gemms && IsInt8GemmDot(dot)) return GemmTypes{ElementType::kS8, ElementType::kS32, true};
   ElementType lhs = dot.operand(0)->shape().element_type();
   ElementType rhs = dot.operand(1)->shape().element_type();
   ElementType out = dot.shape().element_type();
@@ -81,10 +85,10 @@ class DotRewriter {
     // lhs as [b,m,k], or [b,k,m] when that needs no transpose.
     std::vector<int64_t> lhs_mk = Concat(dn.lhs_batch, lfree, dn.lhs_contracting);
     std::vector<int64_t> lhs_km = Concat(dn.lhs_batch, dn.lhs_contracting, lfree);
-    bool lhs_t = !IsIdentityPermutation(lhs_mk) && IsIdentityPermutation(lhs_km);
+    bool lhs_t = !types_.contract_minor && !IsIdentityPermutation(lhs_mk) && IsIdentityPermutation(lhs_km);
     std::vector<int64_t> rhs_kn = Concat(dn.rhs_batch, dn.rhs_contracting, rfree);
     std::vector<int64_t> rhs_nk = Concat(dn.rhs_batch, rfree, dn.rhs_contracting);
-    bool rhs_t = !IsIdentityPermutation(rhs_kn) && IsIdentityPermutation(rhs_nk);
+    bool rhs_t = types_.contract_minor || (!IsIdentityPermutation(rhs_kn) && IsIdentityPermutation(rhs_nk));
     HloInstruction* lhs = Operand(dot_->operand(0), lhs_t ? lhs_km : lhs_mk,
                                   lhs_t ? std::vector<int64_t>{b, k, m} : std::vector<int64_t>{b, m, k});
     HloInstruction* rhs = Operand(dot_->operand(1), rhs_t ? rhs_nk : rhs_kn,
@@ -150,7 +154,8 @@ bool IsCanonical(const HloInstruction& dot, const GemmTypes& types) {
          dot.shape().element_type() == types.output && ls.rank() == 3 && rs.rank() == 3 &&
          dn.lhs_batch == std::vector<int64_t>{0} && dn.rhs_batch == std::vector<int64_t>{0} &&
          dn.lhs_contracting.size() == 1 && dn.rhs_contracting.size() == 1 &&
-         dn.lhs_contracting[0] != 0 && dn.rhs_contracting[0] != 0;
+         dn.lhs_contracting[0] != 0 && dn.rhs_contracting[0] != 0 &&
+         (!types.contract_minor || (dn.lhs_contracting[0] == 2 && dn.rhs_contracting[0] == 2));
 }
 
 }  // namespace
@@ -163,7 +168,7 @@ StatusOr<bool> DotCanonicalization::Run(hlo::HloModule& module) {
       if (inst->opcode() != HloOpcode::kDot) continue;
       if (inst->operand_count() != 2) return Error(inst->DebugName() + ": dot needs two operands");
       // Integer and complex dots are left for the emitter to reject by name.
-      std::optional<GemmTypes> types = GemmTypesOf(*inst, bf16_operands_);
+      std::optional<GemmTypes> types = GemmTypesOf(*inst, bf16_operands_, int8_gemms_);
       if (!types || IsCanonical(*inst, *types)) continue;
       KILN_RETURN_IF_ERROR(DotRewriter(inst, *types, names).Rewrite());
       changed = true;

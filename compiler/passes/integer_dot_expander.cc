@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "compiler/passes/hlo_builder.h"
+#include "compiler/passes/int8_gemm.h"
 
 namespace kiln::passes {
 namespace {
@@ -115,7 +116,10 @@ class Expander {
 
 StatusOr<bool> IntegerDotExpander::Run(hlo::HloModule& module) {
   Expander expander(module);
-  return ExpandInstructions(module, IsIntegerDot, [&](HloInstruction* dot, NameUniquer& names) {
+  auto expands = [&](const HloInstruction& inst) {
+    return IsIntegerDot(inst) && !(keep_int8_gemms_ && IsInt8GemmDot(inst));
+  };
+  return ExpandInstructions(module, expands, [&](HloInstruction* dot, NameUniquer& names) {
     return expander.Expand(dot, names);
   });
 }

@@ -7,8 +7,10 @@
 // product is reduced with add over the contracting dimensions, which leaves
 // the dot's own [batch, lhs free, rhs free] result. Fusion makes one
 // reduction kernel of it, so the product is never stored. This is the
-// naive loop XLA CPU emits for dots its library cannot take; int8 GEMMs on
-// tensor cores (cublasGemmEx with 32-bit accumulation) are a later step.
+// naive loop XLA CPU emits for dots its library cannot take. With
+// `keep_int8_gemms` (compiling for CUDA) the s8 x s8 -> s32 dots cuBLAS'
+// int8 tensor-core GEMM takes (IsInt8GemmDot) are left for
+// DotCanonicalization instead.
 #pragma once
 
 #include "compiler/passes/hlo_pass.h"
@@ -17,8 +19,13 @@ namespace kiln::passes {
 
 class IntegerDotExpander : public HloPass {
  public:
+  IntegerDotExpander() = default;
+  explicit IntegerDotExpander(bool keep_int8_gemms) : keep_int8_gemms_(keep_int8_gemms) {}
   std::string_view name() const override { return "integer-dot-expander"; }
   StatusOr<bool> Run(hlo::HloModule& module) override;
+
+ private:
+  bool keep_int8_gemms_ = false;
 };
 
 }  // namespace kiln::passes

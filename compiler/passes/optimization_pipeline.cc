@@ -9,6 +9,8 @@
 #include "compiler/passes/cholesky_rewriter.h"
 #include "compiler/passes/constant_folding.h"
 #include "compiler/passes/complex_dot_expander.h"
+#include "compiler/passes/complex_reduce_splitter.h"
+#include "compiler/passes/cpu_custom_call_rewriter.h"
 #include "compiler/passes/cse.h"
 #include "compiler/passes/dynamic_padder.h"
 #include "compiler/passes/gemm_custom_call_rewriter.h"
@@ -50,6 +52,8 @@ Status RunOptimizationPipeline(hlo::HloModule& module, const PipelineOptions& op
   pipeline.AddPass<GemmCustomCallRewriter>();
   pipeline.AddPass<ActivationCustomCallRewriter>();
   pipeline.AddPass<TopKCustomCallRewriter>();
+  pipeline.AddPass<CpuCustomCallRewriter>();  // GetRngSeed, __onednn$layernorm
+  pipeline.AddPass<ComplexReduceSplitter>();  // reduction kernels reduce reals; before CallInliner
   pipeline.AddPass<CallInliner>();
   pipeline.AddPass<AnnotationRemover>();
   pipeline.AddPass<BitcastToReshape>();
@@ -67,9 +71,9 @@ Status RunOptimizationPipeline(hlo::HloModule& module, const PipelineOptions& op
   pipeline.AddPass<ConvolutionCanonicalization>();  // 1x1 convolutions become dots
   pipeline.AddPass<RaggedDotExpander>();  // dense dots of masked operands
   pipeline.AddPass<CholeskyRewriter>();  // potrf and XLA's zero / NaN fill-in
-  pipeline.AddPass<IntegerDotExpander>();  // the GEMM libraries take floats
+  pipeline.AddPass<IntegerDotExpander>(options.int8_gemms);  // the GEMM libraries take floats (and int8 on CUDA)
   pipeline.AddPass<ComplexDotExpander>();  // ... and real ones
-  pipeline.AddPass<DotCanonicalization>(options.bf16_gemm_operands);
+  pipeline.AddPass<DotCanonicalization>(options.bf16_gemm_operands, options.int8_gemms);
   AddSimplification(pipeline);
   // Reductions too long or too narrow for one kernel become two.
   pipeline.AddPass<ReductionSplitter>();

@@ -22,6 +22,10 @@ struct PipelineOptions {
   // GEMMs take bf16 operands with f32 accumulation (compiling for CUDA:
   // cuBLAS's tensor cores) instead of widening them to f32 first.
   bool bf16_gemm_operands = false;
+  // s8 x s8 -> s32 dots cuBLAS' int8 tensor cores take (IsInt8GemmDot) stay
+  // GEMMs (compiling for CUDA; the host runs them too, in kernels_lib)
+  // instead of becoming reduction kernels.
+  bool int8_gemms = false;
 };
 
 // Runs kiln's HLO passes on `module` in place. `records` (optional)

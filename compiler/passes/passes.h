@@ -47,17 +47,21 @@ class CallInliner : public HloPass {
 // for CUDA, where cuBLAS runs bf16 x bf16 -> f32 on the tensor cores), a dot
 // of bf16 or f8 operands (f8 values are exact in bf16) gets bf16 operands and
 // only its f32 result is rounded: the same f32 accumulation with half the
-// operand traffic. Integer and complex
+// operand traffic. With `int8_gemms` (CUDA too), the s8 x s8 -> s32 dots
+// of IsInt8GemmDot become lhs[b,m,k] x rhs[b,n,k] -> s32[b,m,n] (the "TN"
+// form cuBLAS' int8 tensor cores take). Other integer and complex
 // dots are left as they are (thunk emission names them as unsupported).
 class DotCanonicalization : public HloPass {
  public:
   DotCanonicalization() = default;
-  explicit DotCanonicalization(bool bf16_operands) : bf16_operands_(bf16_operands) {}
+  explicit DotCanonicalization(bool bf16_operands, bool int8_gemms = false)
+      : bf16_operands_(bf16_operands), int8_gemms_(int8_gemms) {}
   std::string_view name() const override { return "dot-canonicalization"; }
   StatusOr<bool> Run(hlo::HloModule& module) override;
 
  private:
   bool bf16_operands_ = false;
+  bool int8_gemms_ = false;
 };
 
 // Splits a reduction too long for one GPU block (a row of more than 16384

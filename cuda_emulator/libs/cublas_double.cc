@@ -14,7 +14,10 @@
 // datapath its types and math mode select: sgemm on the FP32 cores, or the
 // TF32 (or, with the legacy CUBLAS_TENSOR_OP_MATH, FP16) tensor cores when
 // the math mode allows them; dgemm on the FP64 tensor cores; bf16 x bf16 ->
-// f32 (cublasGemmStridedBatchedEx) on the BF16 tensor cores; a trsm as a
+// f32 (cublasGemmStridedBatchedEx) on the BF16 tensor cores, s8 x s8 -> s32
+// (CUBLAS_COMPUTE_32I, exact wrapping integer sums) on the INT8 tensor
+// cores, with the int8 kernels' rules (lda, ldb and the batch strides
+// multiples of 4, A and B 4-byte aligned: else CUBLAS_STATUS_NOT_SUPPORTED); a trsm as a
 // blocked solve (model::ModelSolver) on the FP32 cores or the FP64 tensor
 // cores (trsm reads only A's `uplo` triangle, which is all initcheck
 // looks at). The arithmetic itself is always done at full precision,
@@ -69,6 +72,7 @@ kiln::emu::model::GemmMath MathOf(cublasMath_t math) {
   using kiln::emu::model::GemmMath;
   if (std::is_same_v<T, double>) return GemmMath::kFp64Tensor;
   if (std::is_same_v<T, bfloat16>) return GemmMath::kFp16Tensor;
+  if (std::is_same_v<T, int8_t>) return GemmMath::kInt8Tensor;
   int base = math & ~CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION;
   if (base == CUBLAS_TF32_TENSOR_OP_MATH) return GemmMath::kTf32Tensor;
   if (base == CUBLAS_TENSOR_OP_MATH) return GemmMath::kFp16Tensor;
@@ -99,6 +103,28 @@ void Gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, float alp
   cblas_sgemm(CblasColMajor, ta, tb, m, n, k, alpha, wa.data(), lda, wb.data(), ldb, beta, c, ldc);
 }
 
+// s8 operands, s32 alpha, beta, accumulation and result: exact, wrapping
+// modulo 2^32 as the tensor cores' 32-bit integer accumulators do (the
+// arithmetic in uint32_t, where overflow is defined).
+void Gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, int32_t alpha, const int8_t* a, int lda,
+          const int8_t* b, int ldb, int32_t beta, int32_t* c, int ldc) {
+  // Column-major element (row, col) of op(X): X[row + col * ld], or
+  // X[col + row * ld] when transposed.
+  auto at = [](const int8_t* x, CBLAS_TRANSPOSE t, int64_t ld, int64_t row, int64_t col) {
+    return static_cast<uint32_t>(static_cast<int32_t>(t == CblasNoTrans ? x[row + col * ld] : x[col + row * ld]));
+  };
+  for (int64_t j = 0; j < n; ++j) {
+    for (int64_t i = 0; i < m; ++i) {
+      uint32_t sum = 0;
+      for (int64_t p = 0; p < k; ++p) sum += at(a, ta, lda, i, p) * at(b, tb, ldb, p, j);
+      int32_t& out = c[i + j * ldc];
+      uint32_t scaled = static_cast<uint32_t>(alpha) * sum;
+      if (beta != 0) scaled += static_cast<uint32_t>(beta) * static_cast<uint32_t>(out);
+      out = static_cast<int32_t>(scaled);
+    }
+  }
+}
+
 // C = beta * C without reading C when beta == 0 (cuBLAS' rule: C may then
 // hold NaNs or never-written bytes).
 template <typename T>
@@ -122,6 +148,21 @@ std::string GemmArgumentError(cublasOperation_t transa, cublasOperation_t transb
   if (ldb < std::max(1, b_rows)) return "ldb " + std::to_string(ldb) + " < max(1, " + std::to_string(b_rows) + ")";
   if (ldc < std::max(1, m)) return "ldc " + std::to_string(ldc) + " < max(1, " + std::to_string(m) + ")";
   if (!alpha || !beta) return "alpha and beta must not be null";
+  return "";
+}
+
+// The int8 GEMM's layout rules (cuBLAS' CUBLAS_COMPUTE_32I with CUDA_R_8I
+// operands): lda and ldb multiples of 4 and every batch's A and B 4-byte
+// aligned; "" when they hold.
+std::string Int8GemmRuleError(const void* A, int lda, long long strideA, const void* B, int ldb, long long strideB,
+                              int batches) {
+  if (lda % 4 != 0 || ldb % 4 != 0)
+    return "int8 GEMM needs lda and ldb multiples of 4 (lda " + std::to_string(lda) + ", ldb " +
+           std::to_string(ldb) + ")";
+  auto aligned = [&](const void* p, long long stride) {
+    return reinterpret_cast<uint64_t>(p) % 4 == 0 && (batches <= 1 || stride % 4 == 0);
+  };
+  if (!aligned(A, strideA) || !aligned(B, strideB)) return "int8 GEMM needs A and B (every batch) 4-byte aligned";
   return "";
 }
 
@@ -420,28 +461,40 @@ KILN_EMU_EXPORT cublasStatus_t cublasDgemmStridedBatched(
                             strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
 }
 
-// The one mixed-precision form kiln calls: bf16 A and B, f32 C, f32
-// compute (tensor cores); any other type combination, compute type or
-// algorithm is CUBLAS_STATUS_NOT_SUPPORTED.
+// The mixed-precision forms kiln calls: bf16 A and B, f32 C, f32 compute
+// (tensor cores); s8 A and B, s32 C, 32-bit integer compute (the int8
+// tensor cores, int32 alpha and beta). Any other type combination,
+// compute type or algorithm is CUBLAS_STATUS_NOT_SUPPORTED.
 KILN_EMU_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(
     cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
     const void* alpha, const void* A, cudaDataType Atype, int lda, long long int strideA, const void* B,
     cudaDataType Btype, int ldb, long long int strideB, const void* beta, void* C, cudaDataType Ctype, int ldc,
     long long int strideC, int batchCount, cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
   const char* call = "cublasGemmStridedBatchedEx";
-  if (Atype != CUDA_R_16BF || Btype != CUDA_R_16BF || Ctype != CUDA_R_32F || computeType != CUBLAS_COMPUTE_32F) {
-    kiln::emu::driver::ClearErrorDetail();
-    return Reject(CUBLAS_STATUS_NOT_SUPPORTED,
-                  std::string(call) + ": the emulator implements bf16 x bf16 -> f32 with CUBLAS_COMPUTE_32F only");
-  }
-  if (algo != CUBLAS_GEMM_DEFAULT && algo != CUBLAS_GEMM_DEFAULT_TENSOR_OP) {
-    kiln::emu::driver::ClearErrorDetail();
+  kiln::emu::driver::ClearErrorDetail();
+  if (algo != CUBLAS_GEMM_DEFAULT && algo != CUBLAS_GEMM_DEFAULT_TENSOR_OP)
     return Reject(CUBLAS_STATUS_NOT_SUPPORTED, std::string(call) + ": only the default algorithm");
+  const bool bf16 = Atype == CUDA_R_16BF && Btype == CUDA_R_16BF && Ctype == CUDA_R_32F &&
+                    computeType == CUBLAS_COMPUTE_32F;
+  const bool int8 = Atype == CUDA_R_8I && Btype == CUDA_R_8I && Ctype == CUDA_R_32I &&
+                    (computeType == CUBLAS_COMPUTE_32I || computeType == CUBLAS_COMPUTE_32I_PEDANTIC);
+  if (bf16) {
+    return GemmStridedBatched(call, handle, transa, transb, m, n, k, static_cast<const float*>(alpha),
+                              static_cast<const bfloat16*>(A), lda, strideA, static_cast<const bfloat16*>(B), ldb,
+                              strideB, static_cast<const float*>(beta), static_cast<float*>(C), ldc, strideC,
+                              batchCount);
   }
-  return GemmStridedBatched(call, handle, transa, transb, m, n, k, static_cast<const float*>(alpha),
-                            static_cast<const bfloat16*>(A), lda, strideA, static_cast<const bfloat16*>(B), ldb,
-                            strideB, static_cast<const float*>(beta), static_cast<float*>(C), ldc, strideC,
-                            batchCount);
+  if (int8) {
+    std::string imma = Int8GemmRuleError(A, lda, strideA, B, ldb, strideB, batchCount);
+    if (!imma.empty()) return Reject(CUBLAS_STATUS_NOT_SUPPORTED, std::string(call) + ": " + imma);
+    return GemmStridedBatched(call, handle, transa, transb, m, n, k, static_cast<const int32_t*>(alpha),
+                              static_cast<const int8_t*>(A), lda, strideA, static_cast<const int8_t*>(B), ldb,
+                              strideB, static_cast<const int32_t*>(beta), static_cast<int32_t*>(C), ldc, strideC,
+                              batchCount);
+  }
+  return Reject(CUBLAS_STATUS_NOT_SUPPORTED,
+                std::string(call) + ": the emulator implements bf16 x bf16 -> f32 (CUBLAS_COMPUTE_32F) and"
+                                    " s8 x s8 -> s32 (CUBLAS_COMPUTE_32I) only");
 }
 
 KILN_EMU_EXPORT cublasStatus_t cublasStrsm_v2(cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t uplo,

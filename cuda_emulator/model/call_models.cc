@@ -33,6 +33,7 @@ double PeakFlops(GemmMath math) {
     case GemmMath::kTf32Tensor: return kTf32TensorFlops;
     case GemmMath::kFp16Tensor: return kFp16TensorFlops;
     case GemmMath::kFp64Tensor: return kFp64TensorFlops;
+    case GemmMath::kInt8Tensor: return kInt8TensorOps;
   }
   return kFp32Flops;
 }

@@ -21,6 +21,7 @@ enum class GemmMath : uint8_t {
   kTf32Tensor,  // sgemm with CUBLAS_TF32_TENSOR_OP_MATH
   kFp16Tensor,  // f16/bf16 operands, or sgemm with the legacy CUBLAS_TENSOR_OP_MATH
   kFp64Tensor,  // dgemm: FP64 tensor cores
+  kInt8Tensor,  // s8 x s8 -> s32 (CUBLAS_COMPUTE_32I): INT8 tensor cores, "flops" being integer ops
 };
 
 struct GemmShape {

@@ -726,6 +726,44 @@ TEST_F(DriverApiTest, CublasGemmExBf16OperandsF32Result) {
   EXPECT_EQ(e.cublasDestroy_v2(h), CUBLAS_STATUS_SUCCESS);
 }
 
+// s8 x s8 -> s32 (CUDA_R_8I, CUBLAS_COMPUTE_32I, int32 alpha and beta) in
+// the "TN" form: op(A) = A^T = [[1,2,3,4], [-128 x4]], B's columns [1 x4],
+// [-128 x4], [127,-1,0,5]. AB = [[10, -1280, 145], [-512, 65536, -16768]]
+// (column-major {10, -512, -1280, 65536, 145, -16768}); then alpha = 2,
+// beta = 1 over it gives 3 * AB. lda not a multiple of 4 is NOT_SUPPORTED
+// (the int8 kernels' rule).
+TEST_F(DriverApiTest, CublasGemmExInt8OperandsS32Result) {
+  const Api& e = Emu();
+  const int8_t a[8] = {1, 2, 3, 4, -128, -128, -128, -128};
+  const int8_t b[12] = {1, 1, 1, 1, -128, -128, -128, -128, 127, -1, 0, 5};
+  CUdeviceptr da = Alloc(sizeof(a)), db = Alloc(sizeof(b)), dc = Alloc(6 * sizeof(int32_t));
+  ASSERT_EQ(e.cuMemcpyHtoD(da, a, sizeof(a)), CUDA_SUCCESS);
+  ASSERT_EQ(e.cuMemcpyHtoD(db, b, sizeof(b)), CUDA_SUCCESS);
+  cublasHandle_t h = nullptr;
+  ASSERT_EQ(e.cublasCreate_v2(&h), CUBLAS_STATUS_SUCCESS);
+  int32_t alpha = 1, beta = 0;
+  auto* A = reinterpret_cast<const void*>(da);
+  auto* B = reinterpret_cast<const void*>(db);
+  auto* C = reinterpret_cast<void*>(dc);
+  auto gemm = [&](int lda) {
+    return e.cublasGemmStridedBatchedEx(h, CUBLAS_OP_T, CUBLAS_OP_N, 2, 3, 4, &alpha, A, CUDA_R_8I, lda, 0, B,
+                                        CUDA_R_8I, 4, 0, &beta, C, CUDA_R_32I, 2, 0, 1, CUBLAS_COMPUTE_32I,
+                                        CUBLAS_GEMM_DEFAULT);
+  };
+  ASSERT_EQ(gemm(4), CUBLAS_STATUS_SUCCESS) << Detail();
+  int32_t out[6];
+  ASSERT_EQ(e.cuMemcpyDtoH(out, dc, sizeof(out)), CUDA_SUCCESS);
+  const int32_t expected[6] = {10, -512, -1280, 65536, 145, -16768};
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(out[i], expected[i]) << "C[" << i << "]";
+  alpha = 2, beta = 1;
+  ASSERT_EQ(gemm(4), CUBLAS_STATUS_SUCCESS) << Detail();
+  ASSERT_EQ(e.cuMemcpyDtoH(out, dc, sizeof(out)), CUDA_SUCCESS);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(out[i], 3 * expected[i]) << "C[" << i << "]";
+  EXPECT_EQ(gemm(5), CUBLAS_STATUS_NOT_SUPPORTED);
+  EXPECT_NE(Detail().find("multiples of 4"), std::string::npos) << Detail();
+  EXPECT_EQ(e.cublasDestroy_v2(h), CUBLAS_STATUS_SUCCESS);
+}
+
 TEST_F(DriverApiTest, CublasValidatesArguments) {
   const Api& e = Emu();
   CUdeviceptr d = Alloc(1024);

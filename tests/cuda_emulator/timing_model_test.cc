@@ -258,6 +258,23 @@ TEST(CallModels, Gemm) {
   EXPECT_TIME(t.total, bytes / 3.0e12 + 2 * kUs);
 }
 
+// An s8 x s8 -> s32 GEMM on the INT8 tensor cores (1978.9e12 ops/s dense,
+// twice the BF16 rate): 8192^3 is 64 x 64 = 4096 tiles in
+// ceil(4096 / 132) = 32 waves of 2 * 128 * 128 * 8192 ops at 1978.9e12 /
+// 132 * 0.8 = 22.37 us per tile: 715.9 us; its bytes (8192^2 * (1 + 1 + 4)
+// = 402.7 MB at 3e12: 134.2 us) do not bind. Optimal: 2 * 8192^3 /
+// 1978.9e12 = 555.6 us, plus the launch.
+TEST(CallModels, Int8GemmRunsAtTheInt8TensorPeak) {
+  model::GemmShape s{8192, 8192, 8192, 1, 1, true, false, 4};
+  model::GemmTime t = model::ModelGemm(s, model::GemmMath::kInt8Tensor);
+  double tile = 2.0 * 128 * 128 * 8192 / (1978.9e12 / 132 * 0.8);
+  EXPECT_TIME(t.total, 32 * tile + 2 * kUs);
+  EXPECT_TIME(t.optimal, 2.0 * 8192 * 8192 * 8192 / 1978.9e12 + 2 * kUs);
+  EXPECT_TIME(t.bytes, 8192.0 * 8192 * 6);
+  EXPECT_NEAR(model::ModelGemm(s, model::GemmMath::kFp16Tensor).optimal - 2 * kUs, 2 * (t.optimal - 2 * kUs),
+              1e-3 * t.optimal);
+}
+
 TEST(CallModels, GemmSplitsKToFillTheSms) {
   // 512 x 1024 x 2816 sgemm: 4 x 8 = 32 tiles leave 100 of 132 SMs idle.
   // Split in 4 slices of 704: 128 tiles in one wave of 2 * 128 * 128 * 704

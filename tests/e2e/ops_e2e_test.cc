@@ -190,6 +190,118 @@ TEST_F(OpsE2ETest, IntegerDots) {
   Check("  a = s16[3] parameter(0)\n  b = s16[4] parameter(1)\n  ROOT d = s32[3,4] dot(a, b)\n");
 }
 
+// s8 x s8 -> s32 dots: on CUDA those with k and n multiples of 4 are int8
+// GEMMs (cuBLAS' tensor cores, the emulator's double), the others and the
+// host-only compile reduction kernels; compiled for both targets, the host
+// runs the same GEMM thunks (kernels_lib's int8 loop). The operands are
+// scaled by 37 so their values wrap over all of s8, and a k of 131076
+// products of -128 * -128 overflows s32 (2^31 + 2^16 wraps to -2^31 +
+// 2^16), which both paths must wrap as XLA does.
+TEST_F(OpsE2ETest, Int8Dots) {
+  auto spread = [](const std::string& name, const std::string& shape) {
+    return "  " + name + "p = " + shape + " parameter(" + (name == "a" ? "0" : "1") + ")\n  " + name +
+           "c = s8[] constant(37)\n  " + name + "b = " + shape + " broadcast(" + name + "c), dimensions={}\n  " +
+           name + " = " + shape + " multiply(" + name + "p, " + name + "b)\n";
+  };
+  struct Case {
+    std::string a, b, root;
+    int gemms_on_cuda;
+  };
+  const std::vector<Case> cases = {
+      {"s8[6,16]", "s8[16,8]", "s32[6,8] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}", 1},
+      {"s8[2,3,8]", "s8[2,8,4]",
+       "s32[2,3,4] dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, "
+       "rhs_contracting_dims={1}", 1},
+      {"s8[8,3,12]", "s8[12,8,4]", "s32[3,4] dot(a, b), lhs_contracting_dims={2,0}, rhs_contracting_dims={0,1}", 1},
+      {"s8[5,6]", "s8[6,4]", "s32[5,4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}", 0},  // k = 6
+      {"s8[4,8]", "s8[8,3]", "s32[4,3] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}", 0},  // n = 3
+  };
+  const bool cuda = E2EDeviceKind() == runtime::DeviceKind::kCuda;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.root);
+    std::string text = "HloModule m\n\nENTRY e {\n" + spread("a", c.a) + spread("b", c.b) + "  ROOT d = " + c.root +
+                       "\n}\n";
+    auto module = hlo::ParseHloModule(text);
+    ASSERT_TRUE(module.ok()) << module.status().message();
+    std::vector<Literal> args = RandomArgs(**module, 3);
+    StatusOr<Literal> expected = hlo::Evaluator().Evaluate(**module, args);
+    ASSERT_TRUE(expected.ok()) << expected.status().message();
+    for (bool all_targets : {false, true}) {
+      StatusOr<tools::DeviceRunResult> run = tools::CompileAndRun(**module, args, *device_, true, all_targets);
+      ASSERT_TRUE(run.ok()) << run.status().message();
+      EXPECT_TRUE(CompareValues(run->result, *expected, "result", {}).ok()) << text;
+      int gemms = 0;
+      for (const runtime::ThunkProfileEntry& t : run->profile.thunks) gemms += t.kind == thunks::ThunkKind::kGemm;
+      EXPECT_EQ(gemms, cuda || all_targets ? c.gemms_on_cuda : 0) << "all_targets=" << all_targets;
+    }
+  }
+  // The wrap-around: rows and columns of -128 (min(x, -128) of parameters,
+  // so nothing is folded at compile time): every output is 131076 * 2^14
+  // = 2^31 + 2^16 wrapped to s32.
+  auto module = hlo::ParseHloModule(
+      "HloModule m\n\nENTRY e {\n  p = s8[1,131076] parameter(0)\n  q = s8[131076,4] parameter(1)\n"
+      "  lo = s8[] constant(-128)\n  plo = s8[1,131076] broadcast(lo), dimensions={}\n"
+      "  qlo = s8[131076,4] broadcast(lo), dimensions={}\n  a = s8[1,131076] minimum(p, plo)\n"
+      "  b = s8[131076,4] minimum(q, qlo)\n"
+      "  ROOT d = s32[1,4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n");
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  std::vector<Literal> args = RandomArgs(**module, 5);
+  for (bool all_targets : {false, true}) {
+    StatusOr<tools::DeviceRunResult> run = tools::CompileAndRun(**module, args, *device_, false, all_targets);
+    ASSERT_TRUE(run.ok()) << run.status().message();
+    for (int64_t i = 0; i < 4; ++i) EXPECT_EQ(run->result.GetS64(i), -2147483648LL + 65536) << i;
+  }
+}
+
+// XLA CPU's custom-calls that CpuCustomCallRewriter writes as HLO, against
+// the evaluator's own implementation of each: __onednn$layernorm (f32 and
+// bf16, epsilon 1e-5 = bits 925353388, rank 3, 16 channels) and GetRngSeed
+// inside a loop (a new seed every iteration) and outside it.
+TEST_F(OpsE2ETest, CpuCustomCalls) {
+  for (const char* type : {"f32", "bf16"}) {
+    SCOPED_TRACE(type);
+    const std::string t = type;
+    Check("  x = " + t + "[3,5,16] parameter(0)\n  s = " + t + "[16] parameter(1)\n  b = " + t +
+          "[16] parameter(2)\n  ROOT y = " + t +
+          "[3,5,16] custom-call(x, s, b), custom_call_target=\"__onednn$layernorm\", "
+          "backend_config=\"{\\\"onednn_layer_norm_config\\\":{\\\"rescale\\\":\\\"SCALE_AND_SHIFT\\\","
+          "\\\"epsilon_typecast\\\":925353388}}\"\n");
+  }
+  ExpectMatchesEvaluator(R"(HloModule m
+
+cond {
+  p = (s32[], u64[4]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  four = s32[] constant(4)
+  ROOT lt = pred[] compare(i, four), direction=LT
+}
+
+body {
+  p = (s32[], u64[4]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  seeds = u64[4] get-tuple-element(p), index=1
+  seed = u64[] custom-call(), custom_call_target="GetRngSeed"
+  one = u64[1] reshape(seed)
+  updated = u64[4] dynamic-update-slice(seeds, one, i)
+  c1 = s32[] constant(1)
+  next = s32[] add(i, c1)
+  ROOT t = (s32[], u64[4]) tuple(next, updated)
+}
+
+ENTRY e {
+  first = u64[] custom-call(), custom_call_target="GetRngSeed"
+  zero = s32[] constant(0)
+  z = u64[] constant(0)
+  zs = u64[4] broadcast(z), dimensions={}
+  init = (s32[], u64[4]) tuple(zero, zs)
+  loop = (s32[], u64[4]) while(init), condition=cond, body=body
+  seeds = u64[4] get-tuple-element(loop), index=1
+  ROOT r = (u64[], u64[4]) tuple(first, seeds)
+}
+)",
+                         *device_);
+}
+
 TEST_F(OpsE2ETest, ComplexDots) {
   // ComplexDotExpander: four real GEMMs; matrix-vector (XLA's
   // MatrixVectorComplex), batched c64, and c128 with a transposed operand.

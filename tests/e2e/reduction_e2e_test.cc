@@ -174,6 +174,52 @@ ENTRY e {
                          *device_, 22);
 }
 
+// Complex values (ComplexReduceSplitter: a variadic reduction of the real
+// and imaginary parts whose combiner calls the complex one): c64 sums of
+// rows, columns, a row long enough to be split (20000) and all of it; a
+// c128 product of columns (not a part-wise operation); a c64
+// reduce-window sum with padding.
+TEST_F(ReductionE2ETest, ComplexReductions) {
+  const std::string combiners = R"(HloModule c
+add {
+  a = c64[] parameter(0)
+  b = c64[] parameter(1)
+  ROOT s = c64[] add(a, b)
+}
+mul {
+  a = c128[] parameter(0)
+  b = c128[] parameter(1)
+  ROOT p = c128[] multiply(a, b)
+}
+)";
+  ExpectMatchesEvaluator(combiners + R"(ENTRY e {
+  x = c64[8,300] parameter(0)
+  long = c64[2,20000] parameter(1)
+  z = c64[] constant((0, 0))
+  rows = c64[8] reduce(x, z), dimensions={1}, to_apply=add
+  cols = c64[300] reduce(x, z), dimensions={0}, to_apply=add
+  all = c64[] reduce(x, z), dimensions={0,1}, to_apply=add
+  long_rows = c64[2] reduce(long, z), dimensions={1}, to_apply=add
+  ROOT t = (c64[8], c64[300], c64[], c64[2]) tuple(rows, cols, all, long_rows)
+}
+)",
+                         *device_, 31, SumTolerance());
+  ExpectMatchesEvaluator(combiners + R"(ENTRY e {
+  y = c128[5,6] parameter(0)
+  one = c128[] constant((1, 0))
+  ROOT prod = c128[6] reduce(y, one), dimensions={0}, to_apply=mul
+}
+)",
+                         *device_, 32);
+  ExpectMatchesEvaluator(combiners + R"(ENTRY e {
+  x = c64[6,7] parameter(0)
+  z = c64[] constant((0.5, -1))
+  ROOT w = c64[6,4] reduce-window(x, z), window={size=3x2 stride=1x2 pad=1_1x0_1}, to_apply=add
+}
+)",
+                         *device_, 33);
+}
+
 // The CUDA artifact's kernels: (grid, block x, block y) each.
 std::vector<std::array<int64_t, 3>> CudaLaunches(const std::string& text, std::string* ptx) {
   auto module = hlo::ParseHloModule(text);

@@ -483,6 +483,17 @@ def _(x):
     return (jax.grad(pool)(x),)
 
 
+@case("max_pool_grad", (np.arange(2 * 5 * 6 * 2).reshape(2, 5, 6, 2) % 4).astype(np.float32), tol=EXACT)
+def _(x):
+    # NHWC max pooling with overlapping 3x3 windows, stride 2, SAME padding
+    # (-inf pads): many ties, where the gradient goes to the first maximum
+    # in the window (select ge) and overlapping windows add up.
+    def pool(v):
+        p = lax.reduce_window(v, -np.inf, lax.max, (1, 3, 3, 1), (1, 2, 2, 1), "SAME")
+        return jnp.sum(p * (1.0 + jnp.arange(p.size, dtype=jnp.float32).reshape(p.shape)))
+    return (jax.grad(pool)(x),)
+
+
 def _conv_inputs():
     rng = np.random.default_rng(7)
     lhs = rng.integers(-3, 4, (2, 4, 7, 6)).astype(np.float32)
@@ -732,6 +743,73 @@ def _(kd):
     key = jax.random.wrap_key_data(kd, impl="rbg")
     k1, k2 = jax.random.split(key)
     return jax.random.bits(k1, (7, 13), np.uint32), jax.random.uniform(k2, (3, 5), np.float32)
+
+
+# jax.random with the default implementation (threefry2x32, written by JAX
+# as plain HLO): split, bits of 8 to 64 bits, uniform, normal (erf_inv).
+@case("random_threefry", a([0, 42], np.uint32), tol=(1e-6, 1e-6))
+def _(kd):
+    key = jax.random.wrap_key_data(kd)
+    k1, k2, k3 = jax.random.split(key, 3)
+    k4 = jax.random.fold_in(k3, 7)
+    return (jax.random.key_data(k1), jax.random.bits(k1, (5, 3), np.uint32),
+            jax.random.bits(k2, (7,), np.uint8), jax.random.bits(k2, (2, 3), np.uint64),
+            jax.random.uniform(k3, (4, 5), np.float32, minval=-2.0, maxval=3.0),
+            jax.random.normal(k4, (3, 7), np.float32), jax.random.normal(k4, (6,), np.float64),
+            jax.random.randint(k1, (9,), -5, 17, np.int32))
+
+
+# int8 x int8 -> int32 dots (the int8 tensor-core GEMM on CUDA): extremes
+# whose products and sums need all 32 bits, k a multiple of 4 (cuBLAS'
+# int8 rule) and not, batched, and contracting dimensions in other places.
+def _int8(shape, seed):
+    rng = np.random.default_rng(seed)
+    x = rng.integers(-128, 128, shape).astype(np.int8)
+    x.flat[:3] = [-128, 127, -128]
+    return x
+
+
+@case("int8_matmul", _int8((6, 16), 1), _int8((16, 8), 2), _int8((2, 3, 8), 3), _int8((2, 8, 4), 4),
+      _int8((8, 3, 12), 5), _int8((12, 8, 4), 6), tol=EXACT)
+def _(x, y, bx, by, cx, cy):
+    return (jnp.matmul(x, y, preferred_element_type=jnp.int32),
+            jnp.matmul(bx, by, preferred_element_type=jnp.int32),
+            lax.dot_general(cx, cy, (((2, 0), (0, 1)), ((), ())), preferred_element_type=jnp.int32),
+            jnp.matmul(x, y[:, :5], preferred_element_type=jnp.int32),  # n = 5: not cuBLAS' int8 form
+            jnp.matmul(x[:, :6], y[:6], preferred_element_type=jnp.int32))  # k = 6: neither
+
+
+# lax.top_k: the k largest in descending order, ties by lower index, NaN
+# above +inf (XLA's total order), -0.0 below +0.0; batched rows.
+@case("top_k", a([[3.0, NAN, 1.0, 3.0, -0.0, 0.0, INF, -INF, 3.0, NAN],
+                  [1.0, 1.0, 1.0, -1.0, 2.0, 2.0, -NAN, 0.5, 0.0, -0.0]], np.float32),
+      a([5, -3, 5, 7, 7, -3, 0, 2], np.int32), tol=EXACT)
+def _(x, i):
+    v, idx = lax.top_k(x, 6)
+    vi, ii = lax.top_k(i, 4)
+    return v, idx, vi, ii
+
+
+# jnp.argsort: stable ascending and descending, NaN last, -0.0 and 0.0 equal
+# (keep their order), along either axis.
+@case("argsort", a([[0.0, NAN, -0.0, 1.0, -INF, 1.0, NAN, 0.0, -2.0, INF],
+                    [2.0, 2.0, -1.0, 2.0, NAN, -0.0, 0.0, -1.0, 3.0, 2.0]], np.float32),
+      a([4, 1, 4, -2, 1, 0, 4], np.int32), tol=EXACT)
+def _(x, i):
+    return (jnp.argsort(x, axis=-1, stable=True), jnp.argsort(x, axis=0, stable=True),
+            jnp.argsort(x, axis=-1, stable=True, descending=True), jnp.argsort(i, stable=True),
+            jnp.argsort(i, stable=True, descending=True))
+
+
+# jax.ops.segment_sum: a scatter-add where ids outside [0, num_segments)
+# are dropped; sorted and unsorted ids, 2-d data, int and float.
+@case("segment_sum", np.arange(24, dtype=np.float32).reshape(8, 3) * 0.5 - 2,
+      a([0, 2, -1, 2, 5, 1, 0, 9], np.int32), a([0, 0, 1, 1, 1, 3, 3, 4], np.int32),
+      a([7, -3, 100, 2**30, 2**30, 5, 1, 8], np.int32), tol=EXACT)
+def _(x, ids, sorted_ids, v):
+    return (jax.ops.segment_sum(x, ids, num_segments=4),
+            jax.ops.segment_sum(x[:, 0], sorted_ids, num_segments=5, indices_are_sorted=True),
+            jax.ops.segment_sum(v, ids, num_segments=3), jax.ops.segment_max(x, ids, num_segments=3))
 
 
 # ---- NumPy models for --check ----------------------------------------------

@@ -5,6 +5,7 @@
 // values (reference evaluator, before and after).
 #include "tests/passes/simplification_test_util.h"
 
+#include "compiler/passes/integer_dot_expander.h"
 #include "compiler/passes/passes.h"
 
 namespace kiln::passes {
@@ -76,6 +77,52 @@ ENTRY e {
   ASSERT_TRUE(changed.ok()) << changed.status().message();
   EXPECT_FALSE(*changed);
   ExpectGemmTypes(text, false, ElementType::kF32, ElementType::kF32);
+}
+
+// x s8[4,k] . y s8[k,n] -> s32[4,n].
+std::string Int8Dot(int k, int n) {
+  std::string ks = std::to_string(k), ns = std::to_string(n);
+  return "HloModule m\n\nENTRY e {\n  x = s8[4," + ks + "] parameter(0)\n  y = s8[" + ks + "," + ns +
+         "] parameter(1)\n  ROOT d = s32[4," + ns + "] dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n";
+}
+
+// Compiling for CUDA, an s8 x s8 -> s32 dot with k and n multiples of 4 is
+// left by IntegerDotExpander and becomes cuBLAS' int8 form: s8[1,4,k] x
+// s8[1,n,k] (rhs transposed) -> s32[1,4,n]; the values stay the dot's.
+TEST(DotCanonicalization, Int8DotBecomesTnGemmForCuda) {
+  auto before = test_support::MustParse(Int8Dot(8, 12));
+  auto after = test_support::MustParse(Int8Dot(8, 12));
+  if (!before || !after) return;
+  IntegerDotExpander expander(/*keep_int8_gemms=*/true);
+  StatusOr<bool> expanded = expander.Run(*after);
+  ASSERT_TRUE(expanded.ok()) << expanded.status().message();
+  EXPECT_FALSE(*expanded);
+  DotCanonicalization pass(true, /*int8_gemms=*/true);
+  EXPECT_TRUE(test_support::MustRunPass(pass, *after));
+  const hlo::HloInstruction* dot = OnlyDot(*after);
+  ASSERT_NE(dot, nullptr);
+  EXPECT_EQ(dot->operand(0)->shape().ToString(false), "s8[1,4,8]") << hlo::PrintModule(*after);
+  EXPECT_EQ(dot->operand(1)->shape().ToString(false), "s8[1,12,8]") << hlo::PrintModule(*after);
+  EXPECT_EQ(dot->shape().ToString(false), "s32[1,4,12]");
+  EXPECT_EQ(dot->dot_dimension_numbers().rhs_contracting, std::vector<int64_t>{2});
+  test_support::ExpectSameResults(*before, *after);
+  // A fixed point.
+  StatusOr<bool> again = pass.Run(*after);
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_FALSE(*again);
+}
+
+// k or n not a multiple of 4, or compiling for the host alone: the
+// expander's reduction, no dot left.
+TEST(DotCanonicalization, OtherInt8DotsAreExpanded) {
+  for (auto [k, n, cuda] : {std::tuple{6, 12, true}, std::tuple{8, 5, true}, std::tuple{8, 12, false}}) {
+    SCOPED_TRACE(std::to_string(k) + "x" + std::to_string(n) + (cuda ? " cuda" : " host"));
+    auto module = test_support::MustParse(Int8Dot(k, n));
+    if (!module) return;
+    IntegerDotExpander expander(cuda);
+    EXPECT_TRUE(test_support::MustRunPass(expander, *module));
+    EXPECT_EQ(OnlyDot(*module), nullptr) << hlo::PrintModule(*module);
+  }
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 // other comparators stay. Checked against hand-written expected modules.
 #include "compiler/passes/topk_custom_call_rewriter.h"
 
+#include <cmath>
+
 #include "tests/passes/simplification_test_util.h"
 
 namespace kiln::passes {
@@ -51,7 +53,7 @@ ENTRY e {
   ROOT t.topk = (f32[4,10], s32[4,10]) topk(x), k=10, largest=true
 }
 )",
-            /*evaluate=*/false);
+            /*evaluate=*/true);  // the evaluator runs the custom-call by its comparator
 }
 
 TEST(TopKCustomCallRewriter, LessThanIsSmallest) {
@@ -68,7 +70,7 @@ ENTRY e {
   ROOT t.topk = (f32[3], s32[3]) topk(x), k=3, largest=false
 }
 )",
-            /*evaluate=*/false);
+            /*evaluate=*/true);
 }
 
 TEST(TopKCustomCallRewriter, OtherComparatorsStay) {
@@ -80,6 +82,39 @@ ENTRY e {
 }
 )",
             false, "", /*evaluate=*/false);
+}
+
+// The evaluator's TopK custom-call, by hand: GT in total order puts NaN
+// first and keeps equal values in index order; the odd comparator (index
+// order, ascending) keeps the first k positions whatever the values.
+TEST(TopKCustomCallRewriter, EvaluatorRunsTheComparator) {
+  auto module = test_support::MustParse(std::string(kComparators) + R"(
+ENTRY e {
+  x = f32[5] parameter(0)
+  g = (f32[3], s32[3]) custom-call(x), custom_call_target="TopK", called_computations={gt}
+  o = (f32[2], s32[2]) custom-call(x), custom_call_target="TopK", called_computations={odd}
+  ROOT t = ((f32[3], s32[3]), (f32[2], s32[2])) tuple(g, o)
+}
+)");
+  if (!module) return;
+  Literal x(Shape(ElementType::kF32, {5}));
+  const double xs[5] = {3, NAN, 1, 3, -INFINITY};
+  for (int i = 0; i < 5; ++i) x.SetF64(i, xs[i]);
+  std::vector<Literal> args;
+  args.push_back(std::move(x));
+  StatusOr<Literal> r = hlo::Evaluator().Evaluate(*module, args);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const Literal& g = r->element(0);
+  EXPECT_TRUE(std::isnan(g.element(0).GetF64(0)));
+  EXPECT_EQ(g.element(0).GetF64(1), 3);
+  EXPECT_EQ(g.element(0).GetF64(2), 3);
+  EXPECT_EQ(g.element(1).GetS64(0), 1);
+  EXPECT_EQ(g.element(1).GetS64(1), 0);
+  EXPECT_EQ(g.element(1).GetS64(2), 3);
+  const Literal& o = r->element(1);
+  EXPECT_EQ(o.element(1).GetS64(0), 0);
+  EXPECT_EQ(o.element(1).GetS64(1), 1);
+  EXPECT_EQ(o.element(0).GetF64(0), 3);
 }
 
 }  // namespace

@@ -147,6 +147,13 @@ TEST(CudaExec, GemmBf16OperandsF32Result) {
   EXPECT_EQ(Read<float>(r->outputs[0]), (std::vector<float>{58, 64, 139, 154}));
 }
 
+// s8 x s8 -> s32 in cuBLAS' int8 form (cublasGemmStridedBatchedEx,
+// CUBLAS_COMPUTE_32I): HostRuntime.GemmInt8WrapsInS32's values.
+TEST(CudaExec, GemmInt8WrapsInS32) {
+  KILN_CUDA_DEVICE_OR_SKIP(device, 1);
+  ExpectGemmInt8WrapsInS32([&](const th::ThunkProgram& p) { return MustLoad(*device, CompiledArtifact(p)); });
+}
+
 TEST(CudaExec, GemmBatchedTransposedF64) {
   KILN_CUDA_DEVICE_OR_SKIP(device, 1);
   auto exe = MustLoad(*device, CompiledArtifact(GemmBatchedTransposedF64Program()));

@@ -107,6 +107,13 @@ TEST(HostRuntime, GemmBatchedTransposedF64) {
   EXPECT_EQ(Read<double>(r->outputs[0]), (std::vector<double>{38, 44, 86, 100, 4, 6, 8, 10}));
 }
 
+// s8 x s8 -> s32 (the int8 GEMMs compiled for CUDA, which the host runs
+// too), wrapping in s32.
+TEST(HostRuntime, GemmInt8WrapsInS32) {
+  auto device = HostDevice();
+  ExpectGemmInt8WrapsInS32([&](const th::ThunkProgram& p) { return MustLoad(*device, RoundTrip(HostArtifact(p))); });
+}
+
 TEST(HostRuntime, GemmUnsupportedTypeIsUnimplemented) {
   th::ThunkProgram p = GemmProgram(ElementType::kF32, ElementType::kF32);
   th::GemmThunk& g = *p.root.thunks[0].As<th::GemmThunk>();

@@ -5,9 +5,12 @@
 // kernels the fusion and while programs launch.
 #pragma once
 
+#include <cstdint>
 #include <cstring>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tests/runtime/runtime_test_util.h"
 
@@ -187,6 +190,51 @@ inline th::ThunkProgram GemmBatchedTransposedF64Program() {
   g.beta = 0.5;
   p.root.thunks = {T("dot.2", g)};
   return p;
+}
+
+// "dot.3": s8[2,4] param x s8[2,4] param stored transposed ([n,k], cuBLAS'
+// int8 form) -> s32[2,2], with an integer `alpha`.
+inline th::ThunkProgram GemmInt8Program(double alpha) {
+  th::ThunkProgram p;
+  p.allocations = {ParamAlloc(8, 0), ParamAlloc(8, 1), OutputAlloc(16, {})};
+  p.signature.parameters = {Shape(ElementType::kS8, {2, 4}), Shape(ElementType::kS8, {2, 4})};
+  p.signature.result = Shape(ElementType::kS32, {2, 2});
+  p.signature.parameter_leaves = {{0, {}, S(0, 0, 8)}, {1, {}, S(1, 0, 8)}};
+  p.signature.result_leaves = {{{}, S(2, 0, 16)}};
+  th::GemmThunk g;
+  g.lhs = S(0, 0, 8), g.rhs = S(1, 0, 8), g.out = S(2, 0, 16);
+  g.lhs_type = g.rhs_type = ElementType::kS8;
+  g.out_type = ElementType::kS32;
+  g.m = g.n = 2, g.k = 4;
+  g.rhs_transposed = true;
+  g.lhs_leading_dim = g.rhs_leading_dim = 4, g.out_leading_dim = 2;
+  g.alpha_real = alpha;
+  p.root.thunks = {T("dot.3", g)};
+  return p;
+}
+
+// GemmInt8Program's operands: lhs [[-128 x4], [1,2,3,4]], rhs rows (the
+// columns of the product) [-128 x4] and [127,-1,0,5]; the product is
+// [[4*16384, -128*131], [-128*10, 127-2+20]] = [[65536, -16768], [-1280, 145]].
+inline std::vector<Buffer> GemmInt8Operands() {
+  return {MakeBuffer<int8_t>(ElementType::kS8, {2, 4}, {-128, -128, -128, -128, 1, 2, 3, 4}),
+          MakeBuffer<int8_t>(ElementType::kS8, {2, 4}, {-128, -128, -128, -128, 127, -1, 0, 5})};
+}
+
+// Runs GemmInt8Program with alpha 1 and 2^15 (loaded by `load`) on
+// GemmInt8Operands: the product above, then 2^15 times it, where 65536 *
+// 2^15 = 2^31 wraps to -2^31 and the others stay in range.
+template <typename Load>
+void ExpectGemmInt8WrapsInS32(Load load) {
+  const std::vector<std::pair<double, std::vector<int32_t>>> cases = {
+      {1, {65536, -16768, -1280, 145}}, {32768, {INT32_MIN, -549453824, -41943040, 4751360}}};
+  for (const auto& [alpha, want] : cases) {
+    auto exe = load(GemmInt8Program(alpha));
+    ASSERT_NE(exe, nullptr);
+    StatusOr<ExecutionResult> r = exe->ExecuteSync(GemmInt8Operands());
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(Read<int32_t>(r->outputs[0]), want) << "alpha " << alpha;
+  }
 }
 
 // a0 param index (s32[] or pred[]), a1 output s32[]; "conditional.1" with

@@ -28,10 +28,10 @@ StatusOr<Literal> BuffersToLiteral(const Shape& shape, const std::vector<runtime
 }
 
 StatusOr<DeviceRunResult> CompileAndRun(const hlo::HloModule& module, const std::vector<Literal>& args,
-                                        runtime::Device& device, bool profile) {
+                                        runtime::Device& device, bool profile, bool all_targets) {
   compiler::CompileOptions options;
-  options.host = device.kind() == runtime::DeviceKind::kHost;
-  options.cuda = device.kind() == runtime::DeviceKind::kCuda;
+  options.host = all_targets || device.kind() == runtime::DeviceKind::kHost;
+  options.cuda = all_targets || device.kind() == runtime::DeviceKind::kCuda;
   KILN_ASSIGN_OR_RETURN(bef::Artifact artifact, compiler::CompileModule(module, options));
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<runtime::LoadedExecutable> exe,
                         runtime::LoadedExecutable::Load(device, artifact));

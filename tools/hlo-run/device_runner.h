@@ -30,9 +30,11 @@ struct DeviceRunResult {
   std::unique_ptr<runtime::LoadedExecutable> executable;
 };
 
-// Compiles `module` for `device`'s target and runs it once on `args` (one per
-// entry parameter). The device outlives the call.
+// Compiles `module` for `device`'s target (with `all_targets`, for host and
+// CUDA: the one program both run, as `bef-compile --targets=host,cuda`
+// writes it) and runs it once on `args` (one per entry parameter). The
+// device outlives the call.
 StatusOr<DeviceRunResult> CompileAndRun(const hlo::HloModule& module, const std::vector<Literal>& args,
-                                        runtime::Device& device, bool profile = false);
+                                        runtime::Device& device, bool profile = false, bool all_targets = false);
 
 }  // namespace kiln::tools
