@@ -7,6 +7,7 @@
 #include "kernels_lib/host_convolution.h"
 #include "kernels_lib/host_fft.h"
 #include "kernels_lib/host_gemm.h"
+#include "kernels_lib/host_lapack.h"
 #include "kernels_lib/host_linalg.h"
 
 namespace kiln::runtime {
@@ -132,6 +133,13 @@ Status RunThunk(const th::Thunk& t, ExecutionContext& ctx, int depth) {
     case th::ThunkKind::kTriangularSolve: {
       const th::TriangularSolveThunk& s = *t.As<th::TriangularSolveThunk>();
       return kernels::HostTriangularSolve(s, Address(ctx, s.a), Address(ctx, s.b));
+    }
+    case th::ThunkKind::kLinalg: {
+      const th::LinalgThunk& l = *t.As<th::LinalgThunk>();
+      kernels::LinalgBuffers buffers{Address(ctx, l.a), nullptr, {}};
+      if (l.op == th::LinalgOp::kOrgqr) buffers.tau = Address(ctx, l.tau);
+      for (const th::BufferSlice& r : l.results) buffers.results.push_back(Address(ctx, r));
+      return kernels::HostLinalg(l, buffers);
     }
     case th::ThunkKind::kCopy: return RunCopy(*t.As<th::CopyThunk>(), ctx);
     case th::ThunkKind::kMemset: return RunMemset(*t.As<th::MemsetThunk>(), ctx);

@@ -345,6 +345,7 @@ class Reader {
       case th::ThunkKind::kRngGetAndUpdateState: return Body(t->body_as_RngGetAndUpdateStateThunk(), out);
       case th::ThunkKind::kCholesky: return Body(t->body_as_CholeskyThunk(), out);
       case th::ThunkKind::kTriangularSolve: return Body(t->body_as_TriangularSolveThunk(), out);
+      case th::ThunkKind::kLinalg: return Body(t->body_as_LinalgThunk(), out);
     }
     return Corrupt("unknown thunk kind");
   }
@@ -456,6 +457,22 @@ class Reader {
     solve.left_side = t->left_side();
     solve.lower = t->lower();
     solve.unit_diagonal = t->unit_diagonal();
+    return Status::Ok();
+  }
+
+  Status Body(const fb::LinalgThunk* l, th::Thunk& out) {
+    th::LinalgThunk& linalg = out.body.emplace<th::LinalgThunk>();
+    KILN_RETURN_IF_ERROR(Enum(l->op(), 5, linalg.op, "linalg op"));
+    KILN_RETURN_IF_ERROR(Type(l->type(), linalg.type));
+    KILN_RETURN_IF_ERROR(RequiredSlice(l->a(), linalg.a, "a"));
+    if (linalg.op == th::LinalgOp::kOrgqr) KILN_RETURN_IF_ERROR(RequiredSlice(l->tau(), linalg.tau, "tau"));
+    KILN_RETURN_IF_ERROR(Slices(l->results(), linalg.results));
+    linalg.m = l->m();
+    linalg.n = l->n();
+    linalg.k = l->k();
+    linalg.batch = l->batch();
+    linalg.lower = l->lower();
+    linalg.mode = static_cast<char>(l->mode());
     return Status::Ok();
   }
 

@@ -284,6 +284,15 @@ class Writer {
                                           static_cast<fb::TriangularSolveTranspose>(t.transpose_a));
   }
 
+  Offset<fb::LinalgThunk> Body(const th::LinalgThunk& l) {
+    auto type = TypeName(l.type);
+    auto results = Slices(l.results);
+    fb::BufferSlice a = Slice(l.a), tau = Slice(l.tau);
+    return fb::CreateLinalgThunk(fbb_, static_cast<fb::LinalgOp>(l.op), type, l.m, l.n, l.k, l.batch, l.lower,
+                                 static_cast<uint8_t>(l.mode), &a, l.op == th::LinalgOp::kOrgqr ? &tau : nullptr,
+                                 results);
+  }
+
   Offset<fb::CopyThunk> Body(const th::CopyThunk& c) {
     fb::BufferSlice src = Slice(c.source), dst = Slice(c.destination);
     return fb::CreateCopyThunk(fbb_, &src, &dst);

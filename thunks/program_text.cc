@@ -155,6 +155,16 @@ std::string Body(const TriangularSolveThunk& t, const ThunkInfo&) {
          " n=" + std::to_string(t.n) + " batch=" + std::to_string(t.batch);
 }
 
+std::string Body(const LinalgThunk& l, const ThunkInfo&) {
+  std::string s = " " + std::string(LinalgOpName(l.op)) + " a=" + l.a.ToString();
+  if (l.op == LinalgOp::kOrgqr) s += " tau=" + l.tau.ToString() + " k=" + std::to_string(l.k);
+  for (const BufferSlice& r : l.results) s += " " + r.ToString();
+  if (l.op == LinalgOp::kSyevd) s += l.lower ? " lower" : " upper";
+  if (l.mode) s += std::string(" mode=") + l.mode;
+  return s + " type=" + std::string(ElementTypeName(l.type)) + " m=" + std::to_string(l.m) +
+         " n=" + std::to_string(l.n) + " batch=" + std::to_string(l.batch);
+}
+
 std::string Body(const CopyThunk& c, const ThunkInfo&) {
   return " " + c.source.ToString() + " -> " + c.destination.ToString();
 }

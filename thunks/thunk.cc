@@ -34,6 +34,7 @@ std::string_view ThunkKindName(ThunkKind kind) {
     case ThunkKind::kRngGetAndUpdateState: return "rng-get-and-update-state";
     case ThunkKind::kCholesky: return "cholesky";
     case ThunkKind::kTriangularSolve: return "triangular-solve";
+    case ThunkKind::kLinalg: return "linalg";
   }
   return "?";
 }
@@ -53,6 +54,17 @@ std::string_view FftTypeName(FftType type) {
     case FftType::kIfft: return "IFFT";
     case FftType::kRfft: return "RFFT";
     case FftType::kIrfft: return "IRFFT";
+  }
+  return "?";
+}
+
+std::string_view LinalgOpName(LinalgOp op) {
+  switch (op) {
+    case LinalgOp::kGetrf: return "getrf";
+    case LinalgOp::kGeqrf: return "geqrf";
+    case LinalgOp::kOrgqr: return "orgqr";
+    case LinalgOp::kSyevd: return "syevd";
+    case LinalgOp::kGesdd: return "gesdd";
   }
   return "?";
 }
@@ -133,6 +145,13 @@ std::vector<BufferSlice> DirectSlices(const Thunk& thunk) {
     case ThunkKind::kTriangularSolve: {
       const TriangularSolveThunk& t = *thunk.As<TriangularSolveThunk>();
       out = {t.a, t.b};
+      break;
+    }
+    case ThunkKind::kLinalg: {
+      const LinalgThunk& l = *thunk.As<LinalgThunk>();
+      out = {l.a};
+      if (l.op == LinalgOp::kOrgqr) out.push_back(l.tau);
+      out.insert(out.end(), l.results.begin(), l.results.end());
       break;
     }
   }

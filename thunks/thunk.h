@@ -173,6 +173,36 @@ struct TriangularSolveThunk {
   bool operator==(const TriangularSolveThunk&) const = default;
 };
 
+// A LAPACK routine of JAX's jnp.linalg custom calls (lapack_*_ffi).
+enum class LinalgOp : uint8_t { kGetrf, kGeqrf, kOrgqr, kSyevd, kGesdd };
+// "getrf", "geqrf", "orgqr", "syevd", "gesdd".
+std::string_view LinalgOpName(LinalgOp op);
+
+// One LAPACK routine on `batch` dense row-major m x n matrices of `type`
+// (f32, f64, c64, c128; orgqr and syevd are ungqr and heevd for complex
+// types, whose w and s are real), as XLA's FFI kernels return it for the logical matrices (the
+// runtime hands LAPACK column-major copies; workspace is its own). `a`
+// holds the matrices on entry and result 0 on exit; `results` are the
+// others, in the custom call's order:
+//   getrf: ipiv s32[batch, min(m,n)] (1-based), info s32[batch]
+//   geqrf: tau [batch, min(m,n)]
+//   orgqr: none; `tau` [batch, k] is read, Q (m x n, k <= n <= m) written to a
+//   syevd: w [batch, n] ascending, info; a receives the eigenvectors (columns)
+//          (only the `lower` (else upper) triangle of a is read)
+//   gesdd: s [batch, min(m,n)] descending, u, vt, info; a is scratch.
+//          mode 'A': u m x m, vt n x n; 'S': u m x k, vt k x n; 'N': no
+//          vectors (u and vt are zeroed).
+struct LinalgThunk {
+  LinalgOp op = LinalgOp::kGetrf;
+  ElementType type = ElementType::kF32;
+  int64_t m = 0, n = 0, k = 0, batch = 1;  // k: orgqr's reflectors
+  bool lower = true;
+  char mode = 0;  // syevd 'V' / 'N', gesdd 'A' / 'S' / 'N'
+  BufferSlice a, tau;
+  std::vector<BufferSlice> results;
+  bool operator==(const LinalgThunk&) const = default;
+};
+
 // ---- data movement ----------------------------------------------------------
 
 struct CopyThunk {
@@ -310,20 +340,20 @@ using ThunkBody =
     std::variant<KernelThunk, GemmThunk, ConvolutionThunk, FftThunk, CopyThunk, MemsetThunk,
                  SequenceThunk, WhileThunk, ConditionalThunk, AllReduceThunk, AllGatherThunk,
                  ReduceScatterThunk, AllToAllThunk, CollectivePermuteThunk, CustomCallThunk,
-                 RngGetAndUpdateStateThunk, CholeskyThunk, TriangularSolveThunk>;
+                 RngGetAndUpdateStateThunk, CholeskyThunk, TriangularSolveThunk, LinalgThunk>;
 
 enum class ThunkKind : uint8_t {
   kKernel, kGemm, kConvolution, kFft, kCopy, kMemset, kSequence, kWhile, kConditional,
   kAllReduce, kAllGather, kReduceScatter, kAllToAll, kCollectivePermute, kCustomCall,
-  kRngGetAndUpdateState, kCholesky, kTriangularSolve,
+  kRngGetAndUpdateState, kCholesky, kTriangularSolve, kLinalg,
 };
-inline constexpr int kNumThunkKinds = 18;
+inline constexpr int kNumThunkKinds = 19;
 static_assert(std::variant_size_v<ThunkBody> == kNumThunkKinds);
 
 // "kernel", "gemm", "convolution", "fft", "copy", "memset", "sequence",
 // "while", "conditional", "all-reduce", "all-gather", "reduce-scatter",
 // "all-to-all", "collective-permute", "custom-call",
-// "rng-get-and-update-state", "cholesky", "triangular-solve".
+// "rng-get-and-update-state", "cholesky", "triangular-solve", "linalg".
 std::string_view ThunkKindName(ThunkKind kind);
 
 struct Thunk {

@@ -6,6 +6,7 @@
 #include <set>
 #include <tuple>
 
+#include "thunks/linalg_geometry.h"
 #include "thunks/program_text.h"
 
 namespace kiln::thunks {
@@ -454,6 +455,28 @@ class Validator {
     KILN_RETURN_IF_ERROR(CheckSliceHolds(t.b, MatricesBytes(t.batch, t.m, t.n, t.type), "b"));
     // a is read while b is overwritten with the solution.
     if (t.a.Overlaps(t.b)) return Error("a and b overlap");
+    return Status::Ok();
+  }
+
+  Status Check(const LinalgThunk& l) const {
+    KILN_ASSIGN_OR_RETURN(LinalgGeometry g, GetLinalgGeometry(l));
+    KILN_RETURN_IF_ERROR(CheckSliceHolds(l.a, Bytes(Mul(g.a_elements, l.batch), l.type), "a"));
+    std::vector<BufferSlice> written = {l.a};
+    if (l.op == LinalgOp::kOrgqr) {
+      KILN_RETURN_IF_ERROR(CheckSliceHolds(l.tau, Bytes(Mul(l.k, l.batch), l.type), "tau"));
+      if (l.tau.Overlaps(l.a)) return Error("tau and a overlap");
+    }
+    if (l.results.size() != g.results.size())
+      return Error(std::string(LinalgOpName(l.op)) + " takes " + std::to_string(g.results.size()) +
+                   " results besides a, got " + std::to_string(l.results.size()));
+    for (size_t i = 0; i < g.results.size(); ++i) {
+      const LinalgBlock& block = g.results[i];
+      KILN_RETURN_IF_ERROR(
+          CheckSliceHolds(l.results[i], Bytes(Mul(block.elements, l.batch), block.type), block.name.c_str()));
+      for (const BufferSlice& other : written)
+        if (l.results[i].Overlaps(other)) return Error(block.name + " overlaps another result");
+      written.push_back(l.results[i]);
+    }
     return Status::Ok();
   }
 

@@ -3,10 +3,12 @@
 
 #include "compiler/emitter/cost_model.h"
 #include "compiler/emitter/program_builder.h"
+#include "compiler/hlo/custom_call_targets.h"
 #include "compiler/passes/cholesky_rewriter.h"
 #include "compiler/passes/fusible_ops.h"
 #include "compiler/passes/passes.h"
 #include "thunks/fft_geometry.h"
+#include "thunks/linalg_geometry.h"
 
 namespace kiln::emitter {
 
@@ -151,12 +153,7 @@ Status ComputationEmitter::EmitInstruction(const HloInstruction& inst, th::Seque
     case HloOpcode::kWhile: return EmitWhile(inst, seq);
     case HloOpcode::kConditional: return EmitConditional(inst, seq);
     case HloOpcode::kRngGetAndUpdateState: return EmitRngGetAndUpdateState(inst, seq);
-    case HloOpcode::kCustomCall:
-      if (inst.GetString("custom_call_target") == passes::kCholeskyCallTarget) return EmitCholesky(inst, seq);
-      return Error(inst.DebugName() + ": bef-compile does not support custom-call target '" +
-                   inst.GetString("custom_call_target") +
-                   "' (it runs sharding and placement annotations, __cublas$gemm, __cublas$lt$matmul, TopK, "
-                   "AwsNeuronGelu, AwsNeuronGeluApprxTanh, GetRngSeed and __onednn$layernorm)");
+    case HloOpcode::kCustomCall: return EmitCustomCall(inst, seq);
     default:
       return Error(inst.DebugName() + ": bef-compile does not support opcode '" +
                    std::string(hlo::OpcodeName(inst.opcode())) + "' yet (supported: " + SupportedOpsSummary() + ")");
@@ -353,8 +350,24 @@ Status ComputationEmitter::EmitFft(const HloInstruction& fft, th::SequenceThunk&
   return Status::Ok();
 }
 
-// CholeskyRewriter's potrf call: (factor, info) = custom-call(a). potrf
-// works in place on the factor's slice, which receives a first.
+// The registry (hlo/custom_call_targets.h) says who handles a target; the
+// rewriters' targets are gone by now, so only the library calls remain.
+Status ComputationEmitter::EmitCustomCall(const HloInstruction& call, th::SequenceThunk& seq) {
+  const std::optional<hlo::CustomCallTarget> target = hlo::FindCustomCallTarget(call.GetString("custom_call_target"));
+  if (!target) return hlo::UnsupportedCustomCallTarget(call, "bef-compile");
+  if (call.operand_count() == 0)
+    return Error(call.DebugName() + ": malformed " + call.GetString("custom_call_target") + " call (no operand)");
+  switch (target->handler) {
+    case hlo::CustomCallHandler::kCholeskyEmitter: return EmitCholesky(call, seq);
+    case hlo::CustomCallHandler::kLapackEmitter: return EmitLapackCall(call, target->lapack_op, seq);
+    default:
+      return Error(call.DebugName() + ": custom-call target '" + call.GetString("custom_call_target") +
+                   "' reached thunk emission (its rewriter did not accept the call)");
+  }
+}
+
+// CholeskyRewriter's or JAX's potrf call: (factor, info) = custom-call(a).
+// potrf works in place on the factor's slice, which receives a first.
 Status ComputationEmitter::EmitCholesky(const HloInstruction& call, th::SequenceThunk& seq) {
   const Shape& a = call.operand(0)->shape();
   const Shape& out = call.shape();
@@ -373,9 +386,94 @@ Status ComputationEmitter::EmitCholesky(const HloInstruction& call, th::Sequence
   c.n = a.dim(a.rank() - 1);
   c.batch = BatchCount(a);
   c.lower = call.GetBool("lower", false);
+  if (call.GetString("custom_call_target") != passes::kCholeskyCallTarget) {
+    // JAX's lapack_?potrf_ffi: uplo of the logical matrix (XLA's operand is
+    // column-major, so LAPACK's triangle is the logical one).
+    KILN_ASSIGN_OR_RETURN(hlo::LapackAttributes attrs, hlo::ReadLapackAttributes(call));
+    c.lower = attrs.uplo == 'L';
+  }
   th::ThunkInfo info = InfoFor(call);
   info.cost = CholeskyCost(call);
   seq.thunks.push_back(MakeThunk(std::move(info), std::move(c)));
+  return Status::Ok();
+}
+
+namespace {
+
+// The LinalgThunk routine of a LAPACK target (potrf is a CholeskyThunk).
+std::optional<th::LinalgOp> LinalgOpFor(hlo::LapackOp op) {
+  switch (op) {
+    case hlo::LapackOp::kGetrf: return th::LinalgOp::kGetrf;
+    case hlo::LapackOp::kGeqrf: return th::LinalgOp::kGeqrf;
+    case hlo::LapackOp::kOrgqr: return th::LinalgOp::kOrgqr;
+    case hlo::LapackOp::kSyevd: return th::LinalgOp::kSyevd;
+    case hlo::LapackOp::kGesdd: return th::LinalgOp::kGesdd;
+    case hlo::LapackOp::kPotrf: break;
+  }
+  return std::nullopt;
+}
+
+// The call's result `i` as an array shape (the result itself for orgqr).
+const Shape* ResultShape(const HloInstruction& call, int64_t i) {
+  const Shape& s = call.shape();
+  if (s.IsArray()) return i == 0 ? &s : nullptr;
+  return i < s.tuple_size() && s.tuple_shape(i).IsArray() ? &s.tuple_shape(i) : nullptr;
+}
+
+}  // namespace
+
+// JAX's lapack_*_ffi calls other than potrf: one LinalgThunk in place on
+// result 0's slice, which receives operand 0 first (XLA aliases the two).
+Status ComputationEmitter::EmitLapackCall(const HloInstruction& call, hlo::LapackOp op, th::SequenceThunk& seq) {
+  const Shape& a = call.operand(0)->shape();
+  const size_t operands = op == hlo::LapackOp::kOrgqr ? 2 : 1;
+  const Shape* result0 = ResultShape(call, 0);
+  const std::optional<th::LinalgOp> routine = LinalgOpFor(op);
+  if (!routine || call.operand_count() != static_cast<int64_t>(operands) || !a.IsArray() || a.rank() < 2 || !result0 ||
+      result0->dims() != a.dims() || result0->element_type() != a.element_type())
+    return Error(call.DebugName() + ": malformed " + call.GetString("custom_call_target") + " call");
+  KILN_ASSIGN_OR_RETURN(hlo::LapackAttributes attrs, hlo::ReadLapackAttributes(call));
+  th::LinalgThunk l;
+  l.op = *routine;
+  l.type = a.element_type();
+  l.m = a.dim(a.rank() - 2);
+  l.n = a.dim(a.rank() - 1);
+  l.batch = BatchCount(a);
+  l.lower = attrs.uplo == 'L';
+  l.mode = attrs.mode;
+  if (op == hlo::LapackOp::kOrgqr) {
+    const Shape& tau = call.operand(1)->shape();
+    if (!tau.IsArray() || tau.rank() != a.rank() - 1 || tau.element_type() != a.element_type())
+      return Error(call.DebugName() + ": malformed orgqr call (tau)");
+    l.k = tau.dim(tau.rank() - 1);
+    KILN_ASSIGN_OR_RETURN(l.tau, Slice(call.operand(1), {}));
+  }
+  StatusOr<th::LinalgGeometry> geometry = th::GetLinalgGeometry(l);
+  if (!geometry.ok()) return Error(call.DebugName() + ": " + geometry.status().message());
+  // Every other result must be what the routine writes: same count, types
+  // and sizes, batch included.
+  const int64_t results = call.shape().IsTuple() ? call.shape().tuple_size() : 1;
+  if (results != static_cast<int64_t>(geometry->results.size()) + 1)
+    return Error(call.DebugName() + ": " + std::string(th::LinalgOpName(l.op)) + " returns " +
+                 std::to_string(geometry->results.size() + 1) + " results");
+  for (size_t i = 0; i < geometry->results.size(); ++i) {
+    const th::LinalgBlock& block = geometry->results[i];
+    const Shape* shape = ResultShape(call, static_cast<int64_t>(i) + 1);
+    if (!shape || shape->element_type() != block.type || shape->ElementCount() != block.elements * l.batch)
+      return Error(call.DebugName() + ": result " + std::to_string(i + 1) + " (" + block.name + ") must hold " +
+                   std::to_string(block.elements * l.batch) + " " + std::string(ElementTypeName(block.type)) +
+                   " values");
+    KILN_ASSIGN_OR_RETURN(th::BufferSlice slice, Slice(&call, {static_cast<int64_t>(i) + 1}));
+    l.results.push_back(slice);
+  }
+  KILN_ASSIGN_OR_RETURN(th::BufferSlice operand, Slice(call.operand(0), {}));
+  KILN_ASSIGN_OR_RETURN(l.a, Slice(&call, call.shape().IsTuple() ? ShapeIndex{0} : ShapeIndex{}));
+  if (op == hlo::LapackOp::kOrgqr && l.tau.Overlaps(l.a))
+    return Error(call.DebugName() + ": the result's slice overlaps tau");
+  KILN_RETURN_IF_ERROR(CopyForInPlace(call, operand, l.a, seq));
+  th::ThunkInfo info = InfoFor(call);
+  info.cost = LinalgCost(call, l);
+  seq.thunks.push_back(MakeThunk(std::move(info), std::move(l)));
   return Status::Ok();
 }
 

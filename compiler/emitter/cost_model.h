@@ -11,6 +11,7 @@
 
 #include "compiler/analysis/hlo_cost_analysis.h"
 #include "compiler/hlo/computation.h"
+#include "thunks/thunk.h"
 #include "thunks/thunk_info.h"
 
 namespace kiln::emitter {
@@ -35,6 +36,14 @@ thunks::CostEstimate FftCost(const hlo::HloInstruction& fft);
 // A Cholesky library call (CholeskyRewriter's custom call): n^3/3 flops per
 // matrix; reads the matrices, writes the factors and the status.
 thunks::CostEstimate CholeskyCost(const hlo::HloInstruction& call);
+
+// A LAPACK call (LinalgThunk) of JAX's lapack_*_ffi targets: LAPACK
+// Working Note 41's leading flop counts per matrix (getrf m n^2 - n^3/3,
+// geqrf 2 m n^2 - 2 n^3/3, orgqr 4 m n k - 2 (m + n) k^2 + 4 k^3/3, syevd
+// 9 n^3 as an estimate of its tridiagonal reduction and back-transform,
+// gesdd 4 m n^2 + 22 n^3 with vectors (n the smaller side), 4x for
+// complex types); reads the operands, writes the results.
+thunks::CostEstimate LinalgCost(const hlo::HloInstruction& call, const thunks::LinalgThunk& linalg);
 
 // A triangular solve: k^2 flops per right-hand side of k unknowns.
 thunks::CostEstimate TriangularSolveCost(const hlo::HloInstruction& solve);

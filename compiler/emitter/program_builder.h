@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "compiler/emitter/thunk_emitter.h"
+#include "compiler/hlo/custom_call_targets.h"
 #include "compiler/pipeline/buffer_assignment.h"
 
 namespace kiln::emitter {
@@ -78,7 +79,9 @@ class ComputationEmitter {
   Status EmitRngGetAndUpdateState(const hlo::HloInstruction& inst, thunks::SequenceThunk& seq);
   Status EmitConvolution(const hlo::HloInstruction& conv, thunks::SequenceThunk& seq);
   Status EmitFft(const hlo::HloInstruction& fft, thunks::SequenceThunk& seq);
+  Status EmitCustomCall(const hlo::HloInstruction& call, thunks::SequenceThunk& seq);
   Status EmitCholesky(const hlo::HloInstruction& call, thunks::SequenceThunk& seq);
+  Status EmitLapackCall(const hlo::HloInstruction& call, hlo::LapackOp op, thunks::SequenceThunk& seq);
   Status EmitTriangularSolve(const hlo::HloInstruction& solve, thunks::SequenceThunk& seq);
   Status EmitWhile(const hlo::HloInstruction& loop, thunks::SequenceThunk& seq);
   Status EmitConditional(const hlo::HloInstruction& cond, thunks::SequenceThunk& seq);

@@ -11,6 +11,7 @@
 #include "compiler/evaluator/cpu_custom_calls.h"
 #include "compiler/evaluator/op_evaluators.h"
 #include "compiler/evaluator/rendezvous.h"
+#include "compiler/hlo/custom_call_targets.h"
 
 namespace kiln::hlo {
 
@@ -20,16 +21,6 @@ Status UnsupportedOp(const HloInstruction& inst) {
 }
 
 namespace {
-
-// Custom-calls that only annotate their operand (sharding, host-offload
-// placement) and compute the identity.
-bool IsAnnotationCustomCall(const HloInstruction& inst) {
-  std::string target = inst.GetString("custom_call_target");
-  return target == "Sharding" || target == "SPMDFullToShardShape" ||
-         target == "SPMDShardToFullShape" || target.rfind("xla.sdy.", 0) == 0 ||
-         target == "annotate_device_placement" || target == "MoveToHost" ||
-         target == "MoveToDevice";
-}
 
 Status CheckArguments(const HloComputation& computation, const std::vector<Literal>& args) {
   if (static_cast<int64_t>(args.size()) != computation.parameter_count())
@@ -217,13 +208,13 @@ class DeviceEvaluator final : public EvalContext {
       case HloOpcode::kAfterAll:
         return Literal(Shape::Token());
       case HloOpcode::kCustomCall:
-        if (IsAnnotationCustomCall(inst) && operands.size() == 1) return inputs.Take(0);
+        if (IsAnnotationTarget(inst.GetString("custom_call_target")) && operands.size() == 1)
+          return inputs.Take(0);
         if (IsCustomCallTo(inst, "TopK")) return EvalTopKCustomCall(inst, operands, *this);
         if (IsCustomCallTo(inst, kGetRngSeedTarget)) return EvalGetRngSeed(inst, ExecutionCount(inst));
         if (IsCustomCallTo(inst, kOneDnnLayerNormTarget) && operands.size() == 3)
           return EvalOneDnnLayerNorm(inst, *operands[0], *operands[1], *operands[2]);
-        return Error(inst.DebugName() + ": the reference evaluator does not support custom-call target \"" +
-                     inst.GetString("custom_call_target") + "\"");
+        return EvalLapackCall(inst, operands);
       case HloOpcode::kAsyncStart:
         return EvalAsyncStart(inst, inputs);
       case HloOpcode::kAsyncDone:

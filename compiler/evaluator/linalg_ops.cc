@@ -78,15 +78,16 @@ MatrixBatch BatchOf(const Shape& shape) {
 }
 
 // Factors the n x n matrix at `a` (lower triangle read) into L, written to
-// `l` (zero above the diagonal). False when a pivot is not positive.
+// `l` (zero above the diagonal). Returns 0, or j + 1 when pivot j is not
+// positive (potrf's info).
 template <typename T>
-bool CholeskyLower(const T* a, int64_t n, T* l) {
+int64_t CholeskyLower(const T* a, int64_t n, T* l) {
   for (int64_t i = 0; i < n * n; ++i) l[i] = 0;
   for (int64_t j = 0; j < n; ++j) {
     // Only the diagonal's real part counts (a Hermitian matrix's is real).
     double pivot = Real(a[j * n + j]);
     for (int64_t k = 0; k < j; ++k) pivot -= std::norm(l[j * n + k]);
-    if (!(pivot > 0)) return false;
+    if (!(pivot > 0)) return j + 1;
     const double d = std::sqrt(pivot);
     l[j * n + j] = d;
     for (int64_t i = j + 1; i < n; ++i) {
@@ -95,7 +96,7 @@ bool CholeskyLower(const T* a, int64_t n, T* l) {
       l[i * n + j] = sum / d;
     }
   }
-  return true;
+  return 0;
 }
 
 template <typename T>
@@ -110,7 +111,7 @@ Literal Cholesky(const Shape& shape, const Literal& operand, bool lower) {
     for (int64_t i = 0; i < n; ++i)
       for (int64_t j = 0; j <= i; ++j) lower_a[i * n + j] = lower ? matrix[i * n + j] : Conj(matrix[j * n + i]);
     T* result = out.data() + b * n * n;
-    if (!CholeskyLower(lower_a.data(), n, l.data())) {
+    if (CholeskyLower(lower_a.data(), n, l.data()) != 0) {
       for (int64_t i = 0; i < n * n; ++i) result[i] = NaN<T>();
       continue;
     }
@@ -215,6 +216,49 @@ StatusOr<Literal> EvalTriangularSolve(const HloInstruction& inst, const Operands
 }
 
 }  // namespace
+
+// potrf as JAX's lapack_?potrf_ffi returns it: the `lower` (else upper)
+// triangle holds the factor, the other keeps the operand's values, and info
+// is 0 or, for a matrix that is not positive definite, the order of the
+// first failing leading minor (that matrix's factor triangle is then NaN
+// here; LAPACK leaves it partly factored, which JAX replaces by NaN).
+StatusOr<Literal> EvalPotrfCall(const HloInstruction& inst, const Operands& operands, bool lower) {
+  const Shape& out = inst.shape();
+  if (operands.size() != 1 || !out.IsTuple() || out.tuple_size() != 2)
+    return Error(inst.DebugName() + ": potrf takes one operand and returns (factor, info)");
+  const Shape& shape = operands[0]->shape();
+  const MatrixBatch m = BatchOf(shape);
+  if (shape.rank() < 2 || m.rows != m.cols || out.tuple_shape(0).dims() != shape.dims() ||
+      out.tuple_shape(1).element_type() != ElementType::kS32 || out.tuple_shape(1).ElementCount() != m.batch)
+    return Error(inst.DebugName() +
+                 ": potrf takes a batch of square matrices and returns (factor, s32 info per matrix)");
+  auto run = [&](auto zero) -> Literal {
+    using T = decltype(zero);
+    const int64_t n = m.rows;
+    std::vector<T> a = Read<T>(*operands[0]);
+    std::vector<T> lower_a(n * n), l(n * n);
+    std::vector<uint64_t> info(m.batch, 0);
+    for (int64_t b = 0; b < m.batch; ++b) {
+      T* matrix = a.data() + b * n * n;
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j <= i; ++j) lower_a[i * n + j] = lower ? matrix[i * n + j] : Conj(matrix[j * n + i]);
+      info[b] = static_cast<uint64_t>(CholeskyLower(lower_a.data(), n, l.data()));
+      const bool ok = info[b] == 0;
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j <= i; ++j) {
+          const T v = ok ? l[i * n + j] : NaN<T>();
+          if (lower) matrix[i * n + j] = v;
+          else matrix[j * n + i] = Conj(v);
+        }
+    }
+    std::vector<Literal> results;
+    results.push_back(Store(out.tuple_shape(0), a));
+    results.push_back(StoreInteger(out.tuple_shape(1), info));
+    return Literal::MakeTuple(std::move(results));
+  };
+  if (IsComplex(shape.element_type())) return run(Complex());
+  return run(0.0);
+}
 
 StatusOr<Literal> EvalLinalgOp(const HloInstruction& inst, const Operands& operands) {
   switch (inst.opcode()) {

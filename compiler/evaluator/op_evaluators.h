@@ -69,6 +69,12 @@ StatusOr<Literal> EvalContractionOp(const HloInstruction& inst, const Operands& 
                                     EvalContext& ctx);
 // cholesky, triangular-solve (linalg_ops.cc).
 StatusOr<Literal> EvalLinalgOp(const HloInstruction& inst, const Operands& operands);
+// CholeskyRewriter's and JAX's potrf custom calls, (factor, info), the
+// factor in the `lower` (else upper) triangle (linalg_ops.cc).
+StatusOr<Literal> EvalPotrfCall(const HloInstruction& inst, const Operands& operands, bool lower);
+// JAX's LAPACK custom calls (lapack_ops.cc); any other custom-call target
+// is an error naming it.
+StatusOr<Literal> EvalLapackCall(const HloInstruction& call, const Operands& operands);
 // gather, scatter.
 StatusOr<Literal> EvalIndexingOp(const HloInstruction& inst, const Operands& operands,
                                  EvalContext& ctx);

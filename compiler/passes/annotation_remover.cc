@@ -3,15 +3,11 @@
 
 #include <vector>
 
+#include "compiler/hlo/custom_call_targets.h"
+
 namespace kiln::passes {
 
-bool IsAnnotationTarget(std::string_view target) {
-  return target == "Sharding" || target == "SPMDFullToShardShape" ||
-         target == "SPMDShardToFullShape" || target.substr(0, 8) == "xla.sdy." ||
-         target == "annotate_device_placement" || target == "MoveToHost" || target == "MoveToDevice" ||
-         // torch-neuronx: moves a value between NeuronCores' memories.
-         target == "AwsNeuronTransferWithStaticRing";
-}
+bool IsAnnotationTarget(std::string_view target) { return hlo::IsAnnotationTarget(target); }
 
 namespace {
 

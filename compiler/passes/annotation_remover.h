@@ -14,9 +14,8 @@
 namespace kiln::passes {
 
 // True for the custom-call targets that compute the identity of their single
-// operand on one device: the same list the reference evaluator executes as
-// identity (Sharding, SPMDFullToShardShape, SPMDShardToFullShape, xla.sdy.*,
-// annotate_device_placement, MoveToHost, MoveToDevice).
+// operand on one device: hlo::IsAnnotationTarget, the registry's list, which
+// the reference evaluator executes as identity too.
 bool IsAnnotationTarget(std::string_view custom_call_target);
 
 // Replaces every use of such a custom-call (with one operand and a result

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "compiler/hlo/computation.h"
-#include "compiler/passes/cholesky_rewriter.h"
+#include "compiler/hlo/custom_call_targets.h"
 #include "compiler/passes/fusible_ops.h"
 
 namespace kiln::pipeline {
@@ -79,10 +79,17 @@ bool CanShareOperandBuffer(const HloInstruction& user, int64_t operand_number, c
     // trsm overwrites b with the solution.
     case HloOpcode::kTriangularSolve:
       return operand_number == 1 && operand_index.empty() && output_index.empty();
-    // potrf overwrites the matrices with the factor (result 0).
-    case HloOpcode::kCustomCall:
-      return user.GetString("custom_call_target") == passes::kCholeskyCallTarget && operand_number == 0 &&
-             operand_index.empty() && output_index == ShapeIndex{0};
+    // The LAPACK calls (potrf included) overwrite their matrices with result
+    // 0 (orgqr's only result), as XLA's output_to_operand_aliasing says.
+    case HloOpcode::kCustomCall: {
+      const std::optional<hlo::CustomCallTarget> target =
+          hlo::FindCustomCallTarget(user.GetString("custom_call_target"));
+      if (!target || (target->handler != hlo::CustomCallHandler::kCholeskyEmitter &&
+                      target->handler != hlo::CustomCallHandler::kLapackEmitter))
+        return false;
+      return operand_number == 0 && operand_index.empty() &&
+             output_index == (user.shape().IsTuple() ? ShapeIndex{0} : ShapeIndex{});
+    }
     default:
       return false;
   }

@@ -15,7 +15,8 @@
 //  - a while loop, for leaf i of its init tuple and leaf i of its state (the
 //    loop state then starts in the init value's buffer: no init copy);
 //  - triangular-solve, for b and the result (trsm solves in place), and
-//    CholeskyRewriter's potrf call, for its operand and result 0.
+//    the LAPACK custom calls (CholeskyRewriter's potrf, JAX's lapack_*_ffi),
+//    for operand 0 and result 0.
 #pragma once
 
 #include <cstdint>

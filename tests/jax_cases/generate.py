@@ -691,6 +691,101 @@ ENTRY main {
       np.array([[1 + 1j, 2], [-1j, 0.5], [3, 1 - 2j]], np.complex128)], (1e-5, 1e-5))
 
 
+# jnp.linalg as JAX lowers it on CPU: LAPACK typed-FFI custom calls
+# (lapack_<t>{potrf,getrf,geqrf,orgqr,syevd,gesdd}_ffi, column-major operand
+# layouts, uplo/mode in backend_config) plus JAX's own masking, pivot and
+# NaN-on-failure code around them. Eigen- and singular vectors are unique
+# only up to sign, so those cases return them sign-normalized (each vector
+# scaled by the sign of its largest-magnitude entry; the inputs have
+# distinct eigen- and singular values and no ties in magnitude).
+_RNG = np.random.default_rng(12)
+
+
+def _rand(shape, dtype):
+    return _RNG.uniform(-1, 1, shape).astype(dtype)
+
+
+def _spd(n, batch, dtype):
+    x = _RNG.uniform(-1, 1, (batch, n, n))
+    return (x @ np.swapaxes(x, -1, -2) + n * np.eye(n)).astype(dtype)
+
+
+def _sign_normalized(v):
+    """Columns of v (..., m, k) times the sign (complex: phase) of their
+    largest-magnitude entry, which makes that entry real positive; the factors."""
+    i = jnp.argmax(jnp.abs(v), axis=-2, keepdims=True)
+    top = jnp.take_along_axis(v, i, axis=-2)
+    sign = jnp.conj(top) / jnp.abs(top)
+    return v * sign, sign
+
+
+def _crand(shape, dtype):
+    return (_RNG.uniform(-1, 1, shape) + 1j * _RNG.uniform(-1, 1, shape)).astype(dtype)
+
+
+@case("linalg_cholesky", _spd(3, 2, np.float32), _spd(4, 1, np.float64)[0],
+      np.array([[1, 2, 0], [2, 1, 0], [0, 0, 1]], np.float32), tol=(1e-5, 1e-5))
+def _(x, y, not_pd):
+    return jnp.linalg.cholesky(x), jnp.linalg.cholesky(y), jnp.linalg.cholesky(not_pd)
+
+
+@case("linalg_lu", _rand((2, 3, 3), np.float32), _rand((3, 5), np.float64), _rand((5, 3), np.float64),
+      np.array([[1, 2, 3], [2, 4, 6], [1, 0, 1]], np.float64), tol=(1e-5, 1e-5))
+def _(x, wide, tall, singular):
+    return lax.linalg.lu(x), lax.linalg.lu(wide), lax.linalg.lu(tall), lax.linalg.lu(singular)
+
+
+@case("linalg_qr", _rand((2, 4, 3), np.float64), _rand((4, 3), np.float32), _rand((3, 5), np.float32),
+      tol=(1e-5, 1e-5))
+def _(x, tall, wide):
+    return (jnp.linalg.qr(x), jnp.linalg.qr(tall, mode="complete"), jnp.linalg.qr(wide),
+            jnp.linalg.qr(tall, mode="r"))
+
+
+@case("linalg_eigh", _spd(3, 2, np.float32), _rand((4, 4), np.float64), tol=(1e-5, 1e-5))
+def _(x, y):
+    w, v = jnp.linalg.eigh(x)
+    w2, v2 = jnp.linalg.eigh(y, UPLO="U", symmetrize_input=False)
+    return w, _sign_normalized(v)[0], w2, _sign_normalized(v2)[0]
+
+
+@case("linalg_svd", _rand((2, 4, 3), np.float32), _rand((4, 3), np.float64), _rand((3, 5), np.float64),
+      tol=(1e-5, 1e-5))
+def _(x, tall, wide):
+    return _svd_cases(x, tall, wide)
+
+
+def _svd_normalized(u, s, vt):
+    # a = u s vt: scaling u's column j by f scales vt's row j by conj(f).
+    u, sign = _sign_normalized(u[..., :s.shape[-1]] if u.shape[-1] > s.shape[-1] else u)
+    return u, s, vt[..., :s.shape[-1], :] * jnp.conj(jnp.swapaxes(sign, -1, -2))
+
+
+def _svd_cases(x, tall, wide):
+    out = []
+    out += _svd_normalized(*jnp.linalg.svd(x, full_matrices=False))
+    u, s, vt = jnp.linalg.svd(tall, full_matrices=True)  # u's 4th column: unique up to sign
+    out += _svd_normalized(u, s, vt)
+    out.append(_sign_normalized(u)[0])
+    out += _svd_normalized(*jnp.linalg.svd(wide, full_matrices=False))
+    out.append(jnp.linalg.svd(wide, compute_uv=False))
+    return tuple(out)
+
+
+@case("linalg_complex", _crand((2, 3, 3), np.complex64), _crand((4, 3), np.complex128),
+      _crand((2, 3, 3), np.complex128), _crand((2, 4, 3), np.complex64), _crand((3, 4), np.complex128),
+      tol=(1e-5, 1e-5))
+def _(x, tall, h, s, wide):
+    lu = lax.linalg.lu(x)
+    q, r = jnp.linalg.qr(tall)
+    w, v = jnp.linalg.eigh(h)
+    out = [*lu, q, r, w, _sign_normalized(v)[0]]
+    out += _svd_normalized(*jnp.linalg.svd(s, full_matrices=False))
+    out += _svd_normalized(*jnp.linalg.svd(wide, full_matrices=True))
+    out.append(jnp.linalg.svd(s, compute_uv=False))
+    return tuple(out)
+
+
 # Random bits: rng-bit-generator as XLA CPU expands it (ThreeFry, Philox and
 # rng_default = Philox), 8- to 64-bit elements, odd and even shapes (which
 # place ThreeFry's outputs differently), counters that wrap or carry into a

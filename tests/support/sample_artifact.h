@@ -171,6 +171,10 @@ inline th::ThunkProgram SampleProgram() {
   th::TriangularSolveThunk solve{S(5, 3328, 64), S(5, 3392, 96), ElementType::kF64, 2, 3, 2, true, false, true,
                                  th::TriangularSolveTranspose::kAdjoint};
   root.push_back(MakeThunk("triangular-solve.22", solve));
+  // gesdd of one f32[3,2] (24 bytes), reduced: s [2], u [3,2], vt [2,2], info.
+  th::LinalgThunk svd{th::LinalgOp::kGesdd, ElementType::kF32, 3, 2, 0, 1, true, 'S', S(5, 3584, 24), {},
+                      {S(5, 3616, 8), S(5, 3632, 24), S(5, 3664, 16), S(5, 3680, 4)}};
+  root.push_back(MakeThunk("svd.23", svd));
   return p;
 }
 

@@ -284,6 +284,9 @@ TEST(ThunkText, LibraryAndDataMovementLines) {
   EXPECT_EQ(ThunkLine(p.root.thunks[17]),
             "triangular-solve triangular-solve.22 left upper ADJOINT unit_diagonal a=a5[3328:3392] "
             "b=a5[3392:3488] type=f64 m=2 n=3 batch=2");
+  EXPECT_EQ(ThunkLine(p.root.thunks[18]),
+            "linalg svd.23 gesdd a=a5[3584:3608] a5[3616:3624] a5[3632:3656] a5[3664:3680] a5[3680:3684] "
+            "mode=S type=f32 m=3 n=2 batch=1");
 }
 
 TEST(ThunkText, ControlFlowIsIndented) {
@@ -340,31 +343,35 @@ TEST(ThunkModel, KindsFollowTheVariantOrder) {
       ThunkKind::kSequence,  ThunkKind::kWhile,         ThunkKind::kConditional,
       ThunkKind::kAllReduce, ThunkKind::kAllGather,     ThunkKind::kReduceScatter,
       ThunkKind::kAllToAll,  ThunkKind::kCollectivePermute, ThunkKind::kCustomCall,
-      ThunkKind::kRngGetAndUpdateState, ThunkKind::kCholesky, ThunkKind::kTriangularSolve};
+      ThunkKind::kRngGetAndUpdateState, ThunkKind::kCholesky, ThunkKind::kTriangularSolve,
+      ThunkKind::kLinalg};
   ASSERT_EQ(p.root.thunks.size(), std::size(expected));
   for (size_t i = 0; i < std::size(expected); ++i) {
     EXPECT_EQ(p.root.thunks[i].kind(), expected[i]) << i;
   }
   EXPECT_EQ(ThunkKindName(ThunkKind::kCollectivePermute), "collective-permute");
   EXPECT_EQ(ThunkKindName(ThunkKind::kTriangularSolve), "triangular-solve");
+  EXPECT_EQ(ThunkKindName(ThunkKind::kLinalg), "linalg");
 }
 
 TEST(ThunkModel, Walkers) {
   const ThunkProgram p = SampleProgram();
-  // 18 root thunks + copy.13 in call.12 + one thunk in each of the while's
-  // condition and body + one memset in each of 3 branches = 24.
+  // 19 root thunks + copy.13 in call.12 + one thunk in each of the while's
+  // condition and body + one memset in each of 3 branches = 25.
   int count = 0, max_depth = 0;
   ForEachThunk(p.root, [&](const Thunk&, int depth) {
     ++count;
     max_depth = std::max(max_depth, depth);
   });
-  EXPECT_EQ(count, 24);
+  EXPECT_EQ(count, 25);
   EXPECT_EQ(max_depth, 2);
 
   EXPECT_EQ(DirectSlices(p.root.thunks[1]),
             (std::vector<BufferSlice>{S(0, 0, 64), S(5, 0, 64), S(3, 0, 64), S(5, 1024, 1024)}));
   EXPECT_EQ(DirectSlices(p.root.thunks[16]), (std::vector<BufferSlice>{S(5, 3200, 64), S(5, 3264, 4)}));
   EXPECT_EQ(DirectSlices(p.root.thunks[17]), (std::vector<BufferSlice>{S(5, 3328, 64), S(5, 3392, 96)}));
+  EXPECT_EQ(DirectSlices(p.root.thunks[18]), (std::vector<BufferSlice>{S(5, 3584, 24), S(5, 3616, 8), S(5, 3632, 24),
+                                                                      S(5, 3664, 16), S(5, 3680, 4)}));
   EXPECT_EQ(ChildSequences(p.root.thunks[7]).size(), 2u);
   EXPECT_EQ(ChildSequences(p.root.thunks[8]).size(), 3u);
   EXPECT_TRUE(ChildSequences(p.root.thunks[0]).empty());

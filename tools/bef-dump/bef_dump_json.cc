@@ -348,6 +348,19 @@ class ArtifactJson {
     j_.Field("unit_diagonal", t.unit_diagonal);
     j_.Field("transpose_a", th::TriangularSolveTransposeName(t.transpose_a));
   }
+  void Body(const th::LinalgThunk& l) {
+    j_.Field("op", th::LinalgOpName(l.op));
+    Slice("a", l.a);
+    if (l.op == th::LinalgOp::kOrgqr) Slice("tau", l.tau);
+    Slices("results", l.results);
+    j_.Field("type", ElementTypeName(l.type));
+    j_.Field("m", l.m);
+    j_.Field("n", l.n);
+    j_.Field("k", l.k);
+    j_.Field("batch", l.batch);
+    j_.Field("lower", l.lower);
+    j_.Field("mode", std::string(l.mode ? 1 : 0, l.mode));
+  }
   void Body(const th::CopyThunk& c) {
     Slice("source", c.source);
     Slice("destination", c.destination);
