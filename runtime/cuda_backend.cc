@@ -5,6 +5,9 @@
 
 #include <cstdlib>
 
+#include "kernels_lib/radix_sort_image.h"
+#include "runtime/cuda_radix_sort.h"
+
 namespace kiln::runtime {
 
 std::string SmName(int sm_arch) { return "sm_" + std::to_string(sm_arch); }
@@ -66,6 +69,7 @@ CudaBackend::~CudaBackend() {
   for (cusolverDnHandle_t h : cusolver_handles_) {
     if (h) cusolver_->cusolverDnDestroy(h);
   }
+  radix_sort_.reset();
   for (const Scratch& s : scratch_) {
     if (s.address) driver_->cuMemFree(s.address);
   }
@@ -148,6 +152,20 @@ StatusOr<const kernels::CufftLibrary*> CudaBackend::Cufft() {
                                                          : kernels::CufftLibrary::Load());
   }
   return cufft_.get();
+}
+
+StatusOr<const CudaModule*> CudaBackend::RadixSortModule() {
+  std::lock_guard<std::mutex> lock(radix_sort_mu_);
+  if (radix_sort_) return radix_sort_.get();
+  if (!kernels::RadixSortKernelsAvailable())
+    return Error("this kiln was built without the radix sort kernels (no nvcc at build time)");
+  const std::string ptx(kernels::RadixSortPtx());
+  CudaCode code;
+  code.ptx = &ptx;
+  code.description = "radix sort PTX";
+  KILN_RETURN_IF_ERROR(MakeCurrent());
+  KILN_ASSIGN_OR_RETURN(radix_sort_, CudaModule::Load(*driver_, code, RadixSortKernelNames()));
+  return radix_sort_.get();
 }
 
 StatusOr<const kernels::CusolverLibrary*> CudaBackend::Cusolver() {

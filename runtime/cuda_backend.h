@@ -4,8 +4,9 @@
 // Fft thunk is loaded), cuDNN (loaded by the first Convolution thunk run),
 // cuSOLVER (loaded with the first program with a Cholesky thunk), each with
 // one handle per stream, one grown-on-demand library scratch block per
-// stream, and cuFFT (loaded when the first program with an Fft thunk is
-// loaded; its plans belong to the executables). Internal to the runtime;
+// stream, cuFFT (loaded when the first program with an Fft thunk is
+// loaded; its plans belong to the executables), and kiln's radix sort
+// kernels (loaded with the first program with a RadixSort thunk). Internal to the runtime;
 // needs the CUDA headers.
 #pragma once
 
@@ -20,6 +21,7 @@
 #include "kernels_lib/cusolver_library.h"
 #include "runtime/backend.h"
 #include "runtime/cuda_driver.h"
+#include "runtime/cuda_module.h"
 
 namespace kiln::runtime {
 
@@ -68,6 +70,10 @@ class CudaBackend : public Backend {
   // copy), kept and grown on demand: a larger request waits for the stream
   // before the old block is freed.
   StatusOr<CUdeviceptr> LibraryScratch(int i, uint64_t bytes);
+  // kiln's radix sort kernels (kernels_lib/radix_sort_image.h), loaded once
+  // (error "this kiln was built without the radix sort kernels" when the
+  // build had no nvcc).
+  StatusOr<const CudaModule*> RadixSortModule();
 
  private:
   CudaBackend() = default;
@@ -92,6 +98,8 @@ class CudaBackend : public Backend {
   std::mutex cusolver_mu_;
   std::unique_ptr<kernels::CusolverLibrary> cusolver_;
   std::vector<cusolverDnHandle_t> cusolver_handles_;  // by stream; null until used
+  std::mutex radix_sort_mu_;
+  std::unique_ptr<CudaModule> radix_sort_;
   struct Scratch {
     CUdeviceptr address = 0;
     uint64_t bytes = 0;

@@ -100,6 +100,12 @@ bool UsesCusolver(const th::ThunkProgram& p) {
   return found;
 }
 
+bool UsesRadixSort(const th::ThunkProgram& p) {
+  bool found = false;
+  th::ForEachThunk(p.root, [&](const th::Thunk& t, int) { found |= t.kind() == th::ThunkKind::kRadixSort; });
+  return found;
+}
+
 std::chrono::nanoseconds Milliseconds(float ms) {
   return std::chrono::nanoseconds(static_cast<int64_t>(static_cast<double>(ms) * 1e6));
 }
@@ -412,6 +418,7 @@ StatusOr<std::unique_ptr<BackendExecutable>> CudaBackend::Load(
   KILN_RETURN_IF_ERROR(exe->LoadKernels(artifact));
   if (UsesCublas(binding->program)) KILN_RETURN_IF_ERROR(Cublas().status());
   if (UsesCusolver(binding->program)) KILN_RETURN_IF_ERROR(Cusolver().status());
+  if (UsesRadixSort(binding->program)) KILN_RETURN_IF_ERROR(RadixSortModule().status());
   KILN_RETURN_IF_ERROR(exe->PrepareFfts());
   KILN_RETURN_IF_ERROR(exe->UploadConstants());
   return std::unique_ptr<BackendExecutable>(std::move(exe));

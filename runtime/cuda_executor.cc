@@ -7,6 +7,7 @@
 #include "kernels_lib/cuda_convolution.h"
 #include "kernels_lib/cuda_gemm.h"
 #include "kernels_lib/cuda_linalg.h"
+#include "runtime/cuda_radix_sort.h"
 
 namespace kiln::runtime {
 namespace {
@@ -232,6 +233,7 @@ Status RunThunk(const th::Thunk& t, CudaExecutionContext& ctx, int depth) {
     case th::ThunkKind::kFft: return RunFft(*t.As<th::FftThunk>(), ctx);
     case th::ThunkKind::kCholesky: return RunCholesky(*t.As<th::CholeskyThunk>(), ctx);
     case th::ThunkKind::kTriangularSolve: return RunTriangularSolve(*t.As<th::TriangularSolveThunk>(), ctx);
+    case th::ThunkKind::kRadixSort: return RunRadixSort(*t.As<th::RadixSortThunk>(), ctx);
     case th::ThunkKind::kCopy: return RunCopy(*t.As<th::CopyThunk>(), ctx);
     case th::ThunkKind::kMemset: return RunMemset(*t.As<th::MemsetThunk>(), ctx);
     case th::ThunkKind::kRngGetAndUpdateState:

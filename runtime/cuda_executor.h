@@ -10,7 +10,7 @@
 // pass one device pointer per argument slice (the generated PTX's bare-
 // pointer ABI, see compiler/codegen/kernel_codegen.h); Gemm and
 // TriangularSolve go to cuBLAS, Convolution to cuDNN, Cholesky to cuSOLVER,
-// Fft to cuFFT (the executable's per-thunk plans; an input cuFFT would
+// RadixSort to kiln's radix sort kernels (cuda_radix_sort.h), Fft to cuFFT (the executable's per-thunk plans; an input cuFFT would
 // overwrite is first copied into library scratch); Copy and Memset to
 // cuMemcpyDtoDAsync / cuMemsetD{8,32}Async. Other kinds fail with
 // "not supported on cuda yet: <kind>".

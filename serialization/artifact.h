@@ -26,8 +26,8 @@ namespace kiln::bef {
 // with garbage bounds.
 inline constexpr uint32_t kBefVersionMajor = 2;
 // Minor 1: Cholesky and TriangularSolve thunks.
-// Minor 2: Signature.dynamic_dimensions (bounded dynamic shapes) and Linalg
-// thunks.
+// Minor 2: Signature.dynamic_dimensions (bounded dynamic shapes), Linalg and
+// RadixSort thunks.
 inline constexpr uint32_t kBefVersionMinor = 2;
 inline constexpr char kBefFileIdentifier[] = "KBEF";
 // Alignment of constant data within a .bef file, in bytes.

@@ -346,6 +346,7 @@ class Reader {
       case th::ThunkKind::kCholesky: return Body(t->body_as_CholeskyThunk(), out);
       case th::ThunkKind::kTriangularSolve: return Body(t->body_as_TriangularSolveThunk(), out);
       case th::ThunkKind::kLinalg: return Body(t->body_as_LinalgThunk(), out);
+      case th::ThunkKind::kRadixSort: return Body(t->body_as_RadixSortThunk(), out);
     }
     return Corrupt("unknown thunk kind");
   }
@@ -442,6 +443,21 @@ class Reader {
     chol.n = c->n();
     chol.batch = c->batch();
     chol.lower = c->lower();
+    return Status::Ok();
+  }
+
+  Status Body(const fb::RadixSortThunk* r, th::Thunk& out) {
+    th::RadixSortThunk& sort = out.body.emplace<th::RadixSortThunk>();
+    KILN_RETURN_IF_ERROR(RequiredSlice(r->keys(), sort.keys, "keys"));
+    KILN_RETURN_IF_ERROR(RequiredSlice(r->keys_out(), sort.keys_out, "keys_out"));
+    sort.values = OptionalSlice(r->values());
+    sort.values_out = OptionalSlice(r->values_out());
+    KILN_RETURN_IF_ERROR(Type(r->key_type(), sort.key_type));
+    if (sort.values) KILN_RETURN_IF_ERROR(Type(r->value_type(), sort.value_type));
+    KILN_RETURN_IF_ERROR(Enum(r->order(), 5, sort.order, "order"));
+    sort.rows = r->rows();
+    sort.row_length = r->row_length();
+    sort.descending = r->descending();
     return Status::Ok();
   }
 

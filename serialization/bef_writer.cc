@@ -293,6 +293,17 @@ class Writer {
                                  results);
   }
 
+  Offset<fb::RadixSortThunk> Body(const th::RadixSortThunk& r) {
+    auto key_type = TypeName(r.key_type);
+    auto value_type = r.values ? TypeName(r.value_type) : 0;
+    fb::BufferSlice keys = Slice(r.keys), keys_out = Slice(r.keys_out);
+    fb::BufferSlice values = r.values ? Slice(*r.values) : fb::BufferSlice();
+    fb::BufferSlice values_out = r.values_out ? Slice(*r.values_out) : fb::BufferSlice();
+    return fb::CreateRadixSortThunk(fbb_, &keys, &keys_out, r.values ? &values : nullptr,
+                                    r.values_out ? &values_out : nullptr, key_type, value_type, r.rows,
+                                    r.row_length, static_cast<fb::RadixKeyOrder>(r.order), r.descending);
+  }
+
   Offset<fb::CopyThunk> Body(const th::CopyThunk& c) {
     fb::BufferSlice src = Slice(c.source), dst = Slice(c.destination);
     return fb::CreateCopyThunk(fbb_, &src, &dst);

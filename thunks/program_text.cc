@@ -145,6 +145,16 @@ std::string Body(const CholeskyThunk& c, const ThunkInfo&) {
          " n=" + std::to_string(c.n) + " batch=" + std::to_string(c.batch);
 }
 
+std::string Body(const RadixSortThunk& r, const ThunkInfo&) {
+  std::string s = std::string(" ") + (r.descending ? "descending" : "ascending") + " " +
+                  std::string(RadixKeyOrderName(r.order)) + " keys=" + r.keys.ToString() + " -> " +
+                  r.keys_out.ToString() + " key_type=" + std::string(ElementTypeName(r.key_type));
+  if (r.values)
+    s += " values=" + r.values->ToString() + " -> " + (r.values_out ? r.values_out->ToString() : "?") +
+         " value_type=" + std::string(ElementTypeName(r.value_type));
+  return s + " rows=" + std::to_string(r.rows) + " row_length=" + std::to_string(r.row_length);
+}
+
 std::string Body(const TriangularSolveThunk& t, const ThunkInfo&) {
   std::string s = std::string(" ") + (t.left_side ? "left" : "right") + " " +
                   (t.lower ? "lower" : "upper") + " " +

@@ -35,6 +35,7 @@ std::string_view ThunkKindName(ThunkKind kind) {
     case ThunkKind::kCholesky: return "cholesky";
     case ThunkKind::kTriangularSolve: return "triangular-solve";
     case ThunkKind::kLinalg: return "linalg";
+    case ThunkKind::kRadixSort: return "radix-sort";
   }
   return "?";
 }
@@ -74,6 +75,17 @@ std::string_view TriangularSolveTransposeName(TriangularSolveTranspose transpose
     case TriangularSolveTranspose::kNoTranspose: return "NO_TRANSPOSE";
     case TriangularSolveTranspose::kTranspose: return "TRANSPOSE";
     case TriangularSolveTranspose::kAdjoint: return "ADJOINT";
+  }
+  return "?";
+}
+
+std::string_view RadixKeyOrderName(RadixKeyOrder order) {
+  switch (order) {
+    case RadixKeyOrder::kUnsigned: return "unsigned";
+    case RadixKeyOrder::kSigned: return "signed";
+    case RadixKeyOrder::kFloatTotal: return "float-total";
+    case RadixKeyOrder::kFloatPartial: return "float-partial";
+    case RadixKeyOrder::kFloatNumpy: return "float-numpy";
   }
   return "?";
 }
@@ -152,6 +164,13 @@ std::vector<BufferSlice> DirectSlices(const Thunk& thunk) {
       out = {l.a};
       if (l.op == LinalgOp::kOrgqr) out.push_back(l.tau);
       out.insert(out.end(), l.results.begin(), l.results.end());
+      break;
+    }
+    case ThunkKind::kRadixSort: {
+      const RadixSortThunk& r = *thunk.As<RadixSortThunk>();
+      out = {r.keys, r.keys_out};
+      if (r.values) out.push_back(*r.values);
+      if (r.values_out) out.push_back(*r.values_out);
       break;
     }
   }

@@ -2,7 +2,7 @@
 //
 // A compiled module runs as a tree of thunks (XLA's GPU runtime model):
 // kernel launches, library calls (GEMM, convolution, FFT, Cholesky,
-// triangular solve), copies, memsets,
+// triangular solve, radix sort), copies, memsets,
 // control flow and collectives, each reading and writing BufferSlices. The
 // kinds are structs gathered in a std::variant rather than a class
 // hierarchy: the program is then a value (copyable, comparable with ==),
@@ -203,6 +203,35 @@ struct LinalgThunk {
   bool operator==(const LinalgThunk&) const = default;
 };
 
+// ---- sorting ----------------------------------------------------------------
+
+// How a radix sort orders keys (the comparator it stands for): unsigned or
+// two's complement integers; floats in TOTALORDER (-NaN < -inf < ... < -0 <
+// +0 < ... < +inf < +NaN); floats under the default compare (-0 == +0;
+// NaN, which that compare leaves unordered, by total order); floats under
+// JAX's comparator (-0 == +0, every NaN equal and after +inf).
+enum class RadixKeyOrder : uint8_t { kUnsigned, kSigned, kFloatTotal, kFloatPartial, kFloatNumpy };
+// "unsigned", "signed", "float-total", "float-partial", "float-numpy".
+std::string_view RadixKeyOrderName(RadixKeyOrder order);
+
+// A stable sort of `rows` rows of `row_length` keys of `key_type` (dense
+// row-major, the sorted dimension minor), ascending or descending in
+// `order`, with an optional payload of `value_type` moved with its key:
+// HLO's sort whose comparator is one LT/GT compare of the key's two
+// parameters (passes::RadixSortRewriter). Runs on CUDA only, as kiln's
+// radix sort kernels built from CUB's block primitives
+// (kernels_lib/cub_sort); scratch comes from the library scratch.
+struct RadixSortThunk {
+  BufferSlice keys, keys_out;
+  std::optional<BufferSlice> values, values_out;  // both or neither
+  ElementType key_type = ElementType::kF32;
+  ElementType value_type = ElementType::kS32;  // meaningful with values
+  int64_t rows = 0, row_length = 0;
+  RadixKeyOrder order = RadixKeyOrder::kUnsigned;
+  bool descending = false;
+  bool operator==(const RadixSortThunk&) const = default;
+};
+
 // ---- data movement ----------------------------------------------------------
 
 struct CopyThunk {
@@ -340,20 +369,22 @@ using ThunkBody =
     std::variant<KernelThunk, GemmThunk, ConvolutionThunk, FftThunk, CopyThunk, MemsetThunk,
                  SequenceThunk, WhileThunk, ConditionalThunk, AllReduceThunk, AllGatherThunk,
                  ReduceScatterThunk, AllToAllThunk, CollectivePermuteThunk, CustomCallThunk,
-                 RngGetAndUpdateStateThunk, CholeskyThunk, TriangularSolveThunk, LinalgThunk>;
+                 RngGetAndUpdateStateThunk, CholeskyThunk, TriangularSolveThunk, LinalgThunk,
+                 RadixSortThunk>;
 
 enum class ThunkKind : uint8_t {
   kKernel, kGemm, kConvolution, kFft, kCopy, kMemset, kSequence, kWhile, kConditional,
   kAllReduce, kAllGather, kReduceScatter, kAllToAll, kCollectivePermute, kCustomCall,
-  kRngGetAndUpdateState, kCholesky, kTriangularSolve, kLinalg,
+  kRngGetAndUpdateState, kCholesky, kTriangularSolve, kLinalg, kRadixSort,
 };
-inline constexpr int kNumThunkKinds = 19;
+inline constexpr int kNumThunkKinds = 20;
 static_assert(std::variant_size_v<ThunkBody> == kNumThunkKinds);
 
 // "kernel", "gemm", "convolution", "fft", "copy", "memset", "sequence",
 // "while", "conditional", "all-reduce", "all-gather", "reduce-scatter",
 // "all-to-all", "collective-permute", "custom-call",
-// "rng-get-and-update-state", "cholesky", "triangular-solve", "linalg".
+// "rng-get-and-update-state", "cholesky", "triangular-solve", "linalg",
+// "radix-sort".
 std::string_view ThunkKindName(ThunkKind kind);
 
 struct Thunk {

@@ -480,6 +480,52 @@ class Validator {
     return Status::Ok();
   }
 
+  static bool IsRadixKeyType(ElementType t, RadixKeyOrder order) {
+    const bool is_float = t == ElementType::kF16 || t == ElementType::kBF16 || t == ElementType::kF32 ||
+                          t == ElementType::kF64;
+    const bool is_signed = t == ElementType::kS8 || t == ElementType::kS16 || t == ElementType::kS32 ||
+                           t == ElementType::kS64;
+    const bool is_unsigned = t == ElementType::kPred || t == ElementType::kU8 || t == ElementType::kU16 ||
+                             t == ElementType::kU32 || t == ElementType::kU64;
+    switch (order) {
+      case RadixKeyOrder::kUnsigned: return is_unsigned;
+      case RadixKeyOrder::kSigned: return is_signed;
+      default: return is_float;
+    }
+  }
+
+  Status Check(const RadixSortThunk& r) const {
+    if (static_cast<uint8_t>(r.order) > 4) return Error("invalid key order");
+    if (!IsRadixKeyType(r.key_type, r.order)) {
+      return Error("key type " + std::string(ElementTypeName(r.key_type)) + " cannot be sorted in " +
+                   std::string(RadixKeyOrderName(r.order)) + " order");
+    }
+    if (r.rows < 0 || r.row_length < 0) return Error("negative dimension");
+    if (r.row_length > (int64_t{1} << 31) - 1) return Error("rows longer than 2^31 - 1 keys");
+    std::optional<int64_t> count = Mul(r.rows, r.row_length);
+    KILN_RETURN_IF_ERROR(CheckSliceHolds(r.keys, Bytes(count, r.key_type), "keys"));
+    KILN_RETURN_IF_ERROR(CheckSliceHolds(r.keys_out, Bytes(count, r.key_type), "keys_out"));
+    if (r.values.has_value() != r.values_out.has_value()) return Error("values without values_out or back");
+    std::vector<BufferSlice> outputs = {r.keys_out};
+    std::vector<BufferSlice> inputs = {r.keys};
+    if (r.values) {
+      const int64_t width = StorageBytes(r.value_type);
+      if (width != 1 && width != 2 && width != 4 && width != 8)
+        return Error("value type " + std::string(ElementTypeName(r.value_type)) + " is not 1, 2, 4 or 8 bytes");
+      KILN_RETURN_IF_ERROR(CheckSliceHolds(*r.values, Bytes(count, r.value_type), "values"));
+      KILN_RETURN_IF_ERROR(CheckSliceHolds(*r.values_out, Bytes(count, r.value_type), "values_out"));
+      outputs.push_back(*r.values_out);
+      inputs.push_back(*r.values);
+    }
+    // The outputs are gathered from the inputs: nothing may overlap.
+    for (const BufferSlice& o : outputs) {
+      for (const BufferSlice& i : inputs)
+        if (o.Overlaps(i)) return Error("an output overlaps an input");
+    }
+    if (outputs.size() == 2 && outputs[0].Overlaps(outputs[1])) return Error("keys_out and values_out overlap");
+    return Status::Ok();
+  }
+
   Status Check(const CopyThunk& c) const {
     KILN_RETURN_IF_ERROR(CheckSlice(c.source, "source"));
     KILN_RETURN_IF_ERROR(CheckSlice(c.destination, "destination"));

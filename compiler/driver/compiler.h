@@ -37,6 +37,10 @@ struct CompileOptions {
   // Run the verifier after every pass that changes the module (always in
   // debug builds; release builds otherwise verify once after the passes).
   bool verify_each_pass = false;
+  // Compiling for CUDA alone: sorts a radix sort computes run as kiln's
+  // radix sort kernels (passes::RadixSortRewriter) when the build has them;
+  // false keeps every sort a kernel-IR kernel.
+  bool radix_sort = true;
   std::string producer = "kiln 0.1 (bef-compile)";
 };
 

@@ -7,6 +7,7 @@
 #include "compiler/passes/cholesky_rewriter.h"
 #include "compiler/passes/fusible_ops.h"
 #include "compiler/passes/passes.h"
+#include "compiler/passes/radix_sort_rewriter.h"
 #include "thunks/fft_geometry.h"
 #include "thunks/linalg_geometry.h"
 
@@ -360,6 +361,7 @@ Status ComputationEmitter::EmitCustomCall(const HloInstruction& call, th::Sequen
   switch (target->handler) {
     case hlo::CustomCallHandler::kCholeskyEmitter: return EmitCholesky(call, seq);
     case hlo::CustomCallHandler::kLapackEmitter: return EmitLapackCall(call, target->lapack_op, seq);
+    case hlo::CustomCallHandler::kRadixSortEmitter: return EmitRadixSort(call, seq);
     default:
       return Error(call.DebugName() + ": custom-call target '" + call.GetString("custom_call_target") +
                    "' reached thunk emission (its rewriter did not accept the call)");
@@ -474,6 +476,41 @@ Status ComputationEmitter::EmitLapackCall(const HloInstruction& call, hlo::Lapac
   th::ThunkInfo info = InfoFor(call);
   info.cost = LinalgCost(call, l);
   seq.thunks.push_back(MakeThunk(std::move(info), std::move(l)));
+  return Status::Ok();
+}
+
+// RadixSortRewriter's call: (keys, values) = custom-call(keys[, values]),
+// sorted along the minor dimension.
+Status ComputationEmitter::EmitRadixSort(const HloInstruction& call, th::SequenceThunk& seq) {
+  const Shape& keys = call.operand(0)->shape();
+  const Shape& out = call.shape();
+  const int64_t operands = call.operand_count();
+  if (operands < 1 || operands > 2 || !keys.IsArray() || keys.rank() < 1 || !out.IsTuple() ||
+      out.tuple_size() != operands)
+    return Error(call.DebugName() + ": malformed " + passes::kRadixSortCallTarget + " call");
+  th::RadixSortThunk r;
+  const std::string order = call.GetString("radix_order");
+  bool known = false;
+  for (int o = 0; o <= static_cast<int>(th::RadixKeyOrder::kFloatNumpy); ++o) {
+    if (th::RadixKeyOrderName(static_cast<th::RadixKeyOrder>(o)) != order) continue;
+    r.order = static_cast<th::RadixKeyOrder>(o);
+    known = true;
+  }
+  if (!known) return Error(call.DebugName() + ": unknown radix_order '" + order + "'");
+  KILN_ASSIGN_OR_RETURN(r.keys, Slice(call.operand(0), {}));
+  KILN_ASSIGN_OR_RETURN(r.keys_out, Slice(&call, {0}));
+  if (operands == 2) {
+    KILN_ASSIGN_OR_RETURN(r.values, Slice(call.operand(1), {}));
+    KILN_ASSIGN_OR_RETURN(r.values_out, Slice(&call, {1}));
+    r.value_type = call.operand(1)->shape().element_type();
+  }
+  r.key_type = keys.element_type();
+  r.row_length = keys.dim(keys.rank() - 1);
+  r.rows = r.row_length == 0 ? 0 : keys.ElementCount() / r.row_length;
+  r.descending = call.GetBool("descending", false);
+  th::ThunkInfo info = InfoFor(call);
+  info.cost = RadixSortCost(call);
+  seq.thunks.push_back(MakeThunk(std::move(info), std::move(r)));
   return Status::Ok();
 }
 

@@ -48,6 +48,10 @@ thunks::CostEstimate LinalgCost(const hlo::HloInstruction& call, const thunks::L
   return ToCostEstimate(cost);
 }
 
+thunks::CostEstimate RadixSortCost(const hlo::HloInstruction& call) {
+  return ToCostEstimate(analysis::InstructionCost(call));
+}
+
 thunks::CostEstimate TriangularSolveCost(const hlo::HloInstruction& solve) {
   return ToCostEstimate(analysis::InstructionCost(solve));
 }

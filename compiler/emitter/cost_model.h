@@ -36,6 +36,9 @@ thunks::CostEstimate FftCost(const hlo::HloInstruction& fft);
 // A Cholesky library call (CholeskyRewriter's custom call): n^3/3 flops per
 // matrix; reads the matrices, writes the factors and the status.
 thunks::CostEstimate CholeskyCost(const hlo::HloInstruction& call);
+// RadixSortRewriter's call: its operands read and results written once
+// (the passes' scratch traffic is the kernels' own).
+thunks::CostEstimate RadixSortCost(const hlo::HloInstruction& call);
 
 // A LAPACK call (LinalgThunk) of JAX's lapack_*_ffi targets: LAPACK
 // Working Note 41's leading flop counts per matrix (getrf m n^2 - n^3/3,

@@ -82,6 +82,7 @@ class ComputationEmitter {
   Status EmitCustomCall(const hlo::HloInstruction& call, thunks::SequenceThunk& seq);
   Status EmitCholesky(const hlo::HloInstruction& call, thunks::SequenceThunk& seq);
   Status EmitLapackCall(const hlo::HloInstruction& call, hlo::LapackOp op, thunks::SequenceThunk& seq);
+  Status EmitRadixSort(const hlo::HloInstruction& call, thunks::SequenceThunk& seq);
   Status EmitTriangularSolve(const hlo::HloInstruction& solve, thunks::SequenceThunk& seq);
   Status EmitWhile(const hlo::HloInstruction& loop, thunks::SequenceThunk& seq);
   Status EmitConditional(const hlo::HloInstruction& cond, thunks::SequenceThunk& seq);

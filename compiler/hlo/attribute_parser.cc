@@ -39,6 +39,7 @@ AttrKind Classify(std::string_view name) {
       {"left_side", AttrKind::kBool}, {"lower", AttrKind::kBool},
       {"unit_diagonal", AttrKind::kBool}, {"custom_call_has_side_effect", AttrKind::kBool},
       {"is_host_transfer", AttrKind::kBool}, {"is_cross_program_prefetch", AttrKind::kBool},
+      {"descending", AttrKind::kBool}, {"radix_order", AttrKind::kString},
       {"custom_call_target", AttrKind::kString}, {"backend_config", AttrKind::kStringOrRaw},
       {"direction", AttrKind::kEnum}, {"type", AttrKind::kEnum}, {"fft_type", AttrKind::kEnum},
       {"kind", AttrKind::kEnum}, {"distribution", AttrKind::kEnum},

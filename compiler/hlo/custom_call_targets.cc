@@ -36,6 +36,8 @@ Registry BuildRegistry() {
   r["__onednn$layernorm"] = {CustomCallHandler::kCpuRewriter};
   // passes::kCholeskyCallTarget: CholeskyRewriter's potrf.
   r["__kiln$cholesky"] = {CustomCallHandler::kCholeskyEmitter, LapackOp::kPotrf};
+  // passes::kRadixSortCallTarget: RadixSortRewriter's sort.
+  r["__kiln$radix_sort"] = {CustomCallHandler::kRadixSortEmitter};
   AddLapack(r, "potrf", LapackOp::kPotrf, "sdcz");
   AddLapack(r, "getrf", LapackOp::kGetrf, "sdcz");
   AddLapack(r, "geqrf", LapackOp::kGeqrf, "sdcz");

@@ -31,6 +31,7 @@ enum class CustomCallHandler : uint8_t {
   kCpuRewriter,         // passes::CpuCustomCallRewriter: GetRngSeed, oneDNN layer norm
   kCholeskyEmitter,     // the emitter: thunks::CholeskyThunk (potrf)
   kLapackEmitter,       // the emitter: thunks::LinalgThunk
+  kRadixSortEmitter,    // the emitter: thunks::RadixSortThunk (RadixSortRewriter's call)
 };
 
 // The LAPACK routine of a lapack_*_ffi target (ungqr and heevd, the complex

@@ -16,7 +16,7 @@ StatusOr<bool> RemoveDeadInstructions(hlo::HloComputation& comp) {
   // sees every user's removal before deciding on the operand.
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     hlo::HloInstruction* inst = *it;
-    if (inst == comp.root() || inst->user_count() > 0 || IsSideEffectingOpcode(inst->opcode()) ||
+    if (inst == comp.root() || inst->user_count() > 0 || IsSideEffectingInstruction(*inst) ||
         !inst->control_successors().empty())
       continue;
     KILN_RETURN_IF_ERROR(comp.RemoveInstruction(inst));

@@ -18,6 +18,7 @@
 #include "compiler/passes/integer_dot_expander.h"
 #include "compiler/passes/map_inliner.h"
 #include "compiler/passes/passes.h"
+#include "compiler/passes/radix_sort_rewriter.h"
 #include "compiler/passes/ragged_dot_expander.h"
 #include "compiler/passes/rng_bit_generator_expander.h"
 #include "compiler/passes/topk_custom_call_rewriter.h"
@@ -59,6 +60,7 @@ Status RunOptimizationPipeline(hlo::HloModule& module, const PipelineOptions& op
   pipeline.AddPass<BitcastToReshape>();
   pipeline.AddPass<DynamicPadder>();  // static shapes at the bounds from here on
   pipeline.AddPass<LayoutNormalization>();
+  if (options.radix_sort) pipeline.AddPass<RadixSortRewriter>();  // before ties get an iota
   pipeline.AddPass<StableSortExpander>();  // sort kernels need not be stable
   pipeline.AddPass<RngBitGeneratorExpander>();  // into plain elementwise ops, as XLA does
   AddSimplification(pipeline);

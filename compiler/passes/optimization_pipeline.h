@@ -26,6 +26,9 @@ struct PipelineOptions {
   // GEMMs (compiling for CUDA; the host runs them too, in kernels_lib)
   // instead of becoming reduction kernels.
   bool int8_gemms = false;
+  // Sorts that a radix sort computes become calls of kiln's radix sort
+  // kernels (compiling for CUDA alone, with the kernels built).
+  bool radix_sort = false;
 };
 
 // Runs kiln's HLO passes on `module` in place. `records` (optional)

@@ -1,6 +1,8 @@
 // Side-effect classification shared by the simplification passes.
 #include "compiler/passes/side_effects.h"
 
+#include "compiler/passes/radix_sort_rewriter.h"
+
 namespace kiln::passes {
 
 bool IsCollectiveOpcode(hlo::HloOpcode opcode) {
@@ -66,8 +68,17 @@ bool ContainsToken(const Shape& shape) {
   return false;
 }
 
+bool IsSideEffectingInstruction(const hlo::HloInstruction& inst) {
+  // kiln's radix sort call is a pure function of its operands (a dead one
+  // goes, equal ones merge).
+  if (inst.opcode() == hlo::HloOpcode::kCustomCall &&
+      inst.GetString("custom_call_target") == kRadixSortCallTarget)
+    return false;
+  return IsSideEffectingOpcode(inst.opcode());
+}
+
 bool SideEffectAnalysis::HasSideEffect(const hlo::HloInstruction& inst) {
-  if (IsSideEffectingOpcode(inst.opcode()) || ContainsToken(inst.shape())) return true;
+  if (IsSideEffectingInstruction(inst) || ContainsToken(inst.shape())) return true;
   for (const hlo::HloComputation* callee : inst.called_computations())
     if (ComputationHasSideEffect(callee)) return true;
   return false;

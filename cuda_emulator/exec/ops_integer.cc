@@ -1,6 +1,6 @@
 // Integer, bit and predicate-logic instructions: add/sub/mul/mad (lo, hi,
 // wide, carry chains, .sat), div/rem, min/max, abs/neg, shifts, funnel
-// shifts, and/or/xor/not/cnot/lop3, popc/clz/brev/bfe/bfi/bfind.
+// shifts, and/or/xor/not/cnot/lop3, popc/clz/brev/bfe/bfi/bfind/bmsk.
 //
 // Values wrap modulo 2^n as the hardware does; every operation that is
 // undefined behaviour in C++ (signed overflow, shifts past the width,
@@ -272,6 +272,27 @@ bool Bfind(WarpState& w, const Instruction& in, uint32_t mask) {
   return true;
 }
 
+// bmsk.{wrap,clamp}.b32 d, a, b: b one bits from bit a up. .wrap takes a
+// and b modulo 32; .clamp limits both to 32 (bits past 31 are dropped).
+bool Bmsk(WarpState& w, const Instruction& in, uint32_t mask) {
+  uint64_t* d = w.Reg(in.dst[0].reg);
+  Src a = w.S(in.src[0]), b = w.S(in.src[1]);
+  const bool wrap = in.mod.shift_wrap;
+  ForEachLane(mask, [&](int l) {
+    uint32_t pos = uint32_t(a[l]), len = uint32_t(b[l]);
+    if (wrap) {
+      pos &= 31;
+      len &= 31;
+    } else {
+      pos = std::min(pos, 32u);
+      len = std::min(len, 32u);
+    }
+    const uint64_t ones = len >= 32 ? 0xffffffffull : (uint64_t{1} << len) - 1;
+    d[l] = uint32_t(pos >= 32 ? 0 : ones << pos);
+  });
+  return true;
+}
+
 bool Lop3(WarpState& w, const Instruction& in, uint32_t mask) {
   uint64_t* d = w.Reg(in.dst[0].reg);
   Src a = w.S(in.src[0]), b = w.S(in.src[1]), c = w.S(in.src[2]), lut = w.S(in.src[3]);
@@ -436,6 +457,7 @@ ptx::Handler IntegerHandler(const Instruction& in) {
         case Type::kS64: return &BfindH<int64_t>::Run;
         default: return nullptr;
       }
+    case Opcode::kBmsk: return t == Type::kB32 ? &Bmsk : nullptr;
     case Opcode::kLop3: return t == Type::kB32 && in.num_dst == 1 ? &Lop3 : nullptr;
     case Opcode::kShf: return t == Type::kB32 ? &Shf : nullptr;
     default: return nullptr;

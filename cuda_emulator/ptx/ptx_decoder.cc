@@ -46,7 +46,8 @@ const Named kOpcodes[] = {
     {"shf", int(Opcode::kShf)},       {"popc", int(Opcode::kPopc)},
     {"clz", int(Opcode::kClz)},       {"brev", int(Opcode::kBrev)},
     {"bfe", int(Opcode::kBfe)},       {"bfi", int(Opcode::kBfi)},
-    {"bfind", int(Opcode::kBfind)},   {"rcp", int(Opcode::kRcp)},
+    {"bfind", int(Opcode::kBfind)},   {"bmsk", int(Opcode::kBmsk)},
+    {"rcp", int(Opcode::kRcp)},
     {"sqrt", int(Opcode::kSqrt)},     {"rsqrt", int(Opcode::kRsqrt)},
     {"sin", int(Opcode::kSin)},       {"cos", int(Opcode::kCos)},
     {"lg2", int(Opcode::kLg2)},       {"ex2", int(Opcode::kEx2)},
@@ -225,6 +226,10 @@ Status Decoder::Modifiers() {
         m.prmt_mode = static_cast<uint8_t>(p);
         continue;
       }
+    }
+    if (op == Opcode::kBmsk && (s == ".wrap" || s == ".clamp")) {
+      m.shift_wrap = s == ".wrap";
+      continue;
     }
     if (op == Opcode::kShf && (s == ".l" || s == ".r" || s == ".wrap" || s == ".clamp")) {
       if (s == ".l") m.shift_left = true;

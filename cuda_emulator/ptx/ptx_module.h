@@ -47,7 +47,7 @@ enum class Opcode : uint8_t {
   kAdd, kSub, kMul, kMad, kFma, kDiv, kRem, kAbs, kNeg, kMin, kMax, kCopysign,
   kAddc, kSubc, kMadc,
   kShl, kShr, kAnd, kOr, kXor, kNot, kCnot, kLop3, kShf,
-  kPopc, kClz, kBrev, kBfe, kBfi, kBfind,
+  kPopc, kClz, kBrev, kBfe, kBfi, kBfind, kBmsk,
   kRcp, kSqrt, kRsqrt, kSin, kCos, kLg2, kEx2, kTanh,
   kTestp, kSetp, kSet, kSelp, kSlct,
   kBra, kRet, kExit, kTrap,
@@ -121,7 +121,7 @@ struct Modifiers {
   Rounding rounding = Rounding::kNone;
   bool ftz = false, sat = false, approx = false, full = false, uni = false;
   bool nc = false, is_volatile = false, carry_in = false, carry_out = false;
-  bool shift_wrap = false, shift_left = false;  // shf.{l,r}.{wrap,clamp}
+  bool shift_wrap = false, shift_left = false;  // shf.{l,r}.{wrap,clamp}, bmsk.{wrap,clamp}
   bool relu = false, nan = false, xorsign = false, abs = false;
   uint8_t vector = 1;  // .v2, .v4
   Space space = Space::kGeneric;

@@ -2,7 +2,7 @@
 // wraparound, the .hi/.wide multiplies, division and remainder with negative
 // operands (PTX: signed division truncates toward zero), saturation, min/max
 // signedness, shifts including the PTX clamping of amounts >= the width, the
-// bit instructions (popc, clz, brev, bfind, bfe, bfi, prmt, lop3, shf),
+// bit instructions (popc, clz, brev, bfind, bfe, bfi, bmsk, prmt, lop3, shf),
 // carries, setp's compare operators and predicate combining, selp and
 // predicated execution.
 //
@@ -250,6 +250,17 @@ TEST_F(PtxIntegerTest, BitFieldExtractAndInsert) {
                                        {{0xAB, 0x12345678u, 8}, {0xFF, 0, 28}, {0x1FF, 0xFFFFFFFFu, 0},
                                         {0x00, 0xFFFFFFFFu, 4}})),
             (U32{0x1234AB78u, 0xF0000000u, 0xFFFFFFFFu, 0xFFFFF00Fu}));
+}
+
+// bmsk d, a, b: b one bits from bit a up (CUB's radix digit masks).
+// .clamp limits a and b to 32 and drops bits past 31; .wrap takes both
+// modulo 32.
+TEST_F(PtxIntegerTest, BitMask) {
+  EXPECT_EQ((Apply<uint32_t, uint32_t>("bmsk.clamp.b32 %d, %a, %b;",
+                                       {{0, 8}, {4, 4}, {28, 8}, {0, 32}, {0, 40}, {32, 4}, {3, 0}})),
+            (U32{0xFFu, 0xF0u, 0xF0000000u, 0xFFFFFFFFu, 0xFFFFFFFFu, 0u, 0u}));
+  EXPECT_EQ((Apply<uint32_t, uint32_t>("bmsk.wrap.b32 %d, %a, %b;", {{0, 8}, {33, 4}, {4, 36}, {0, 32}})),
+            (U32{0xFFu, 0x1Eu, 0xF0u, 0u}));
 }
 
 TEST_F(PtxIntegerTest, PermuteDefaultMode) {

@@ -13,7 +13,10 @@
 #include <cmath>
 #include <limits>
 
+#include "compiler/driver/compiler.h"
+#include "kernels_lib/radix_sort_image.h"
 #include "tests/e2e/e2e_test_util.h"
+#include "thunks/program.h"
 
 namespace kiln::testing {
 namespace {
@@ -173,6 +176,124 @@ TEST_F(SortE2ETest, TopKWithNaN) {
                 {Literal::Vector(ElementType::kF32, SpecialFloats(100))});
   CheckWithArgs("", "  x = f32[100] parameter(0)\n  ROOT t = (f32[6], s32[6]) topk(x), k=6, largest=false\n",
                 {Literal::Vector(ElementType::kF32, SpecialFloats(100))});
+}
+
+// Sorts that CUDA runs as radix sorts (passes::RadixSortRewriter): one key
+// with or without a payload, LT or GT, for every key width and the row
+// lengths around the radix kernels' tiles (512 and 4096 keys per block;
+// longer rows take the multi-pass kernels). The payload is an iota, so a
+// tie in the wrong order shows. Every case also runs on the host (kernel-IR
+// sort) against the same evaluator.
+TEST_F(SortE2ETest, RadixSortKeyTypesRowLengthsAndDirections) {
+  for (const char* type : {"s32", "u8", "bf16", "f64", "f16", "s8", "u16", "s64", "u64", "pred"}) {
+    for (int n : {1, 6, 513, 4097}) {
+      for (const char* direction : {"LT", "GT"}) {
+        SCOPED_TRACE(std::string(type) + " " + std::to_string(n) + " " + direction);
+        std::string d = "[3," + std::to_string(n) + "]";
+        Check(Comparator("cmp", {type, "s32"}, direction),
+              "  x = " + std::string(type) + d + " parameter(0)\n  i = s32" + d + " iota(), iota_dimension=1\n"
+              "  ROOT s = (" + type + d + ", s32" + d + ") sort(x, i), dimensions={1}, is_stable=true, to_apply=cmp\n",
+              n);
+      }
+    }
+  }
+}
+
+// The comparator's parameters swapped (descending by LT), the key as the
+// second operand, and a keys-only sort along the outer dimension.
+TEST_F(SortE2ETest, RadixSortComparatorForms) {
+  const std::string swapped =
+      "swapped {\n  p0 = s32[] parameter(0)\n  p1 = s32[] parameter(1)\n  p2 = f32[] parameter(2)\n"
+      "  p3 = f32[] parameter(3)\n  ROOT c = pred[] compare(p1, p0), direction=LT\n}\n\n";
+  Check(swapped, "  k = s32[4,700] parameter(0)\n  v = f32[4,700] parameter(1)\n"
+                 "  ROOT s = (s32[4,700], f32[4,700]) sort(k, v), dimensions={1}, is_stable=true, to_apply=swapped\n");
+  const std::string second =
+      "second {\n  p0 = f32[] parameter(0)\n  p1 = f32[] parameter(1)\n  p2 = s16[] parameter(2)\n"
+      "  p3 = s16[] parameter(3)\n  ROOT c = pred[] compare(p2, p3), direction=GT\n}\n\n";
+  Check(second, "  v = f32[5,300] parameter(0)\n  k = s16[5,300] parameter(1)\n"
+                "  ROOT s = (f32[5,300], s16[5,300]) sort(v, k), dimensions={1}, is_stable=true, to_apply=second\n");
+  Check(Comparator("lt", {"u32"}, "LT"),
+        "  x = u32[600,3] parameter(0)\n  ROOT r = u32[600,3] sort(x), dimensions={0}, to_apply=lt\n");
+}
+
+// JAX's comparator (XLA's "numpy order"): -0 and +0 equal, every NaN equal
+// and last; argsort with the positions riding along, in f32, bf16 and f16
+// (whose NaNs the kernels tell from infinities by their own exponent width).
+TEST_F(SortE2ETest, RadixSortJaxNumpyOrderWithNaNAndSignedZeros) {
+  for (const char* type : {"f32", "bf16", "f16"}) {
+    for (int n : {100, 5000}) {
+      SCOPED_TRACE(std::string(type) + " " + std::to_string(n));
+      std::string t = type, d = "[" + std::to_string(n) + "]";
+      std::string comparator = "lt {\n  a = " + t + "[] parameter(0)\n  b = " + t +
+                               "[] parameter(1)\n  i = s32[] parameter(2)\n  j = s32[] parameter(3)\n"
+                               "  nan = " + t + "[] constant(nan)\n  zero = " + t + "[] constant(0)\n";
+      for (const char* v : {"a", "b"}) {
+        std::string x = v;
+        comparator += "  ne." + x + " = pred[] compare(" + x + ", " + x + "), direction=NE\n  eq." + x +
+                      " = pred[] compare(" + x + ", zero), direction=EQ\n  z." + x + " = " + t + "[] select(eq." + x +
+                      ", zero, " + x + ")\n  c." + x + " = " + t + "[] select(ne." + x + ", nan, z." + x + ")\n";
+      }
+      comparator += "  ROOT lt = pred[] compare(c.a, c.b), direction=LT, type=TOTALORDER\n}\n\n";
+      CheckWithArgs(comparator,
+                    "  x = " + t + d + " parameter(0)\n  i = s32" + d + " iota(), iota_dimension=0\n"
+                    "  ROOT r = (" + t + d + ", s32" + d + ") sort(x, i), dimensions={0}, is_stable=true, to_apply=lt\n",
+                    {Literal::Vector(*ElementTypeFromName(t), SpecialFloats(n))});
+    }
+  }
+}
+
+// TOTALORDER descending and the default (partial-order) compare, under
+// which -0 == +0 keep their order; f64 and bf16 keys with special values.
+TEST_F(SortE2ETest, RadixSortFloatOrdersDescending) {
+  CheckWithArgs(Comparator("gt", {"f64", "s32"}, "GT", "TOTALORDER"),
+                "  x = f64[1000] parameter(0)\n  i = s32[1000] iota(), iota_dimension=0\n"
+                "  ROOT r = (f64[1000], s32[1000]) sort(x, i), dimensions={0}, is_stable=true, to_apply=gt\n",
+                {Literal::Vector(ElementType::kF64, SpecialFloats(1000))});
+  std::vector<double> zeros;
+  for (int i = 0; i < 600; ++i) zeros.push_back(i % 3 == 0 ? -0.0 : i % 3 == 1 ? 0.0 : std::cos(i) * 2);
+  CheckWithArgs(Comparator("lt", {"bf16", "s32"}, "LT"),
+                "  x = bf16[600] parameter(0)\n  i = s32[600] iota(), iota_dimension=0\n"
+                "  ROOT r = (bf16[600], s32[600]) sort(x, i), dimensions={0}, is_stable=true, to_apply=lt\n",
+                {Literal::Vector(ElementType::kBF16, zeros)});
+}
+
+// A full sort of 300000 keys (74 tiles of the multi-pass kernels) and
+// rows of exactly one large tile.
+TEST_F(SortE2ETest, RadixSortLongRows) {
+  Check(Comparator("lt", {"f32", "s32"}, "LT", "TOTALORDER"),
+        "  x = f32[300000] parameter(0)\n  i = s32[300000] iota(), iota_dimension=0\n"
+        "  ROOT r = (f32[300000], s32[300000]) sort(x, i), dimensions={0}, is_stable=true, to_apply=lt\n");
+  Check(Comparator("gt", {"s32"}, "GT"),
+        "  x = s32[16,4096] parameter(0)\n  ROOT r = s32[16,4096] sort(x), dimensions={1}, to_apply=gt\n");
+}
+
+// Which compilations run a sort as the radix sort thunk: CUDA alone, with
+// the kernels built (nvcc at build time), unless radix_sort is off; an
+// artifact that also targets the host keeps the kernel-IR sort, which runs
+// on both.
+TEST(RadixSortCompile, OnlyCudaAloneEmitsRadixSortThunks) {
+  auto module = hlo::ParseHloModule("HloModule m\n\n" + Comparator("lt", {"s32"}, "LT") +
+                                    "ENTRY e {\n  x = s32[4,100] parameter(0)\n"
+                                    "  ROOT s = s32[4,100] sort(x), dimensions={1}, to_apply=lt\n}\n");
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  auto radix_sorts = [&](bool host, bool cuda, bool radix_sort) {
+    compiler::CompileOptions options;
+    options.host = host;
+    options.cuda = cuda;
+    options.radix_sort = radix_sort;
+    StatusOr<bef::Artifact> artifact = compiler::CompileModule(**module, options);
+    EXPECT_TRUE(artifact.ok()) << artifact.status().message();
+    int n = 0;
+    if (artifact.ok())
+      thunks::ForEachThunk(artifact->program.root, [&](const thunks::Thunk& t, int) {
+        n += t.kind() == thunks::ThunkKind::kRadixSort;
+      });
+    return n;
+  };
+  EXPECT_EQ(radix_sorts(false, true, true), kernels::RadixSortKernelsAvailable() ? 1 : 0);
+  EXPECT_EQ(radix_sorts(true, true, true), 0);
+  EXPECT_EQ(radix_sorts(true, false, true), 0);
+  EXPECT_EQ(radix_sorts(false, true, false), 0);
 }
 
 }  // namespace

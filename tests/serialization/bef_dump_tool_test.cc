@@ -93,7 +93,7 @@ TEST_F(BefDumpTool, TextShowsEverySection) {
       "kernels:\n  cuda (cuda): 3 kernels, cubin sm_90 7 bytes, cubin sm_80 5 bytes, ptx 27 bytes\n"
       "    fusion_3 grid=(1,1,1) block=(64,1,1)\n",
       "  host-x86_64 (host): 3 kernels, shared object 8 bytes\n    fusion_3\n",
-      "program: 25 thunks\n  kernel fusion.3 fn=fusion_3 grid=(1,1,1) block=(64,1,1) "
+      "program: 26 thunks\n  kernel fusion.3 fn=fusion_3 grid=(1,1,1) block=(64,1,1) "
       "args=[a0[0:64], a4[0:16], a5[0:64] (written)]  ; hlo: add.1, multiply.2\n",
       "  while while.9 pred=a5[700:701] trip_count=10\n    condition:\n",
       "    branch 2:\n      memset memset.b2 a5[800:804] pattern=0x00000002\n",
@@ -123,7 +123,7 @@ TEST_F(BefDumpTool, JsonIsValidAndStructured) {
       "assert d['targets'] == ['cuda', 'host-x86_64'], d['targets']\n"
       "assert [a['size'] for a in d['allocations']] == [64, 32, 4, 64, 16, 4096]\n"
       "assert d['allocations'][1]['kind'] == 'parameter' and d['allocations'][1]['output_index'] == [1]\n"
-      "assert len(p) == 19 and p[0]['kind'] == 'kernel' and p[0]['kernel_name'] == 'fusion_3'\n"
+      "assert len(p) == 20 and p[0]['kind'] == 'kernel' and p[0]['kernel_name'] == 'fusion_3'\n"
       "assert p[0]['args'][2] == {'slice': {'allocation': 5, 'offset': 0, 'size': 64}, 'written': True}\n"
       "assert p[0]['hlo'][0]['op_name'] == 'jit(f)/add' and p[0]['cost']['bytes_read'] == 144\n"
       "assert p[1]['beta'] == 0.5 and p[1]['rhs_transposed'] is True\n"
@@ -140,6 +140,8 @@ TEST_F(BefDumpTool, JsonIsValidAndStructured) {
       "assert p[17]['left_side'] is True and p[17]['unit_diagonal'] is True and p[17]['batch'] == 2\n"
       "assert p[18]['kind'] == 'linalg' and p[18]['op'] == 'gesdd' and p[18]['mode'] == 'S'\n"
       "assert len(p[18]['results']) == 4 and p[18]['m'] == 3 and p[18]['n'] == 2\n"
+      "assert p[19]['kind'] == 'radix-sort' and p[19]['order'] == 'float-numpy' and p[19]['descending'] is True\n"
+      "assert p[19]['values_out'] == {'allocation': 5, 'offset': 3840, 'size': 64} and p[19]['rows'] == 2\n"
       "assert d['kernel_images'][0]['cubins'][0] == {'sm_arch': 90, 'size': 7}\n"
       "assert d['hlo_text'].startswith('HloModule sample')\n";
   const std::string script_path = dir_ + "/check.py";

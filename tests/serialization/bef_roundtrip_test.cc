@@ -96,6 +96,11 @@ TEST(BefRoundTrip, OptionalFieldsAbsentAndNonDefaultValues) {
   linalg.mode = 0;
   linalg.tau = th::BufferSlice{5, 3700, 8};
   linalg.results.clear();
+  auto& sort = *p.root.thunks[19].As<th::RadixSortThunk>();
+  sort.values.reset();  // keys only
+  sort.values_out.reset();
+  sort.order = th::RadixKeyOrder::kFloatTotal;
+  sort.descending = false;
   p.root.thunks[0].info = {};  // no name, no HLO, zero cost
   a.hlo_text.clear();
   a.producer.clear();

@@ -175,6 +175,10 @@ inline th::ThunkProgram SampleProgram() {
   th::LinalgThunk svd{th::LinalgOp::kGesdd, ElementType::kF32, 3, 2, 0, 1, true, 'S', S(5, 3584, 24), {},
                       {S(5, 3616, 8), S(5, 3632, 24), S(5, 3664, 16), S(5, 3680, 4)}};
   root.push_back(MakeThunk("svd.23", svd));
+  // Two rows of 8 bf16 keys (32 bytes) descending, with s32 payloads (64).
+  th::RadixSortThunk sort{S(5, 3712, 32), S(5, 3744, 32), S(5, 3776, 64), S(5, 3840, 64), ElementType::kBF16,
+                          ElementType::kS32, 2, 8, th::RadixKeyOrder::kFloatNumpy, true};
+  root.push_back(MakeThunk("sort.24", sort));
   return p;
 }
 

@@ -247,6 +247,22 @@ TEST(ValidateProgram, PerKindRules) {
   p = SampleProgram();
   RootBody<TriangularSolveThunk>(p, 17).transpose_a = static_cast<TriangularSolveTranspose>(3);
   EXPECT_NE(ValidationError(p).find("invalid transpose_a"), std::string::npos);
+
+  p = SampleProgram();
+  RootBody<RadixSortThunk>(p, 18).rows = 3;  // 24 bf16 keys are 48 bytes
+  EXPECT_NE(ValidationError(p).find("keys slice a5[3488:3520] holds 32 bytes but needs 48"), std::string::npos);
+
+  p = SampleProgram();
+  RootBody<RadixSortThunk>(p, 18).key_type = ElementType::kS16;  // s16 keys are not floats
+  EXPECT_NE(ValidationError(p).find("key type s16 cannot be sorted in float-numpy order"), std::string::npos);
+
+  p = SampleProgram();
+  RootBody<RadixSortThunk>(p, 18).values_out = S(5, 3500, 64);  // gathered from the keys it overlaps
+  EXPECT_NE(ValidationError(p).find("an output overlaps an input"), std::string::npos);
+
+  p = SampleProgram();
+  RootBody<RadixSortThunk>(p, 18).values_out.reset();
+  EXPECT_NE(ValidationError(p).find("values without values_out"), std::string::npos);
 }
 
 TEST(ThunkText, KernelLineMatchesTheDocumentedForm) {
@@ -287,6 +303,9 @@ TEST(ThunkText, LibraryAndDataMovementLines) {
   EXPECT_EQ(ThunkLine(p.root.thunks[18]),
             "linalg svd.23 gesdd a=a5[3584:3608] a5[3616:3624] a5[3632:3656] a5[3664:3680] a5[3680:3684] "
             "mode=S type=f32 m=3 n=2 batch=1");
+  EXPECT_EQ(ThunkLine(p.root.thunks[19]),
+            "radix-sort sort.24 descending float-numpy keys=a5[3712:3744] -> a5[3744:3776] key_type=bf16 "
+            "values=a5[3776:3840] -> a5[3840:3904] value_type=s32 rows=2 row_length=8");
 }
 
 TEST(ThunkText, ControlFlowIsIndented) {
@@ -344,7 +363,7 @@ TEST(ThunkModel, KindsFollowTheVariantOrder) {
       ThunkKind::kAllReduce, ThunkKind::kAllGather,     ThunkKind::kReduceScatter,
       ThunkKind::kAllToAll,  ThunkKind::kCollectivePermute, ThunkKind::kCustomCall,
       ThunkKind::kRngGetAndUpdateState, ThunkKind::kCholesky, ThunkKind::kTriangularSolve,
-      ThunkKind::kLinalg};
+      ThunkKind::kLinalg, ThunkKind::kRadixSort};
   ASSERT_EQ(p.root.thunks.size(), std::size(expected));
   for (size_t i = 0; i < std::size(expected); ++i) {
     EXPECT_EQ(p.root.thunks[i].kind(), expected[i]) << i;
@@ -352,18 +371,19 @@ TEST(ThunkModel, KindsFollowTheVariantOrder) {
   EXPECT_EQ(ThunkKindName(ThunkKind::kCollectivePermute), "collective-permute");
   EXPECT_EQ(ThunkKindName(ThunkKind::kTriangularSolve), "triangular-solve");
   EXPECT_EQ(ThunkKindName(ThunkKind::kLinalg), "linalg");
+  EXPECT_EQ(ThunkKindName(ThunkKind::kRadixSort), "radix-sort");
 }
 
 TEST(ThunkModel, Walkers) {
   const ThunkProgram p = SampleProgram();
-  // 19 root thunks + copy.13 in call.12 + one thunk in each of the while's
-  // condition and body + one memset in each of 3 branches = 25.
+  // 20 root thunks + copy.13 in call.12 + one thunk in each of the while's
+  // condition and body + one memset in each of 3 branches = 26.
   int count = 0, max_depth = 0;
   ForEachThunk(p.root, [&](const Thunk&, int depth) {
     ++count;
     max_depth = std::max(max_depth, depth);
   });
-  EXPECT_EQ(count, 25);
+  EXPECT_EQ(count, 26);
   EXPECT_EQ(max_depth, 2);
 
   EXPECT_EQ(DirectSlices(p.root.thunks[1]),

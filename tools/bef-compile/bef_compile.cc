@@ -38,6 +38,7 @@ struct Options {
   std::string stop_after;
   bool time_passes = false;
   bool verify_each_pass = false;
+  bool no_radix_sort = false;
 };
 
 Status WriteStats(const Options& options, const compiler::CompileStats& stats) {
@@ -61,6 +62,7 @@ Status Compile(const std::string& input, const Options& options) {
   copts.dump_dir = options.dump_dir;
   copts.dump_passes = options.dump_passes;
   copts.verify_each_pass = options.verify_each_pass;
+  copts.radix_sort = !options.no_radix_sort;
   if (!options.stop_after.empty() && options.stop_after != "buffer-assignment")
     return Error("unknown --stop-after '" + options.stop_after + "' (expected buffer-assignment)");
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> module, hlo::ParseHloModuleFile(input));
@@ -90,6 +92,8 @@ int Main(int argc, char** argv) {
   flags.AddBool("time-passes", &options.time_passes, "print the time spent in each pass");
   flags.AddBool("verify-each-pass", &options.verify_each_pass,
                 "run the HLO verifier after every pass that changes the module (default: once at the end)");
+  flags.AddBool("no-radix-sort", &options.no_radix_sort,
+                "CUDA: keep every sort a kernel-IR kernel (default: radix sort kernels where they apply)");
   flags.AddString("stats", &options.stats, "write the compile summary as JSON to this file ('-' prints it)");
   flags.AddString("stop-after", &options.stop_after,
                   "buffer-assignment: run the middle-end only (dumps and stats, no artifact)");

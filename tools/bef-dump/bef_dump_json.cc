@@ -336,6 +336,18 @@ class ArtifactJson {
     j_.Field("batch", c.batch);
     j_.Field("lower", c.lower);
   }
+  void Body(const th::RadixSortThunk& r) {
+    Slice("keys", r.keys);
+    Slice("keys_out", r.keys_out);
+    if (r.values) Slice("values", *r.values);
+    if (r.values_out) Slice("values_out", *r.values_out);
+    j_.Field("key_type", ElementTypeName(r.key_type));
+    if (r.values) j_.Field("value_type", ElementTypeName(r.value_type));
+    j_.Field("rows", r.rows);
+    j_.Field("row_length", r.row_length);
+    j_.Field("order", th::RadixKeyOrderName(r.order));
+    j_.Field("descending", r.descending);
+  }
   void Body(const th::TriangularSolveThunk& t) {
     Slice("a", t.a);
     Slice("b", t.b);
