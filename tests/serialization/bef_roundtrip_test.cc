@@ -44,7 +44,7 @@ TEST(BefRoundTrip, SampleWithEveryThunkKind) {
   EXPECT_TRUE(loaded.program.allocations == original.program.allocations);
   EXPECT_TRUE(loaded.program.constants == original.program.constants);
   EXPECT_TRUE(loaded.program.signature == original.program.signature);
-  ASSERT_EQ(loaded.program.root.thunks.size(), 19u);
+  ASSERT_EQ(loaded.program.root.thunks.size(), 20u);
   for (size_t i = 0; i < 19; ++i) {
     EXPECT_TRUE(loaded.program.root.thunks[i] == original.program.root.thunks[i])
         << "thunk " << i << ": " << th::ThunkLine(loaded.program.root.thunks[i]);

@@ -249,19 +249,19 @@ TEST(ValidateProgram, PerKindRules) {
   EXPECT_NE(ValidationError(p).find("invalid transpose_a"), std::string::npos);
 
   p = SampleProgram();
-  RootBody<RadixSortThunk>(p, 18).rows = 3;  // 24 bf16 keys are 48 bytes
-  EXPECT_NE(ValidationError(p).find("keys slice a5[3488:3520] holds 32 bytes but needs 48"), std::string::npos);
+  RootBody<RadixSortThunk>(p, 19).rows = 3;  // 24 bf16 keys are 48 bytes
+  EXPECT_NE(ValidationError(p).find("keys slice a5[3712:3744] holds 32 bytes but needs 48"), std::string::npos);
 
   p = SampleProgram();
-  RootBody<RadixSortThunk>(p, 18).key_type = ElementType::kS16;  // s16 keys are not floats
+  RootBody<RadixSortThunk>(p, 19).key_type = ElementType::kS16;  // s16 keys are not floats
   EXPECT_NE(ValidationError(p).find("key type s16 cannot be sorted in float-numpy order"), std::string::npos);
 
   p = SampleProgram();
-  RootBody<RadixSortThunk>(p, 18).values_out = S(5, 3500, 64);  // gathered from the keys it overlaps
+  RootBody<RadixSortThunk>(p, 19).values_out = S(5, 3724, 64);  // gathered from the keys it overlaps
   EXPECT_NE(ValidationError(p).find("an output overlaps an input"), std::string::npos);
 
   p = SampleProgram();
-  RootBody<RadixSortThunk>(p, 18).values_out.reset();
+  RootBody<RadixSortThunk>(p, 19).values_out.reset();
   EXPECT_NE(ValidationError(p).find("values without values_out"), std::string::npos);
 }
 
