@@ -34,7 +34,11 @@ namespace kiln::kernels {
   X(cublasStrsm_v2) \
   X(cublasDtrsm_v2) \
   X(cublasCtrsm_v2) \
-  X(cublasZtrsm_v2)
+  X(cublasZtrsm_v2) \
+  X(cublasSgeam) \
+  X(cublasDgeam) \
+  X(cublasCgeam) \
+  X(cublasZgeam)
 // clang-format on
 
 class CublasLibrary {

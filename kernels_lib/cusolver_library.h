@@ -1,11 +1,12 @@
 // CusolverLibrary: cuSOLVER's dense API (libcusolver.so.12, else .so.11, or
 // kiln's CUDA emulator, which doubles it) opened with dlopen at run time, as
-// a table of the functions kiln calls: the handle, and potrf with its
-// workspace query for the four types.
+// a table of the functions kiln calls: the handle, and potrf, getrf, geqrf,
+// orgqr / ungqr, syevd / heevd and gesvd with their workspace queries for
+// the four types.
 //
 // As with cuBLAS (cublas_library.h), cuSOLVER is never linked: binaries must
-// start on machines without it, and only a program with a Cholesky thunk
-// running on a CUDA device needs it. Only cusolverDn.h's types are used at
+// start on machines without it, and only a program with a Cholesky or Linalg
+// thunk running on a CUDA device needs it. Only cusolverDn.h's types are used at
 // build time (KILN_HAVE_CUDA_HEADERS).
 #pragma once
 
@@ -31,7 +32,47 @@ namespace kiln::kernels {
   X(cusolverDnSpotrf) \
   X(cusolverDnDpotrf) \
   X(cusolverDnCpotrf) \
-  X(cusolverDnZpotrf)
+  X(cusolverDnZpotrf) \
+  X(cusolverDnSgetrf_bufferSize) \
+  X(cusolverDnDgetrf_bufferSize) \
+  X(cusolverDnCgetrf_bufferSize) \
+  X(cusolverDnZgetrf_bufferSize) \
+  X(cusolverDnSgetrf) \
+  X(cusolverDnDgetrf) \
+  X(cusolverDnCgetrf) \
+  X(cusolverDnZgetrf) \
+  X(cusolverDnSgeqrf_bufferSize) \
+  X(cusolverDnDgeqrf_bufferSize) \
+  X(cusolverDnCgeqrf_bufferSize) \
+  X(cusolverDnZgeqrf_bufferSize) \
+  X(cusolverDnSgeqrf) \
+  X(cusolverDnDgeqrf) \
+  X(cusolverDnCgeqrf) \
+  X(cusolverDnZgeqrf) \
+  X(cusolverDnSorgqr_bufferSize) \
+  X(cusolverDnDorgqr_bufferSize) \
+  X(cusolverDnCungqr_bufferSize) \
+  X(cusolverDnZungqr_bufferSize) \
+  X(cusolverDnSorgqr) \
+  X(cusolverDnDorgqr) \
+  X(cusolverDnCungqr) \
+  X(cusolverDnZungqr) \
+  X(cusolverDnSsyevd_bufferSize) \
+  X(cusolverDnDsyevd_bufferSize) \
+  X(cusolverDnCheevd_bufferSize) \
+  X(cusolverDnZheevd_bufferSize) \
+  X(cusolverDnSsyevd) \
+  X(cusolverDnDsyevd) \
+  X(cusolverDnCheevd) \
+  X(cusolverDnZheevd) \
+  X(cusolverDnSgesvd_bufferSize) \
+  X(cusolverDnDgesvd_bufferSize) \
+  X(cusolverDnCgesvd_bufferSize) \
+  X(cusolverDnZgesvd_bufferSize) \
+  X(cusolverDnSgesvd) \
+  X(cusolverDnDgesvd) \
+  X(cusolverDnCgesvd) \
+  X(cusolverDnZgesvd)
 // clang-format on
 
 class CusolverLibrary {

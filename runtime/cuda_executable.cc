@@ -80,13 +80,15 @@ MemoryPlan PlanMemory(const ProgramBinding& b) {
 }
 
 // cuBLAS runs the Gemm and TriangularSolve thunks and scales the inverse
-// FFTs; cuSOLVER runs the Cholesky thunks. A program loads its libraries
+// FFTs and transposes the Linalg thunks' matrices; cuSOLVER runs the
+// Cholesky and Linalg thunks. A program loads its libraries
 // with it, so a missing one fails Load, not a run.
 bool UsesCublas(const th::ThunkProgram& p) {
   bool found = false;
   th::ForEachThunk(p.root, [&](const th::Thunk& t, int) {
     const auto* f = t.As<th::FftThunk>();
     found |= t.kind() == th::ThunkKind::kGemm || t.kind() == th::ThunkKind::kTriangularSolve ||
+             t.kind() == th::ThunkKind::kLinalg ||
              (f && (f->type == th::FftType::kIfft || f->type == th::FftType::kIrfft));
   });
   return found;
@@ -95,7 +97,7 @@ bool UsesCublas(const th::ThunkProgram& p) {
 bool UsesCusolver(const th::ThunkProgram& p) {
   bool found = false;
   th::ForEachThunk(p.root, [&](const th::Thunk& t, int) {
-    found |= t.kind() == th::ThunkKind::kCholesky;
+    found |= t.kind() == th::ThunkKind::kCholesky || t.kind() == th::ThunkKind::kLinalg;
   });
   return found;
 }

@@ -6,6 +6,7 @@
 
 #include "kernels_lib/cuda_convolution.h"
 #include "kernels_lib/cuda_gemm.h"
+#include "kernels_lib/cuda_lapack.h"
 #include "kernels_lib/cuda_linalg.h"
 #include "runtime/cuda_radix_sort.h"
 
@@ -116,6 +117,33 @@ Status RunCholesky(const th::CholeskyThunk& c, CudaExecutionContext& ctx) {
                                  KILN_ASSIGN_OR_RETURN(CUdeviceptr p, backend->LibraryScratch(stream, bytes));
                                  return static_cast<uint64_t>(p);
                                });
+}
+
+// JAX's LAPACK custom calls: cuSOLVER factors column-major copies that
+// cuBLAS' geam transposes, in the library scratch (cuda_lapack.h).
+Status RunLinalg(const th::LinalgThunk& l, CudaExecutionContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(const kernels::CusolverLibrary* cusolver, ctx.backend->Cusolver());
+  KILN_ASSIGN_OR_RETURN(cusolverDnHandle_t solver, ctx.backend->CusolverHandle(ctx.stream_index));
+  KILN_ASSIGN_OR_RETURN(const kernels::CublasLibrary* cublas, ctx.backend->Cublas());
+  KILN_ASSIGN_OR_RETURN(cublasHandle_t blas, ctx.backend->CublasHandle(ctx.stream_index));
+  kernels::CudaLinalgBuffers buffers;
+  buffers.a = Address(ctx, l.a);
+  if (l.op == th::LinalgOp::kOrgqr) buffers.tau = Address(ctx, l.tau);
+  for (const th::BufferSlice& s : l.results) buffers.results.push_back(Address(ctx, s));
+  const CudaDriver& driver = Driver(ctx);
+  CUstream cu_stream = ctx.stream;
+  auto zero = [&driver, cu_stream](uint64_t address, uint64_t bytes) {
+    if (bytes == 0) return Status::Ok();
+    return driver.Check(driver.cuMemsetD8Async(static_cast<CUdeviceptr>(address), 0, bytes, cu_stream),
+                        "cuMemsetD8Async");
+  };
+  CudaBackend* backend = ctx.backend;
+  int stream = ctx.stream_index;
+  return kernels::CudaLinalg({*cusolver, solver, *cublas, blas, zero}, l, buffers,
+                             [backend, stream](uint64_t bytes) -> StatusOr<uint64_t> {
+                               KILN_ASSIGN_OR_RETURN(CUdeviceptr p, backend->LibraryScratch(stream, bytes));
+                               return static_cast<uint64_t>(p);
+                             });
 }
 
 Status RunTriangularSolve(const th::TriangularSolveThunk& t, CudaExecutionContext& ctx) {
@@ -234,6 +262,7 @@ Status RunThunk(const th::Thunk& t, CudaExecutionContext& ctx, int depth) {
     case th::ThunkKind::kCholesky: return RunCholesky(*t.As<th::CholeskyThunk>(), ctx);
     case th::ThunkKind::kTriangularSolve: return RunTriangularSolve(*t.As<th::TriangularSolveThunk>(), ctx);
     case th::ThunkKind::kRadixSort: return RunRadixSort(*t.As<th::RadixSortThunk>(), ctx);
+    case th::ThunkKind::kLinalg: return RunLinalg(*t.As<th::LinalgThunk>(), ctx);
     case th::ThunkKind::kCopy: return RunCopy(*t.As<th::CopyThunk>(), ctx);
     case th::ThunkKind::kMemset: return RunMemset(*t.As<th::MemsetThunk>(), ctx);
     case th::ThunkKind::kRngGetAndUpdateState:

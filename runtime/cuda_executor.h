@@ -9,8 +9,9 @@
 // cuStreamSynchronize). Known-trip-count loops never wait. Kernel launches
 // pass one device pointer per argument slice (the generated PTX's bare-
 // pointer ABI, see compiler/codegen/kernel_codegen.h); Gemm and
-// TriangularSolve go to cuBLAS, Convolution to cuDNN, Cholesky to cuSOLVER,
-// RadixSort to kiln's radix sort kernels (cuda_radix_sort.h), Fft to cuFFT (the executable's per-thunk plans; an input cuFFT would
+// TriangularSolve go to cuBLAS, Convolution to cuDNN, Cholesky and Linalg
+// (LAPACK's routines) to cuSOLVER, RadixSort to kiln's radix sort kernels
+// (cuda_radix_sort.h), Fft to cuFFT (the executable's per-thunk plans; an input cuFFT would
 // overwrite is first copied into library scratch); Copy and Memset to
 // cuMemcpyDtoDAsync / cuMemsetD{8,32}Async. Other kinds fail with
 // "not supported on cuda yet: <kind>".

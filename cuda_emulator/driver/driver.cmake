@@ -24,6 +24,9 @@ add_library(kiln_cuda_emulator SHARED
   libs/cufft_double.cc
   libs/reference_dft.cc
   libs/cusolver_double.cc
+  libs/cusolver_decompositions_double.cc
+  libs/dense_jacobi.cc
+  libs/dense_factorizations.cc
   libs/matrix_operand.cc
 )
 set_target_properties(kiln_cuda_emulator PROPERTIES

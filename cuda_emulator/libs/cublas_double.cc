@@ -1,5 +1,6 @@
 // The cuBLAS double: the cuBLAS entry points kiln calls (strided batched
-// GEMMs, trsm, and scal for the inverse FFTs' normalization), computed on
+// GEMMs, trsm, geam for the LU and QR thunks' transposes, and scal for the
+// inverse FFTs' normalization), computed on
 // the host with OpenBLAS over the emulated device's memory.
 //
 // Device pointers are host addresses (DeviceMemory), so a strided batched
@@ -63,6 +64,17 @@ EmulatedDevice& Device() { return EmulatedDevice::Get(); }
 cublasStatus_t Reject(cublasStatus_t status, std::string detail) {
   kiln::emu::driver::SetErrorDetail(std::move(detail));
   return status;
+}
+
+// The handle's stream with the context entered, where a call runs; null
+// with *status set (and its detail recorded) when there is none.
+std::shared_ptr<kiln::emu::driver::StreamTimeline> EnterHandleStream(const char* call, cublasHandle_t handle,
+                                                                     cublasStatus_t* status) {
+  *status = CUBLAS_STATUS_EXECUTION_FAILED;
+  if (Device().EnterContext() != CUDA_SUCCESS) return nullptr;  // detail set
+  std::shared_ptr<kiln::emu::driver::StreamTimeline> timeline = Device().timeline().Find(handle->stream);
+  if (!timeline) Reject(CUBLAS_STATUS_EXECUTION_FAILED, std::string(call) + ": the handle's stream was destroyed");
+  return timeline;
 }
 
 // The datapath a real cuBLAS runs a GEMM of T operands on under `math`:
@@ -177,11 +189,9 @@ cublasStatus_t GemmStridedBatched(const char* call, cublasHandle_t handle, cubla
   std::string invalid = GemmArgumentError(transa, transb, m, n, k, alpha, lda, ldb, beta, ldc, batches);
   if (!invalid.empty()) return Reject(CUBLAS_STATUS_INVALID_VALUE, std::string(call) + ": " + invalid);
   if (m == 0 || n == 0 || batches == 0) return CUBLAS_STATUS_SUCCESS;
-  if (Device().EnterContext() != CUDA_SUCCESS) return CUBLAS_STATUS_EXECUTION_FAILED;  // detail set
-  std::shared_ptr<kiln::emu::driver::StreamTimeline> timeline = Device().timeline().Find(handle->stream);
-  if (!timeline) {
-    return Reject(CUBLAS_STATUS_EXECUTION_FAILED, std::string(call) + ": the handle's stream was destroyed");
-  }
+  cublasStatus_t entered = CUBLAS_STATUS_SUCCESS;
+  std::shared_ptr<kiln::emu::driver::StreamTimeline> timeline = EnterHandleStream(call, handle, &entered);
+  if (!timeline) return entered;
   const T a = *alpha, b = *beta;
   const bool reads_ab = k > 0 && a != T(0);
   Operand opA{"A", reinterpret_cast<uint64_t>(A), strideA, transa == CUBLAS_OP_N ? m : k,
@@ -224,11 +234,9 @@ cublasStatus_t Scal(const char* call, cublasHandle_t handle, int n, const S* alp
   if (!handle) return Reject(CUBLAS_STATUS_NOT_INITIALIZED, std::string(call) + ": the handle is null");
   if (!alpha) return Reject(CUBLAS_STATUS_INVALID_VALUE, std::string(call) + ": alpha must not be null");
   if (n <= 0 || incx <= 0) return CUBLAS_STATUS_SUCCESS;  // cuBLAS returns at once
-  if (Device().EnterContext() != CUDA_SUCCESS) return CUBLAS_STATUS_EXECUTION_FAILED;  // detail set
-  std::shared_ptr<kiln::emu::driver::StreamTimeline> timeline = Device().timeline().Find(handle->stream);
-  if (!timeline) {
-    return Reject(CUBLAS_STATUS_EXECUTION_FAILED, std::string(call) + ": the handle's stream was destroyed");
-  }
+  cublasStatus_t entered = CUBLAS_STATUS_SUCCESS;
+  std::shared_ptr<kiln::emu::driver::StreamTimeline> timeline = EnterHandleStream(call, handle, &entered);
+  if (!timeline) return entered;
   const S a = *alpha;
   const uint64_t address = reinterpret_cast<uint64_t>(x);
   const uint64_t bytes = (static_cast<uint64_t>(n - 1) * static_cast<uint64_t>(incx) + 1) * sizeof(T);
@@ -256,6 +264,83 @@ cublasStatus_t Scal(const char* call, cublasHandle_t handle, int n, const S* alp
     for (int i = 0; i < n; ++i) x[static_cast<int64_t>(i) * incx] *= a;
   }
   kiln::emu::model::GemmTime time = kiln::emu::model::ModelScal(n, double(n) * sizeof(T));
+  timeline->AddLibraryCall(time.total, time.optimal);
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+// ---- geam ------------------------------------------------------------------
+
+std::complex<double> Wide(float x) { return x; }
+std::complex<double> Wide(double x) { return x; }
+std::complex<double> Wide(cuComplex x) { return {x.x, x.y}; }
+std::complex<double> Wide(cuDoubleComplex x) { return {x.x, x.y}; }
+template <typename T>
+T Narrow(std::complex<double> z) {
+  if constexpr (std::is_same_v<T, cuComplex>) return make_cuComplex(float(z.real()), float(z.imag()));
+  else if constexpr (std::is_same_v<T, cuDoubleComplex>) return make_cuDoubleComplex(z.real(), z.imag());
+  else return static_cast<T>(z.real());
+}
+
+// Element (i, j) of op(X) for column-major X with leading dimension ld.
+template <typename T>
+std::complex<double> OpElement(cublasOperation_t op, const T* x, int ld, int i, int j) {
+  if (op == CUBLAS_OP_N) return Wide(x[static_cast<int64_t>(j) * ld + i]);
+  std::complex<double> v = Wide(x[static_cast<int64_t>(i) * ld + j]);
+  return op == CUBLAS_OP_C ? std::conj(v) : v;
+}
+
+// C = alpha op(A) + beta op(B), all m x n after op; beta == 0 means B is
+// not read (alpha == 0 likewise A). The result is formed before C is
+// written, so C may be A or B (cuBLAS' in-place modes). Modeled as a
+// streaming read and write.
+template <typename T>
+cublasStatus_t Geam(const char* call, cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+                    int m, int n, const T* alpha, const T* A, int lda, const T* beta, const T* B, int ldb, T* C,
+                    int ldc) {
+  kiln::emu::driver::ClearErrorDetail();
+  if (!handle) return Reject(CUBLAS_STATUS_NOT_INITIALIZED, std::string(call) + ": the handle is null");
+  auto valid_op = [](cublasOperation_t op) { return op == CUBLAS_OP_N || op == CUBLAS_OP_T || op == CUBLAS_OP_C; };
+  std::string invalid;
+  if (!valid_op(transa) || !valid_op(transb)) invalid = "transa and transb must be CUBLAS_OP_N, _T or _C";
+  else if (m < 0 || n < 0) invalid = "m and n must not be negative";
+  else if (lda < std::max(1, transa == CUBLAS_OP_N ? m : n)) invalid = "lda " + std::to_string(lda) + " too small";
+  else if (ldb < std::max(1, transb == CUBLAS_OP_N ? m : n)) invalid = "ldb " + std::to_string(ldb) + " too small";
+  else if (ldc < std::max(1, m)) invalid = "ldc " + std::to_string(ldc) + " < max(1, " + std::to_string(m) + ")";
+  else if (!alpha || !beta) invalid = "alpha and beta must not be null";
+  if (!invalid.empty()) return Reject(CUBLAS_STATUS_INVALID_VALUE, std::string(call) + ": " + invalid);
+  if (m == 0 || n == 0) return CUBLAS_STATUS_SUCCESS;
+  cublasStatus_t entered = CUBLAS_STATUS_SUCCESS;
+  std::shared_ptr<kiln::emu::driver::StreamTimeline> timeline = EnterHandleStream(call, handle, &entered);
+  if (!timeline) return entered;
+  const std::complex<double> a = Wide(*alpha), b = Wide(*beta);
+  auto stored = [](const char* name, const T* x, cublasOperation_t op, int m, int n, int ld) {
+    return Operand{name, reinterpret_cast<uint64_t>(x), 0, op == CUBLAS_OP_N ? m : n, op == CUBLAS_OP_N ? n : m, ld};
+  };
+  {
+    auto lock = Device().memory().ReadLock();  // no cuMemFree while it runs
+    std::string fault = a != 0.0 ? CheckMatrix(call, stored("A", A, transa, m, n, lda), 1, sizeof(T), false) : "";
+    if (fault.empty() && b != 0.0) fault = CheckMatrix(call, stored("B", B, transb, m, n, ldb), 1, sizeof(T), false);
+    if (fault.empty()) fault = CheckMatrix(call, Operand{"C", reinterpret_cast<uint64_t>(C), 0, m, n, ldc}, 1,
+                                           sizeof(T), true);
+    if (!fault.empty()) {
+      Device().FailLaunch(fault);
+      return CUBLAS_STATUS_EXECUTION_FAILED;
+    }
+    std::vector<T> result(static_cast<size_t>(m) * static_cast<size_t>(n));
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < m; ++i) {
+        std::complex<double> v = 0;
+        if (a != 0.0) v += a * OpElement(transa, A, lda, i, j);
+        if (b != 0.0) v += b * OpElement(transb, B, ldb, i, j);
+        result[static_cast<size_t>(j) * m + i] = Narrow<T>(v);
+      }
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < m; ++i) C[static_cast<int64_t>(j) * ldc + i] = result[static_cast<size_t>(j) * m + i];
+  }
+  const double elements = double(m) * double(n);
+  const double reads = (a != 0.0 ? 1 : 0) + (b != 0.0 ? 1 : 0);
+  kiln::emu::model::GemmTime time =
+      kiln::emu::model::ModelScal(int64_t(m) * n, (reads + 1) * elements * double(sizeof(T)));
   timeline->AddLibraryCall(time.total, time.optimal);
   return CUBLAS_STATUS_SUCCESS;
 }
@@ -313,11 +398,9 @@ cublasStatus_t TriangularSolve(const char* call, cublasHandle_t handle, cublasSi
   std::string invalid = TrsmArgumentError(side, uplo, trans, diag, m, n, alpha, lda, ldb);
   if (!invalid.empty()) return Reject(CUBLAS_STATUS_INVALID_VALUE, std::string(call) + ": " + invalid);
   if (m == 0 || n == 0) return CUBLAS_STATUS_SUCCESS;
-  if (Device().EnterContext() != CUDA_SUCCESS) return CUBLAS_STATUS_EXECUTION_FAILED;  // detail set
-  std::shared_ptr<kiln::emu::driver::StreamTimeline> timeline = Device().timeline().Find(handle->stream);
-  if (!timeline) {
-    return Reject(CUBLAS_STATUS_EXECUTION_FAILED, std::string(call) + ": the handle's stream was destroyed");
-  }
+  cublasStatus_t entered = CUBLAS_STATUS_SUCCESS;
+  std::shared_ptr<kiln::emu::driver::StreamTimeline> timeline = EnterHandleStream(call, handle, &entered);
+  if (!timeline) return entered;
   const bool solves = !IsZero(*alpha);
   const int k = side == CUBLAS_SIDE_LEFT ? m : n;
   using kiln::emu::libs::Triangle;
@@ -522,6 +605,18 @@ KILN_EMU_EXPORT cublasStatus_t cublasZtrsm_v2(cublasHandle_t handle, cublasSideM
                                               cuDoubleComplex* B, int ldb) {
   return TriangularSolve("cublasZtrsm", handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
 }
+
+#define KILN_GEAM_ENTRY_POINT(P, T)                                                                                 \
+  KILN_EMU_EXPORT cublasStatus_t cublas##P##geam(cublasHandle_t handle, cublasOperation_t transa,                  \
+                                                 cublasOperation_t transb, int m, int n, const T* alpha, const T* A, \
+                                                 int lda, const T* beta, const T* B, int ldb, T* C, int ldc) {       \
+    return Geam("cublas" #P "geam", handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);            \
+  }
+KILN_GEAM_ENTRY_POINT(S, float)
+KILN_GEAM_ENTRY_POINT(D, double)
+KILN_GEAM_ENTRY_POINT(C, cuComplex)
+KILN_GEAM_ENTRY_POINT(Z, cuDoubleComplex)
+#undef KILN_GEAM_ENTRY_POINT
 
 KILN_EMU_EXPORT cublasStatus_t cublasSscal_v2(cublasHandle_t handle, int n, const float* alpha, float* x, int incx) {
   return Scal("cublasSscal", handle, n, alpha, x, incx);

@@ -29,14 +29,11 @@
 #include "cuda_emulator/driver/driver_errors.h"
 #include "cuda_emulator/driver/emulated_device.h"
 #include "cuda_emulator/driver/exports.h"
+#include "cuda_emulator/libs/cusolver_context.h"
 #include "cuda_emulator/libs/matrix_operand.h"
 #include "cuda_emulator/model/call_models.h"
 #include "cuda_emulator/model/h100_figures.h"
 
-// The handle's state; cusolverDnHandle_t is an opaque pointer to it.
-struct cusolverDnContext {
-  CUstream stream = nullptr;  // the legacy default stream until set
-};
 
 namespace {
 
@@ -47,8 +44,7 @@ using kiln::emu::libs::Triangle;
 EmulatedDevice& Device() { return EmulatedDevice::Get(); }
 
 cusolverStatus_t Reject(cusolverStatus_t status, std::string detail) {
-  kiln::emu::driver::SetErrorDetail(std::move(detail));
-  return status;
+  return kiln::emu::libs::RejectSolverCall(status, std::move(detail));
 }
 
 // The workspace the double asks for, in elements.
@@ -95,11 +91,10 @@ cusolverStatus_t Factor(const char* call, cusolverDnHandle_t handle, cublasFillM
               " elements potrf_bufferSize asks for";
   if (invalid.empty() && !dev_info) invalid = "devInfo must not be null";
   if (!invalid.empty()) return Reject(CUSOLVER_STATUS_INVALID_VALUE, std::string(call) + ": " + invalid);
-  if (Device().EnterContext() != CUDA_SUCCESS) return CUSOLVER_STATUS_EXECUTION_FAILED;  // detail set
-  std::shared_ptr<kiln::emu::driver::StreamTimeline> timeline = Device().timeline().Find(handle->stream);
-  if (!timeline) {
-    return Reject(CUSOLVER_STATUS_EXECUTION_FAILED, std::string(call) + ": the handle's stream was destroyed");
-  }
+  cusolverStatus_t entered = CUSOLVER_STATUS_SUCCESS;
+  std::shared_ptr<kiln::emu::driver::StreamTimeline> timeline =
+      kiln::emu::libs::EnterSolverStream(call, handle, &entered);
+  if (!timeline) return entered;
   const bool lower = uplo == CUBLAS_FILL_MODE_LOWER;
   MatrixOperand a{"A", reinterpret_cast<uint64_t>(A), 0, n, n, lda, lower ? Triangle::kLower : Triangle::kUpper};
   {

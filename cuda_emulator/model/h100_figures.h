@@ -153,5 +153,9 @@ inline constexpr int64_t kFftPointsPerPass = 4096;
 inline constexpr int64_t kSolverPanel = 256;
 inline constexpr double kPotrfLaunchesPerPanel = 3;
 inline constexpr double kTrsmLaunchesPerPanel = 2;
+// getrf, geqrf and orgqr likewise: the panel's factorization (or reflector
+// block), its application to the trailing columns, and the row swaps or the
+// triangular factor of the block reflector (3).
+inline constexpr double kLuQrLaunchesPerPanel = 3;
 
 }  // namespace kiln::emu::model::h100

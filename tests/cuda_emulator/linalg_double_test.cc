@@ -1,4 +1,5 @@
-// The emulator's cuSOLVER double (potrf) and the cuBLAS double's trsm,
+// The emulator's cuSOLVER double (potrf; getrf, geqrf, orgqr, syevd and
+// gesvd by its own algorithms) and the cuBLAS double's trsm,
 // reached as the runtime reaches them: the emulator library opened by
 // kernels::CusolverLibrary / CublasLibrary, handles and scratch from
 // runtime::CudaBackend. Column-major calls with hand-computed results,
@@ -7,6 +8,7 @@
 // CudaTriangularSolve on row-major thunks (the triangle and side mapping).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <vector>
 
 #include "kernels_lib/cuda_linalg.h"
@@ -116,6 +118,105 @@ TEST_F(LinalgDoubleTest, PotrfArgumentChecks) {
   EXPECT_EQ(s, CUSOLVER_STATUS_INVALID_VALUE);
   // Nothing was computed.
   EXPECT_EQ(Download<double>(a, 9), kLowerColumnMajor);
+}
+
+// Column-major [[1,2],[3,4]]: row 2 is the pivot, l21 = 1/3, u22 = 2/3;
+// [[1,2],[2,4]] is singular: info 2 (the second pivot is exactly zero).
+TEST_F(LinalgDoubleTest, GetrfPivotsAndInfo) {
+  CUdeviceptr a = Upload(std::vector<double>{1, 3, 2, 4});
+  CUdeviceptr ipiv = Upload(std::vector<int>{0, 0});
+  CUdeviceptr info = Upload(std::vector<int>{-1});
+  int lwork = 0;
+  ASSERT_EQ(cusolver_->cusolverDnDgetrf_bufferSize(solver_, 2, 2, Ptr<double>(a), 2, &lwork),
+            CUSOLVER_STATUS_SUCCESS);
+  CUdeviceptr work = Upload(std::vector<double>(lwork));
+  ASSERT_EQ(cusolver_->cusolverDnDgetrf(solver_, 2, 2, Ptr<double>(a), 2, Ptr<double>(work), Ptr<int>(ipiv),
+                                        Ptr<int>(info)),
+            CUSOLVER_STATUS_SUCCESS);
+  std::vector<double> lu = Download<double>(a, 4);
+  EXPECT_EQ(lu[0], 3);
+  EXPECT_NEAR(lu[1], 1.0 / 3, 1e-15);
+  EXPECT_EQ(lu[2], 4);
+  EXPECT_NEAR(lu[3], 2.0 / 3, 1e-15);
+  EXPECT_EQ(Download<int>(ipiv, 2), (std::vector<int>{2, 2}));
+  EXPECT_EQ(Download<int>(info, 1), std::vector<int>{0});
+  CUdeviceptr singular = Upload(std::vector<double>{1, 2, 2, 4});
+  ASSERT_EQ(cusolver_->cusolverDnDgetrf(solver_, 2, 2, Ptr<double>(singular), 2, Ptr<double>(work), Ptr<int>(ipiv),
+                                        Ptr<int>(info)),
+            CUSOLVER_STATUS_SUCCESS);
+  EXPECT_EQ(Download<double>(singular, 4), (std::vector<double>{2, 0.5, 4, 0}));
+  EXPECT_EQ(Download<int>(info, 1), std::vector<int>{2});
+}
+
+// (3, 4)^T: LAPACK's reflector has beta = -5, tau = 1.6, v = (1, 0.5), and
+// Q's column is H e1 = (-0.6, -0.8).
+TEST_F(LinalgDoubleTest, GeqrfAndOrgqrFollowLapack) {
+  CUdeviceptr a = Upload(std::vector<float>{3, 4});
+  CUdeviceptr tau = Upload(std::vector<float>{0});
+  CUdeviceptr info = Upload(std::vector<int>{-1});
+  int lwork = 0;
+  ASSERT_EQ(cusolver_->cusolverDnSgeqrf_bufferSize(solver_, 2, 1, Ptr<float>(a), 2, &lwork), CUSOLVER_STATUS_SUCCESS);
+  CUdeviceptr work = Upload(std::vector<float>(lwork));
+  ASSERT_EQ(cusolver_->cusolverDnSgeqrf(solver_, 2, 1, Ptr<float>(a), 2, Ptr<float>(tau), Ptr<float>(work), lwork,
+                                        Ptr<int>(info)),
+            CUSOLVER_STATUS_SUCCESS);
+  EXPECT_EQ(Download<float>(a, 2), (std::vector<float>{-5, 0.5}));
+  EXPECT_FLOAT_EQ(Download<float>(tau, 1)[0], 1.6f);
+  ASSERT_EQ(cusolver_->cusolverDnSorgqr(solver_, 2, 1, 1, Ptr<float>(a), 2, Ptr<float>(tau), Ptr<float>(work), lwork,
+                                        Ptr<int>(info)),
+            CUSOLVER_STATUS_SUCCESS);
+  std::vector<float> q = Download<float>(a, 2);
+  EXPECT_NEAR(q[0], -0.6f, 1e-6);
+  EXPECT_NEAR(q[1], -0.8f, 1e-6);
+  EXPECT_EQ(Download<int>(info, 1), std::vector<int>{0});
+}
+
+// [[2,1],[1,2]] has eigenvalues 1 and 3, eigenvectors (1, -1) and (1, 1)
+// over sqrt(2); the upper triangle alone is read (the -9 is not).
+TEST_F(LinalgDoubleTest, SyevdReadsOneTriangle) {
+  CUdeviceptr a = Upload(std::vector<double>{2, -9, 1, 2});
+  CUdeviceptr w = Upload(std::vector<double>{0, 0});
+  CUdeviceptr info = Upload(std::vector<int>{-1});
+  int lwork = 0;
+  ASSERT_EQ(cusolver_->cusolverDnDsyevd_bufferSize(solver_, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, 2,
+                                                   Ptr<double>(a), 2, Ptr<double>(w), &lwork),
+            CUSOLVER_STATUS_SUCCESS);
+  CUdeviceptr work = Upload(std::vector<double>(lwork));
+  ASSERT_EQ(cusolver_->cusolverDnDsyevd(solver_, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, 2, Ptr<double>(a),
+                                        2, Ptr<double>(w), Ptr<double>(work), lwork, Ptr<int>(info)),
+            CUSOLVER_STATUS_SUCCESS);
+  std::vector<double> values = Download<double>(w, 2), vectors = Download<double>(a, 4);
+  EXPECT_NEAR(values[0], 1, 1e-14);
+  EXPECT_NEAR(values[1], 3, 1e-14);
+  const double r = 1 / std::sqrt(2.0);
+  for (double v : vectors) EXPECT_NEAR(std::abs(v), r, 1e-14);
+  EXPECT_NEAR(vectors[0] * vectors[1], -0.5, 1e-14);  // (1, -1) up to sign
+  EXPECT_EQ(Download<int>(info, 1), std::vector<int>{0});
+}
+
+// diag(3, 4) padded to 3 x 2: singular values 4, 3; V^H swaps the axes. A
+// wide matrix is refused as cuSOLVER's gesvd refuses it.
+TEST_F(LinalgDoubleTest, GesvdValuesVectorsAndShapeRule) {
+  CUdeviceptr a = Upload(std::vector<double>{3, 0, 0, 0, 4, 0});
+  CUdeviceptr s = Upload(std::vector<double>{0, 0});
+  CUdeviceptr u = Upload(std::vector<double>(9));
+  CUdeviceptr vt = Upload(std::vector<double>(4));
+  CUdeviceptr info = Upload(std::vector<int>{-1});
+  int lwork = 0;
+  ASSERT_EQ(cusolver_->cusolverDnDgesvd_bufferSize(solver_, 3, 2, &lwork), CUSOLVER_STATUS_SUCCESS);
+  CUdeviceptr work = Upload(std::vector<double>(lwork));
+  ASSERT_EQ(cusolver_->cusolverDnDgesvd(solver_, 'A', 'A', 3, 2, Ptr<double>(a), 3, Ptr<double>(s), Ptr<double>(u), 3,
+                                        Ptr<double>(vt), 2, Ptr<double>(work), lwork, nullptr, Ptr<int>(info)),
+            CUSOLVER_STATUS_SUCCESS);
+  EXPECT_EQ(Download<double>(s, 2), (std::vector<double>{4, 3}));
+  std::vector<double> v = Download<double>(vt, 4), left = Download<double>(u, 9);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(std::abs(v[i]), i == 1 || i == 2 ? 1 : 0) << i;
+  for (int i = 0; i < 9; ++i) EXPECT_EQ(std::abs(left[i]), i == 1 || i == 3 || i == 8 ? 1 : 0) << i;
+  cusolverStatus_t status =
+      cusolver_->cusolverDnDgesvd(solver_, 'S', 'S', 2, 3, Ptr<double>(a), 2, Ptr<double>(s), Ptr<double>(u), 2,
+                                  Ptr<double>(vt), 2, Ptr<double>(work), lwork, nullptr, Ptr<int>(info));
+  EXPECT_EQ(status, CUSOLVER_STATUS_INVALID_VALUE);
+  EXPECT_NE(cusolver_->StatusText(status).find("gesvd only supports m >= n"), std::string::npos);
 }
 
 TEST_F(LinalgDoubleTest, TrsmColumnMajor) {

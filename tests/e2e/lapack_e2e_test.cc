@@ -1,8 +1,9 @@
 // End to end JAX LAPACK custom calls (lapack_<t><op>_ffi, as jnp.linalg
 // lowers on CPU): HLO compiled by bef-compile's pipeline into Linalg (and,
 // for potrf, Cholesky) thunks, executed by the host runtime through
-// OpenBLAS' LAPACK, and compared with the reference evaluator's own
-// textbook algorithms. Host only: the CUDA runtime has no Linalg thunk yet.
+// OpenBLAS' LAPACK (or, with KILN_E2E_DEVICE=cuda, through cuSOLVER: the
+// emulator's cuSOLVER double), and compared with the reference evaluator's
+// own textbook algorithms.
 //
 // getrf, geqrf and orgqr results are unique, so they are compared as they
 // are; eigen- and singular vectors only up to sign, so the modules return
@@ -20,7 +21,7 @@ namespace {
 class LapackE2ETest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto device = runtime::Device::Create(runtime::DeviceKind::kHost);
+    auto device = runtime::Device::Create(E2EDeviceKind());
     ASSERT_TRUE(device.ok()) << device.status().message();
     device_ = std::move(*device);
   }
