@@ -9,6 +9,7 @@
 #include "kernels_lib/host_gemm.h"
 #include "kernels_lib/host_lapack.h"
 #include "kernels_lib/host_linalg.h"
+#include "kernels_lib/host_radix_sort.h"
 
 namespace kiln::runtime {
 namespace {
@@ -140,6 +141,12 @@ Status RunThunk(const th::Thunk& t, ExecutionContext& ctx, int depth) {
       if (l.op == th::LinalgOp::kOrgqr) buffers.tau = Address(ctx, l.tau);
       for (const th::BufferSlice& r : l.results) buffers.results.push_back(Address(ctx, r));
       return kernels::HostLinalg(l, buffers);
+    }
+    case th::ThunkKind::kRadixSort: {
+      const th::RadixSortThunk& r = *t.As<th::RadixSortThunk>();
+      return kernels::HostRadixSort(r, Address(ctx, r.keys), Address(ctx, r.keys_out),
+                                    r.values ? Address(ctx, *r.values) : nullptr,
+                                    r.values_out ? Address(ctx, *r.values_out) : nullptr);
     }
     case th::ThunkKind::kCopy: return RunCopy(*t.As<th::CopyThunk>(), ctx);
     case th::ThunkKind::kMemset: return RunMemset(*t.As<th::MemsetThunk>(), ctx);

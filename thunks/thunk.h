@@ -218,9 +218,10 @@ std::string_view RadixKeyOrderName(RadixKeyOrder order);
 // row-major, the sorted dimension minor), ascending or descending in
 // `order`, with an optional payload of `value_type` moved with its key:
 // HLO's sort whose comparator is one LT/GT compare of the key's two
-// parameters (passes::RadixSortRewriter). Runs on CUDA only, as kiln's
-// radix sort kernels built from CUB's block primitives
-// (kernels_lib/cub_sort); scratch comes from the library scratch.
+// parameters (passes::RadixSortRewriter). Runs on CUDA as kiln's radix sort
+// kernels built from CUB's block primitives (kernels_lib/cub_sort; scratch
+// comes from the library scratch), and on the host as a stable sort by the
+// same key bits (kernels_lib/host_radix_sort).
 struct RadixSortThunk {
   BufferSlice keys, keys_out;
   std::optional<BufferSlice> values, values_out;  // both or neither

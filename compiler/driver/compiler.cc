@@ -216,10 +216,11 @@ Status RunPasses(hlo::HloModule& module, const CompileOptions& options, CompileS
   if (options.verify_each_pass) pipeline.verify_each_pass = true;
   pipeline.bf16_gemm_operands = options.cuda;
   pipeline.int8_gemms = options.cuda;
-  // The radix sort thunk runs on CUDA only (the thunk program is shared by
-  // every target of the artifact).
+  // Sorts CUDA runs as radix sorts; an artifact for the host alone keeps its
+  // sort kernels, one for both runs the radix sort thunk on the host too
+  // (kernels_lib/host_radix_sort).
 #ifdef KILN_RADIX_SORT_KERNELS
-  pipeline.radix_sort = options.cuda && !options.host && options.radix_sort;
+  pipeline.radix_sort = options.cuda && options.radix_sort;
 #endif
   if (!options.dump_dir.empty()) {
     pipeline.after_changed_pass = [&](int index, std::string_view pass, const hlo::HloModule& m) -> Status {

@@ -37,8 +37,9 @@ struct CompileOptions {
   // Run the verifier after every pass that changes the module (always in
   // debug builds; release builds otherwise verify once after the passes).
   bool verify_each_pass = false;
-  // Compiling for CUDA alone: sorts a radix sort computes run as kiln's
-  // radix sort kernels (passes::RadixSortRewriter) when the build has them;
+  // Compiling for CUDA: sorts a radix sort computes run as kiln's radix
+  // sort kernels (passes::RadixSortRewriter) when the build has them, and
+  // as kernels_lib's HostRadixSort when the artifact also targets the host;
   // false keeps every sort a kernel-IR kernel.
   bool radix_sort = true;
   std::string producer = "kiln 0.1 (bef-compile)";

@@ -27,7 +27,7 @@ struct PipelineOptions {
   // instead of becoming reduction kernels.
   bool int8_gemms = false;
   // Sorts that a radix sort computes become calls of kiln's radix sort
-  // kernels (compiling for CUDA alone, with the kernels built).
+  // kernels (compiling for CUDA, with the kernels built).
   bool radix_sort = false;
 };
 

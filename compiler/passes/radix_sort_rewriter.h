@@ -18,8 +18,9 @@
 // along a dimension other than the minor one is transposed there and back.
 //
 // Runs before StableSortExpander (which would otherwise add a tie-breaking
-// operand) and only when compiling for CUDA alone with the kernels built
-// (the host runs kiln's kernel-IR sort; PipelineOptions::radix_sort).
+// operand) and only when compiling for CUDA with the kernels built (an
+// artifact for the host alone keeps kiln's kernel-IR sort; one for both
+// runs the thunk on the host as well; PipelineOptions::radix_sort).
 #pragma once
 
 #include "compiler/passes/hlo_pass.h"

@@ -41,14 +41,28 @@ class SortE2ETest : public ::testing::Test {
     device_ = std::move(*device);
   }
   void Check(const std::string& computations, const std::string& body, uint64_t seed = 1) {
-    ExpectMatchesEvaluator("HloModule m\n\n" + computations + "ENTRY e {\n" + body + "}\n", *device_, seed);
+    std::string text = "HloModule m\n\n" + computations + "ENTRY e {\n" + body + "}\n";
+    auto module = hlo::ParseHloModule(text);
+    ASSERT_TRUE(module.ok()) << module.status().message();
+    CheckWithArgs(computations, body, RandomArgs(**module, seed));
   }
+  // On the host the module also runs as compiled for host and CUDA, whose
+  // one program carries CUDA's radix sorts (run by kernels_lib's
+  // HostRadixSort there).
   void CheckWithArgs(const std::string& computations, const std::string& body, const std::vector<Literal>& args) {
     std::string text = "HloModule m\n\n" + computations + "ENTRY e {\n" + body + "}\n";
     auto module = hlo::ParseHloModule(text);
     ASSERT_TRUE(module.ok()) << module.status().message();
     ASSERT_TRUE(hlo::VerifyModule(**module).ok()) << hlo::VerifyModule(**module).message();
     EXPECT_EQ(CompareWithEvaluator(**module, *device_, args), "") << text;
+    if (E2EDeviceKind() != runtime::DeviceKind::kHost) return;
+    StatusOr<Literal> expected = hlo::Evaluator().Evaluate(**module, args);
+    ASSERT_TRUE(expected.ok()) << expected.status().message();
+    StatusOr<tools::DeviceRunResult> both =
+        tools::CompileAndRun(**module, args, *device_, /*profile=*/false, /*all_targets=*/true);
+    ASSERT_TRUE(both.ok()) << both.status().message();
+    Status match = CompareValues(both->result, *expected, "host+cuda program on the host", {});
+    EXPECT_TRUE(match.ok()) << match.message() << "\n" << text;
   }
   std::unique_ptr<runtime::Device> device_;
 };
@@ -183,7 +197,8 @@ TEST_F(SortE2ETest, TopKWithNaN) {
 // lengths around the radix kernels' tiles (512 and 4096 keys per block;
 // longer rows take the multi-pass kernels). The payload is an iota, so a
 // tie in the wrong order shows. Every case also runs on the host (kernel-IR
-// sort) against the same evaluator.
+// sort, and HostRadixSort in the host+CUDA program) against the same
+// evaluator.
 TEST_F(SortE2ETest, RadixSortKeyTypesRowLengthsAndDirections) {
   for (const char* type : {"s32", "u8", "bf16", "f64", "f16", "s8", "u16", "s64", "u64", "pred"}) {
     for (int n : {1, 6, 513, 4097}) {
@@ -267,11 +282,11 @@ TEST_F(SortE2ETest, RadixSortLongRows) {
         "  x = s32[16,4096] parameter(0)\n  ROOT r = s32[16,4096] sort(x), dimensions={1}, to_apply=gt\n");
 }
 
-// Which compilations run a sort as the radix sort thunk: CUDA alone, with
-// the kernels built (nvcc at build time), unless radix_sort is off; an
-// artifact that also targets the host keeps the kernel-IR sort, which runs
-// on both.
-TEST(RadixSortCompile, OnlyCudaAloneEmitsRadixSortThunks) {
+// Which compilations run a sort as the radix sort thunk: any that targets
+// CUDA, with the kernels built (nvcc at build time), unless radix_sort is
+// off (the host then runs the thunk with HostRadixSort); one for the host
+// alone keeps the kernel-IR sort.
+TEST(RadixSortCompile, CudaTargetsEmitRadixSortThunks) {
   auto module = hlo::ParseHloModule("HloModule m\n\n" + Comparator("lt", {"s32"}, "LT") +
                                     "ENTRY e {\n  x = s32[4,100] parameter(0)\n"
                                     "  ROOT s = s32[4,100] sort(x), dimensions={1}, to_apply=lt\n}\n");
@@ -291,7 +306,7 @@ TEST(RadixSortCompile, OnlyCudaAloneEmitsRadixSortThunks) {
     return n;
   };
   EXPECT_EQ(radix_sorts(false, true, true), kernels::RadixSortKernelsAvailable() ? 1 : 0);
-  EXPECT_EQ(radix_sorts(true, true, true), 0);
+  EXPECT_EQ(radix_sorts(true, true, true), kernels::RadixSortKernelsAvailable() ? 1 : 0);
   EXPECT_EQ(radix_sorts(true, false, true), 0);
   EXPECT_EQ(radix_sorts(false, true, false), 0);
 }
