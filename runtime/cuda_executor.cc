@@ -2,6 +2,7 @@
 #include "runtime/cuda_executor.h"
 
 #include <climits>
+#include <functional>
 #include <cstring>
 
 #include "kernels_lib/cuda_convolution.h"
@@ -65,6 +66,15 @@ Status RunGemm(const th::GemmThunk& g, CudaExecutionContext& ctx) {
                            Address(ctx, g.out));
 }
 
+// The per-stream library scratch as the libraries' callbacks take it: a
+// device address of at least `bytes`, valid until the stream's next call.
+std::function<StatusOr<uint64_t>(uint64_t)> LibraryScratchFor(const CudaExecutionContext& ctx) {
+  return [backend = ctx.backend, stream = ctx.stream_index](uint64_t bytes) -> StatusOr<uint64_t> {
+    KILN_ASSIGN_OR_RETURN(CUdeviceptr p, backend->LibraryScratch(stream, bytes));
+    return static_cast<uint64_t>(p);
+  };
+}
+
 // cuDNN's workspace and a transposed filter live in the backend's per-
 // stream library scratch (grown on demand), not in the program's planned
 // workspace: their size is only known from cuDNN at run time.
@@ -73,13 +83,8 @@ Status RunConvolution(const th::ConvolutionThunk& c, CudaExecutionContext& ctx) 
   KILN_ASSIGN_OR_RETURN(cudnnHandle_t handle, ctx.backend->CudnnHandle(ctx.stream_index));
   std::vector<uint64_t> operands;
   for (const th::BufferSlice& s : c.operands) operands.push_back(Address(ctx, s));
-  CudaBackend* backend = ctx.backend;
-  int stream = ctx.stream_index;
   return kernels::CudaConvolution(*cudnn, handle, c, operands, Address(ctx, c.result),
-                                  [backend, stream](uint64_t bytes) -> StatusOr<uint64_t> {
-                                    KILN_ASSIGN_OR_RETURN(CUdeviceptr p, backend->LibraryScratch(stream, bytes));
-                                    return static_cast<uint64_t>(p);
-                                  });
+                                  LibraryScratchFor(ctx));
 }
 
 // cuFFT overwrites a complex-to-real transform's input, so that input (and
@@ -110,13 +115,8 @@ Status RunFft(const th::FftThunk& f, CudaExecutionContext& ctx) {
 Status RunCholesky(const th::CholeskyThunk& c, CudaExecutionContext& ctx) {
   KILN_ASSIGN_OR_RETURN(const kernels::CusolverLibrary* cusolver, ctx.backend->Cusolver());
   KILN_ASSIGN_OR_RETURN(cusolverDnHandle_t handle, ctx.backend->CusolverHandle(ctx.stream_index));
-  CudaBackend* backend = ctx.backend;
-  int stream = ctx.stream_index;
   return kernels::CudaCholesky(*cusolver, handle, c, Address(ctx, c.a), Address(ctx, c.info),
-                               [backend, stream](uint64_t bytes) -> StatusOr<uint64_t> {
-                                 KILN_ASSIGN_OR_RETURN(CUdeviceptr p, backend->LibraryScratch(stream, bytes));
-                                 return static_cast<uint64_t>(p);
-                               });
+                               LibraryScratchFor(ctx));
 }
 
 // JAX's LAPACK custom calls: cuSOLVER factors column-major copies that
@@ -137,13 +137,8 @@ Status RunLinalg(const th::LinalgThunk& l, CudaExecutionContext& ctx) {
     return driver.Check(driver.cuMemsetD8Async(static_cast<CUdeviceptr>(address), 0, bytes, cu_stream),
                         "cuMemsetD8Async");
   };
-  CudaBackend* backend = ctx.backend;
-  int stream = ctx.stream_index;
   return kernels::CudaLinalg({*cusolver, solver, *cublas, blas, zero}, l, buffers,
-                             [backend, stream](uint64_t bytes) -> StatusOr<uint64_t> {
-                               KILN_ASSIGN_OR_RETURN(CUdeviceptr p, backend->LibraryScratch(stream, bytes));
-                               return static_cast<uint64_t>(p);
-                             });
+                             LibraryScratchFor(ctx));
 }
 
 Status RunTriangularSolve(const th::TriangularSolveThunk& t, CudaExecutionContext& ctx) {

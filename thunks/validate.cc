@@ -230,7 +230,7 @@ class Validator {
       if (!sizes.insert({d.of_result, d.size_leaf}).second || !dims.insert({d.of_result, d.leaf, d.dimension}).second)
         return Error(what + " is listed twice");
     }
-    return CheckEveryDynamicDimensionSized(dims, caller_param_leaves, caller_result_leaves);
+    return CheckEveryDynamicDimensionSized(dims, caller_params, caller_param_leaves, caller_result_leaves);
   }
 
   const Shape* DynamicLeafShape(bool of_result, int64_t leaf) const {
@@ -248,7 +248,7 @@ class Validator {
     return l.index.empty() && l.parameter_number >= caller_params;
   }
 
-  Status CheckEveryDynamicDimensionSized(const std::set<std::tuple<bool, int64_t, int64_t>>& dims,
+  Status CheckEveryDynamicDimensionSized(const std::set<std::tuple<bool, int64_t, int64_t>>& dims, int64_t caller_params,
                                          int64_t caller_param_leaves, int64_t caller_result_leaves) const {
     for (bool of_result : {false, true}) {
       const int64_t callers = of_result ? caller_result_leaves : caller_param_leaves;
@@ -258,7 +258,7 @@ class Validator {
             p_.signature.result_leaves[leaf].index.at(0) != 0) {
           return Error("signature: result leaf " + std::to_string(leaf) + " lies outside the caller result");
         }
-        if (!of_result && p_.signature.parameter_leaves[leaf].parameter_number >= CallerParameterCount(p_.signature))
+        if (!of_result && p_.signature.parameter_leaves[leaf].parameter_number >= caller_params)
           return Error("signature: parameter leaf " + std::to_string(leaf) + " lies past the caller parameters");
         for (int64_t dim = 0; dim < shape->rank(); ++dim) {
           if (shape->is_dynamic_dim(dim) && !dims.count({of_result, leaf, dim}))
