@@ -25,6 +25,23 @@ cublasStatus_t Call(Fn fn, cublasHandle_t h, const ColumnMajorGemm& c, uint64_t 
             static_cast<int>(c.batch));
 }
 
+// cublasGemmStridedBatchedEx with A and B of `in`, C of `out_type`, the
+// scale type S of `compute` (alpha and beta converted to it).
+template <typename S>
+Status GemmEx(const CublasLibrary& cublas, cublasHandle_t handle, const ColumnMajorGemm& c, uint64_t a, uint64_t b,
+              uint64_t out, cudaDataType in, cudaDataType out_type, cublasComputeType_t compute) {
+  S alpha = static_cast<S>(c.alpha), beta = static_cast<S>(c.beta);
+  return cublas.Check(
+      cublas.cublasGemmStridedBatchedEx(
+          handle, Op(c.transpose_a), Op(c.transpose_b), static_cast<int>(c.m), static_cast<int>(c.n),
+          static_cast<int>(c.k), &alpha, reinterpret_cast<const void*>(a), in, static_cast<int>(c.lda),
+          static_cast<long long>(c.stride_a), reinterpret_cast<const void*>(b), in, static_cast<int>(c.ldb),
+          static_cast<long long>(c.stride_b), &beta, reinterpret_cast<void*>(out), out_type,
+          static_cast<int>(c.ldc), static_cast<long long>(c.stride_c), static_cast<int>(c.batch), compute,
+          CUBLAS_GEMM_DEFAULT),
+      "cublasGemmStridedBatchedEx");
+}
+
 // s8 x s8 -> s32 on the int8 tensor cores: integer alpha and beta (the
 // scale type of CUBLAS_COMPUTE_32I), exact wrapping sums. cuBLAS takes the
 // "TN" form with lda and ldb multiples of 4, which DotCanonicalization
@@ -37,16 +54,7 @@ Status Int8Gemm(const CublasLibrary& cublas, cublasHandle_t handle, const Column
     return Error("Unimplemented: int8 gemm outside cuBLAS' int8 form (rhs [n,k], lhs [m,k], k a multiple of 4)");
   if (c.alpha != static_cast<int32_t>(c.alpha) || c.beta != static_cast<int32_t>(c.beta))
     return Error("Unimplemented: int8 gemm with a non-integer alpha or beta");
-  int32_t alpha = static_cast<int32_t>(c.alpha), beta = static_cast<int32_t>(c.beta);
-  return cublas.Check(
-      cublas.cublasGemmStridedBatchedEx(
-          handle, Op(c.transpose_a), Op(c.transpose_b), static_cast<int>(c.m), static_cast<int>(c.n),
-          static_cast<int>(c.k), &alpha, reinterpret_cast<const void*>(a), CUDA_R_8I, static_cast<int>(c.lda),
-          static_cast<long long>(c.stride_a), reinterpret_cast<const void*>(b), CUDA_R_8I, static_cast<int>(c.ldb),
-          static_cast<long long>(c.stride_b), &beta, reinterpret_cast<void*>(out), CUDA_R_32I,
-          static_cast<int>(c.ldc), static_cast<long long>(c.stride_c), static_cast<int>(c.batch),
-          CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT),
-      "cublasGemmStridedBatchedEx");
+  return GemmEx<int32_t>(cublas, handle, c, a, b, out, CUDA_R_8I, CUDA_R_32I, CUBLAS_COMPUTE_32I);
 }
 
 }  // namespace
@@ -62,6 +70,12 @@ Status CudaGemm(const CublasLibrary& cublas, cublasHandle_t handle, const thunks
   }
   bool same = g.lhs_type == g.rhs_type && g.rhs_type == g.out_type;
   // The thunk's rhs is cuBLAS' A and its lhs cuBLAS' B (see gemm_plan.h).
+  // f32 operands, result and accumulation on the TF32 tensor cores: cuBLAS
+  // rounds the operands to TF32, as XLA GPU does for f32 dots at DEFAULT
+  // precision (NVIDIA_TF32_OVERRIDE=0 in the environment turns it off
+  // inside cuBLAS itself).
+  if (same && g.out_type == ElementType::kF32 && g.tf32)
+    return GemmEx<float>(cublas, handle, c, rhs, lhs, out, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32);
   if (same && g.out_type == ElementType::kF32) {
     return cublas.Check(Call<float>(cublas.cublasSgemmStridedBatched, handle, c, rhs, lhs, out),
                         "cublasSgemmStridedBatched");
@@ -73,17 +87,7 @@ Status CudaGemm(const CublasLibrary& cublas, cublasHandle_t handle, const thunks
   if (g.lhs_type == ElementType::kBF16 && g.rhs_type == ElementType::kBF16 &&
       g.out_type == ElementType::kF32) {
     // bf16 operands, f32 accumulation and result: the tensor cores.
-    float alpha = static_cast<float>(c.alpha), beta = static_cast<float>(c.beta);
-    return cublas.Check(
-        cublas.cublasGemmStridedBatchedEx(
-            handle, Op(c.transpose_a), Op(c.transpose_b), static_cast<int>(c.m), static_cast<int>(c.n),
-            static_cast<int>(c.k), &alpha, reinterpret_cast<const void*>(rhs), CUDA_R_16BF,
-            static_cast<int>(c.lda), static_cast<long long>(c.stride_a), reinterpret_cast<const void*>(lhs),
-            CUDA_R_16BF, static_cast<int>(c.ldb), static_cast<long long>(c.stride_b), &beta,
-            reinterpret_cast<void*>(out), CUDA_R_32F, static_cast<int>(c.ldc),
-            static_cast<long long>(c.stride_c), static_cast<int>(c.batch), CUBLAS_COMPUTE_32F,
-            CUBLAS_GEMM_DEFAULT),
-        "cublasGemmStridedBatchedEx");
+    return GemmEx<float>(cublas, handle, c, rhs, lhs, out, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F);
   }
   if (g.lhs_type == ElementType::kS8 && g.rhs_type == ElementType::kS8 && g.out_type == ElementType::kS32)
     return Int8Gemm(cublas, handle, c, rhs, lhs, out);

@@ -4,8 +4,8 @@
 // The row-major thunk is mapped to cuBLAS' column-major call by
 // PlanColumnMajorGemm (gemm_plan.h); f32 and f64 go to
 // cublas{S,D}gemmStridedBatched, as the host does with cblas_{s,d}gemm;
-// bf16 x bf16 -> f32 and s8 x s8 -> s32 to cublasGemmStridedBatchedEx
-// (the BF16 and INT8 tensor cores).
+// bf16 x bf16 -> f32, s8 x s8 -> s32 and f32 GEMMs marked tf32 to
+// cublasGemmStridedBatchedEx (the BF16, INT8 and TF32 tensor cores).
 #pragma once
 
 #include <cublas_api.h>

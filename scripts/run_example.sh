@@ -25,8 +25,8 @@ if command -v ptxas >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/ptxas ]; then TA
 row="[0.1015363 0.1674051 0.2760043 0.4550542]"
 run() {
   "$BUILD/tools/bef-run/bef-run" "$OUT/mlp.bef" "$@" \
-    --input=4x8xf32=1 --input=8x16xf32=0.1 \
-    --input="16xf32=-0.3 -1 -0.3 -1 -0.3 -1 -0.3 -1 -0.3 -1 -0.3 -1 -0.3 -1 -0.3 -1" \
+    --input=4x8xf32=1 --input=8x16xf32=0.125 \
+    --input="16xf32=-0.5 -1.5 -0.5 -1.5 -0.5 -1.5 -0.5 -1.5 -0.5 -1.5 -0.5 -1.5 -0.5 -1.5 -0.5 -1.5" \
     --input=16x4xf32=0.25 --input="4xf32=0 1 2 3" \
     --output=- --output=- \
     --expected_output="4x4xf32=$row$row$row$row" \

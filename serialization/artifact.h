@@ -28,7 +28,8 @@ inline constexpr uint32_t kBefVersionMajor = 2;
 // Minor 1: Cholesky and TriangularSolve thunks.
 // Minor 2: Signature.dynamic_dimensions (bounded dynamic shapes), Linalg and
 // RadixSort thunks.
-inline constexpr uint32_t kBefVersionMinor = 2;
+// Minor 3: GemmThunk.tf32.
+inline constexpr uint32_t kBefVersionMinor = 3;
 inline constexpr char kBefFileIdentifier[] = "KBEF";
 // Alignment of constant data within a .bef file, in bytes.
 inline constexpr int64_t kConstantAlignment = 64;

@@ -389,6 +389,7 @@ class Reader {
     gemm.alpha_real = g->alpha_real();
     gemm.alpha_imag = g->alpha_imag();
     gemm.beta = g->beta();
+    gemm.tf32 = g->tf32();
     return Status::Ok();
   }
 

@@ -233,7 +233,7 @@ class Writer {
                                g.lhs_transposed, g.rhs_transposed, g.lhs_leading_dim,
                                g.rhs_leading_dim, g.out_leading_dim, g.lhs_batch_stride,
                                g.rhs_batch_stride, g.out_batch_stride, g.alpha_real, g.alpha_imag,
-                               g.beta);
+                               g.beta, g.tf32);
   }
 
   Offset<fb::ConvolutionThunk> Body(const th::ConvolutionThunk& c) {

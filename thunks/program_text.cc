@@ -108,6 +108,7 @@ std::string Body(const GemmThunk& g, const ThunkInfo&) {
   s += " alpha=" + FormatDouble(g.alpha_real);
   if (g.alpha_imag != 0) s += (g.alpha_imag > 0 ? "+" : "") + FormatDouble(g.alpha_imag) + "i";
   s += " beta=" + FormatDouble(g.beta);
+  if (g.tf32) s += " tf32";
   if (g.workspace) s += " workspace=" + g.workspace->ToString();
   return s;
 }

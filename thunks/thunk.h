@@ -78,6 +78,10 @@ struct GemmThunk {
   int64_t lhs_leading_dim = 0, rhs_leading_dim = 0, out_leading_dim = 0;
   int64_t lhs_batch_stride = 0, rhs_batch_stride = 0, out_batch_stride = 0;
   double alpha_real = 1.0, alpha_imag = 0.0, beta = 0.0;
+  // f32 x f32 -> f32 only: the library may round the operands to TF32 (the
+  // dot's precision is DEFAULT: see compiler/passes/dot_precision.h). CUDA
+  // then runs the GEMM on the TF32 tensor cores; the host ignores it.
+  bool tf32 = false;
   bool operator==(const GemmThunk&) const = default;
 };
 

@@ -359,6 +359,9 @@ class Validator {
         Bytes(MatrixExtent(g.m, g.n, g.out_leading_dim, g.batch, g.out_batch_stride), g.out_type),
         "out"));
     if (g.workspace) KILN_RETURN_IF_ERROR(CheckSlice(*g.workspace, "workspace"));
+    if (g.tf32 && !(g.lhs_type == ElementType::kF32 && g.rhs_type == ElementType::kF32 &&
+                    g.out_type == ElementType::kF32))
+      return Error("tf32 on a gemm that is not f32 x f32 -> f32");
     return Status::Ok();
   }
 

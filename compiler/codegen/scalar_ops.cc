@@ -510,6 +510,31 @@ Value ScalarOps::Shift(HloOpcode op, Value a, Value b) {
   }
 }
 
+// XLA's integer power: exponentiation by squaring over every bit of the
+// exponent, wrapping on overflow; x^0 = 1^y = 1; a negative exponent of a
+// signed type gives 0, except 1 for base 1 and +-1 for base -1 (the
+// exponent's parity).
+Value ScalarOps::IntPower(Value a, Value b, bool is_signed) {
+  namespace arith = mlir::arith;
+  mlir::Type type = a.getType();
+  unsigned bits = type.getIntOrFloatBitWidth();
+  Value zero = IntConst(type, 0), one = IntConst(type, 1);
+  Value result = one, base = a, exponent = b;
+  for (unsigned i = 0; i < bits; ++i) {
+    Value odd = arith::CmpIOp::create(b_, loc_, Pi::ne, arith::AndIOp::create(b_, loc_, exponent, one), zero);
+    result = Select(odd, arith::MulIOp::create(b_, loc_, result, base), result);
+    base = arith::MulIOp::create(b_, loc_, base, base);
+    exponent = arith::ShRUIOp::create(b_, loc_, exponent, one);
+  }
+  if (!is_signed) return result;
+  Value odd_b = arith::CmpIOp::create(b_, loc_, Pi::ne, arith::AndIOp::create(b_, loc_, b, one), zero);
+  Value minus_one = IntConst(type, -1);
+  Value negative_power =
+      Select(arith::CmpIOp::create(b_, loc_, Pi::eq, a, one), one,
+             Select(arith::CmpIOp::create(b_, loc_, Pi::eq, a, minus_one), Select(odd_b, minus_one, one), zero));
+  return Select(arith::CmpIOp::create(b_, loc_, Pi::slt, b, zero), negative_power, result);
+}
+
 StatusOr<Value> ScalarOps::IntBinary(const hlo::HloInstruction& inst, Value a, Value b,
                                      ElementType t) {
   namespace arith = mlir::arith;
@@ -542,8 +567,9 @@ StatusOr<Value> ScalarOps::IntBinary(const hlo::HloInstruction& inst, Value a, V
     case HloOpcode::kShiftRightLogical:
     case HloOpcode::kShiftRightArithmetic:
       return Shift(op, a, b);
+    case HloOpcode::kPower: return IntPower(a, b, is_signed);
     default:
-      return Unsupported(inst, t);  // integer power: not yet
+      return Unsupported(inst, t);
   }
 }
 

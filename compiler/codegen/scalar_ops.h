@@ -99,6 +99,7 @@ class ScalarOps {
                                   ElementType t);
   mlir::Value IntDivide(mlir::Value a, mlir::Value b, bool is_signed, bool remainder);
   mlir::Value Shift(hlo::HloOpcode op, mlir::Value a, mlir::Value b);
+  mlir::Value IntPower(mlir::Value a, mlir::Value b, bool is_signed);
 
   mlir::OpBuilder& b_;
   mlir::Location loc_;

@@ -284,7 +284,7 @@ StatusOr<bef::Artifact> CompileModule(const hlo::HloModule& input, const Compile
   std::string optimized = hlo::PrintModule(*module);
 
   Clock::time_point start = Clock::now();
-  KILN_ASSIGN_OR_RETURN(emitter::EmittedProgram emitted, emitter::EmitThunkProgram(*module));
+  KILN_ASSIGN_OR_RETURN(emitter::EmittedProgram emitted, emitter::EmitThunkProgram(*module, {.tf32 = options.tf32}));
   s.emit_seconds = Since(start);
   s.temp_peak_bytes = emitted.temp_peak_bytes;
   s.temp_lower_bound_bytes = emitted.temp_lower_bound_bytes;

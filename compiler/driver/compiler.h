@@ -42,6 +42,10 @@ struct CompileOptions {
   // as kernels_lib's HostRadixSort when the artifact also targets the host;
   // false keeps every sort a kernel-IR kernel.
   bool radix_sort = true;
+  // f32 dots at DEFAULT operand precision may round their operands to TF32
+  // on CUDA's tensor cores, as XLA GPU's do (passes/dot_precision.h);
+  // false keeps every f32 GEMM at f32 precision.
+  bool tf32 = true;
   std::string producer = "kiln 0.1 (bef-compile)";
 };
 

@@ -5,6 +5,7 @@
 #include "compiler/emitter/program_builder.h"
 #include "compiler/hlo/custom_call_targets.h"
 #include "compiler/passes/cholesky_rewriter.h"
+#include "compiler/passes/dot_precision.h"
 #include "compiler/passes/fusible_ops.h"
 #include "compiler/passes/passes.h"
 #include "compiler/passes/radix_sort_rewriter.h"
@@ -85,11 +86,7 @@ void EmitMoves(ProgramBuilder& builder, const std::vector<Move>& moves,
 
 // XLA's known_trip_count backend config: {"known_trip_count":{"n":"7"}}.
 std::optional<int64_t> KnownTripCount(const HloInstruction& loop) {
-  std::string text = loop.GetString("backend_config");
-  if (text.empty()) {
-    const hlo::Attribute* a = loop.FindAttribute("backend_config");
-    if (const auto* raw = a ? std::get_if<hlo::RawAttr>(&a->value) : nullptr) text = raw->text;
-  }
+  std::string text = loop.BackendConfig();
   size_t at = text.find("\"known_trip_count\"");
   if (at == std::string::npos) return std::nullopt;
   at = text.find("\"n\"", at);
@@ -267,6 +264,8 @@ Status ComputationEmitter::EmitGemm(const HloInstruction& dot, th::SequenceThunk
   g.lhs_batch_stride = g.m * g.k;
   g.rhs_batch_stride = g.k * g.n;
   g.out_batch_stride = g.m * g.n;
+  g.tf32 = builder_.options().tf32 && ls.element_type() == ElementType::kF32 &&
+           os.element_type() == ElementType::kF32 && passes::DotAllowsTf32(dot);
   th::ThunkInfo info = InfoFor(dot);
   info.cost = GemmCost(dot);
   seq.thunks.push_back(MakeThunk(std::move(info), std::move(g)));

@@ -294,9 +294,9 @@ Status BuildSignature(const hlo::HloModule& module, const ComputationEmitter& en
 
 }  // namespace
 
-StatusOr<EmittedProgram> EmitThunkProgram(const hlo::HloModule& module) {
+StatusOr<EmittedProgram> EmitThunkProgram(const hlo::HloModule& module, const EmitOptions& emit) {
   if (!module.entry() || !module.entry()->root()) return Error("module has no entry computation");
-  ProgramBuilder builder;
+  ProgramBuilder builder(emit);
   pipeline::BufferAssignmentOptions options;
   options.aliases = module.config().input_output_alias;
   ComputationEmitter entry(builder, *module.entry(), std::nullopt, {}, std::move(options));

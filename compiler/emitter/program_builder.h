@@ -21,6 +21,8 @@ using ParameterBindings = std::map<std::pair<int64_t, ShapeIndex>, thunks::Buffe
 
 class ProgramBuilder {
  public:
+  explicit ProgramBuilder(const EmitOptions& options) : options_(options) {}
+  const EmitOptions& options() const { return options_; }
   EmittedProgram& result() { return result_; }
   thunks::ThunkProgram& program() { return result_.program; }
 
@@ -34,6 +36,7 @@ class ProgramBuilder {
   std::string KernelName(const std::string& hlo_name);
 
  private:
+  EmitOptions options_;
   EmittedProgram result_;
   std::set<std::string> kernel_names_;
 };

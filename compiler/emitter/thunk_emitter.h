@@ -36,8 +36,14 @@ struct EmittedProgram {
   int64_t temp_lower_bound_bytes = 0;
 };
 
+struct EmitOptions {
+  // GEMM thunks of default-precision f32 dots may use TF32
+  // (GemmThunk::tf32; CompileOptions::tf32).
+  bool tf32 = true;
+};
+
 // `module` must outlive the result (KernelRequest points into it).
-StatusOr<EmittedProgram> EmitThunkProgram(const hlo::HloModule& module);
+StatusOr<EmittedProgram> EmitThunkProgram(const hlo::HloModule& module, const EmitOptions& options = {});
 
 // Operation kinds bef-compile turns into thunks, for error messages.
 std::string SupportedOpsSummary();

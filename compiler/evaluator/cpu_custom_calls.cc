@@ -23,7 +23,7 @@ bool IsLayerNormType(ElementType t) {
 StatusOr<OneDnnLayerNormConfig> ParseLayerNormConfig(const HloInstruction& call) {
   const std::string what = call.DebugName() + ": " + kOneDnnLayerNormTarget + " ";
   OneDnnLayerNormConfig config;
-  const std::string text = call.GetString("backend_config");
+  const std::string text = call.BackendConfig();
   if (text.empty()) return config;  // every field at its proto3 default
   json root = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (root.is_discarded() || !root.is_object()) return Error(what + "needs a JSON object as backend_config");

@@ -111,9 +111,7 @@ Status UnsupportedCustomCallTarget(const HloInstruction& call, std::string_view 
 
 StatusOr<LapackAttributes> ReadLapackAttributes(const HloInstruction& call) {
   LapackAttributes attrs;
-  std::string text;
-  if (const auto* raw = call.GetAttribute<RawAttr>("backend_config")) text = raw->text;
-  else text = call.GetString("backend_config");
+  std::string text = call.BackendConfig();
   for (auto [key, field] : {std::pair<const char*, char*>{"uplo", &attrs.uplo}, {"mode", &attrs.mode}}) {
     StatusOr<std::optional<int64_t>> value = DictionaryInt(text, key);
     if (!value.ok()) return Error(call.DebugName() + ": backend_config " + value.status().message());

@@ -133,6 +133,11 @@ std::string HloInstruction::GetString(std::string_view name) const {
   return "";
 }
 
+std::string HloInstruction::BackendConfig() const {
+  if (const auto* raw = GetAttribute<RawAttr>("backend_config")) return raw->text;
+  return GetString("backend_config");
+}
+
 DotDimensionNumbers HloInstruction::dot_dimension_numbers() const {
   return {GetInts("lhs_batch_dims"), GetInts("rhs_batch_dims"), GetInts("lhs_contracting_dims"),
           GetInts("rhs_contracting_dims")};

@@ -84,6 +84,9 @@ class HloInstruction {
   std::vector<int64_t> GetInts(std::string_view name) const;
   // EnumAttr or StringAttr text, or "" when absent.
   std::string GetString(std::string_view name) const;
+  // The backend_config text: XLA writes it as a quoted string in older
+  // dumps and as bare JSON (backend_config={...}) in newer ones.
+  std::string BackendConfig() const;
 
   // Common attributes by meaning.
   std::vector<int64_t> dimensions() const { return GetInts("dimensions"); }

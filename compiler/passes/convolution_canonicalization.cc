@@ -24,6 +24,7 @@
 // dim_labels, so transposing them would only add kernels.
 #include <algorithm>
 
+#include "compiler/passes/dot_precision.h"
 #include "compiler/passes/fusible_ops.h"
 #include "compiler/passes/hlo_builder.h"
 #include "compiler/passes/passes.h"
@@ -184,8 +185,8 @@ class ConvRewriter {
                               conv_->name() + ".dot");
     dot->SetAttribute("lhs_contracting_dims", std::vector<int64_t>{feature_first ? 0 : 1});
     dot->SetAttribute("rhs_contracting_dims", std::vector<int64_t>{kernel_oi ? 1 : 0});
-    for (const char* name : {"operand_precision", "metadata"})
-      if (const hlo::Attribute* a = conv_->FindAttribute(name)) dot->SetAttribute(name, a->value);
+    if (const hlo::Attribute* md = conv_->FindAttribute("metadata")) dot->SetAttribute("metadata", md->value);
+    CopyDotPrecision(*conv_, *dot);
     // [m, o] is [input's other dimensions..., o] row-major.
     std::vector<int64_t> position = DotResultPositions(rows);
     row_dims.push_back(o);

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "compiler/passes/dot_precision.h"
 #include "compiler/passes/hlo_builder.h"
 #include "compiler/passes/int8_gemm.h"
 #include "compiler/passes/passes.h"
@@ -101,6 +102,7 @@ class DotRewriter {
     gemm->SetAttribute("rhs_batch_dims", std::vector<int64_t>{0});
     gemm->SetAttribute("rhs_contracting_dims", std::vector<int64_t>{rhs_t ? 2 : 1});
     if (const hlo::Attribute* md = dot_->FindAttribute("metadata")) gemm->SetAttribute("metadata", md->value);
+    CopyDotPrecision(*dot_, *gemm);
     // [b,m,n] is [batch..., lhs free..., rhs free...] row-major: the dot's
     // own output order, so a reshape (and a rounding convert) restores it.
     HloInstruction* out = gemm;

@@ -1,6 +1,7 @@
 // GemmCustomCallRewriter: see gemm_custom_call_rewriter.h.
 #include "compiler/passes/gemm_custom_call_rewriter.h"
 
+#include <cctype>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -20,7 +21,29 @@ struct GemmConfig {
   double alpha = 1, alpha_imag = 0, beta = 0;
   std::vector<int64_t> lhs_contracting, rhs_contracting, lhs_batch, rhs_batch;
   std::string epilogue = "DEFAULT";
+  // precision_config, as the dot's attribute texts ("{default,default}",
+  // "dot_tf32_tf32_f32"); empty when the config has none.
+  std::string operand_precision, algorithm;
 };
+
+// precision_config {operand_precision: ["DEFAULT", "HIGHEST"], algorithm:
+// "ALG_DOT_TF32_TF32_F32"} in HLO text's spelling.
+void ParsePrecision(const json& g, GemmConfig& c) {
+  const json& p = g.value("precision_config", json::object());
+  auto lower = [](std::string s) {
+    for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return s;
+  };
+  if (p.contains("operand_precision") && p["operand_precision"].is_array()) {
+    std::string list;
+    for (const json& v : p["operand_precision"])
+      list += (list.empty() ? "" : ",") + lower(v.is_string() ? v.get<std::string>() : "?");
+    c.operand_precision = "{" + list + "}";
+  }
+  std::string algorithm = lower(p.value("algorithm", std::string()));
+  if (algorithm.rfind("alg_", 0) == 0) algorithm = algorithm.substr(4);
+  if (algorithm != "unset") c.algorithm = algorithm;
+}
 
 // XLA prints the dimension lists' int64s as JSON strings ("1") or numbers.
 StatusOr<std::vector<int64_t>> Ints(const json& dims, const char* field) {
@@ -35,7 +58,7 @@ StatusOr<std::vector<int64_t>> Ints(const json& dims, const char* field) {
 }
 
 StatusOr<GemmConfig> ParseConfig(const HloInstruction& call) {
-  json root = json::parse(call.GetString("backend_config"), nullptr, /*allow_exceptions=*/false);
+  json root = json::parse(call.BackendConfig(), nullptr, /*allow_exceptions=*/false);
   if (root.is_discarded() || !root.is_object() || !root.contains("gemm_backend_config"))
     return Error(call.DebugName() + ": " + call.GetString("custom_call_target") +
                  " needs a JSON backend_config with gemm_backend_config");
@@ -51,6 +74,7 @@ StatusOr<GemmConfig> ParseConfig(const HloInstruction& call) {
     KILN_ASSIGN_OR_RETURN(c.rhs_contracting, Ints(dims, "rhs_contracting_dimensions"));
     KILN_ASSIGN_OR_RETURN(c.lhs_batch, Ints(dims, "lhs_batch_dimensions"));
     KILN_ASSIGN_OR_RETURN(c.rhs_batch, Ints(dims, "rhs_batch_dimensions"));
+    ParsePrecision(g, c);
   } catch (const std::exception& e) {
     return Error(call.DebugName() + ": malformed gemm_backend_config: " + e.what());
   }
@@ -82,6 +106,8 @@ class Rewrite {
     dot->SetAttribute("rhs_contracting_dims", c.rhs_contracting);
     if (!c.lhs_batch.empty()) dot->SetAttribute("lhs_batch_dims", c.lhs_batch);
     if (!c.rhs_batch.empty()) dot->SetAttribute("rhs_batch_dims", c.rhs_batch);
+    if (!c.operand_precision.empty()) dot->SetAttribute("operand_precision", hlo::RawAttr{c.operand_precision});
+    if (!c.algorithm.empty()) dot->SetAttribute("algorithm", hlo::EnumAttr{c.algorithm});
     HloInstruction* r = dot;
     if (c.alpha != 1) r = Add(HloOpcode::kMultiply, Full(), {r, Splat(c.alpha)});
     if (c.beta != 0) {

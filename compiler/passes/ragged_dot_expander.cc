@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/passes/dot_precision.h"
 #include "compiler/passes/hlo_builder.h"
 
 namespace kiln::passes {
@@ -140,6 +141,7 @@ class Expander {
     d->SetAttribute("lhs_contracting_dims", std::move(lc));
     d->SetAttribute("rhs_batch_dims", std::move(rb));
     d->SetAttribute("rhs_contracting_dims", std::move(rc));
+    CopyDotPrecision(*rd_, *d);
     return d;
   }
   // end[i] = sizes[0] + ... + sizes[i], from a [g, g] select and a reduce.

@@ -15,14 +15,17 @@
 // datapath its types and math mode select: sgemm on the FP32 cores, or the
 // TF32 (or, with the legacy CUBLAS_TENSOR_OP_MATH, FP16) tensor cores when
 // the math mode allows them; dgemm on the FP64 tensor cores; bf16 x bf16 ->
-// f32 (cublasGemmStridedBatchedEx) on the BF16 tensor cores, s8 x s8 -> s32
+// f32 (cublasGemmStridedBatchedEx) on the BF16 tensor cores, f32 with
+// CUBLAS_COMPUTE_32F_FAST_TF32 on the TF32 tensor cores, s8 x s8 -> s32
 // (CUBLAS_COMPUTE_32I, exact wrapping integer sums) on the INT8 tensor
 // cores, with the int8 kernels' rules (lda, ldb and the batch strides
 // multiples of 4, A and B 4-byte aligned: else CUBLAS_STATUS_NOT_SUPPORTED); a trsm as a
 // blocked solve (model::ModelSolver) on the FP32 cores or the FP64 tensor
 // cores (trsm reads only A's `uplo` triangle, which is all initcheck
-// looks at). The arithmetic itself is always done at full precision,
-// which every mode permits. What
+// looks at). The arithmetic is done at full precision, except that a GEMM
+// on the TF32 tensor cores first rounds its f32 operands to TF32 as the
+// hardware does (so tests see the numerics a real H100 gives);
+// NVIDIA_TF32_OVERRIDE=0 turns TF32 off, as in cuBLAS. What
 // it does not implement (pointer mode device, other math modes) is
 // CUBLAS_STATUS_NOT_SUPPORTED, never ignored.
 //
@@ -33,6 +36,8 @@
 #include <cublas_api.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <complex>
 #include <string>
 #include <vector>
@@ -77,18 +82,43 @@ std::shared_ptr<kiln::emu::driver::StreamTimeline> EnterHandleStream(const char*
   return timeline;
 }
 
-// The datapath a real cuBLAS runs a GEMM of T operands on under `math`:
-// bf16 operands always run on the tensor cores.
+// NVIDIA_TF32_OVERRIDE=0 forbids the TF32 tensor cores whatever the
+// handle or the call asks, as in the real libraries.
+bool Tf32Overridden() {
+  const char* v = std::getenv("NVIDIA_TF32_OVERRIDE");
+  return v && std::string(v) == "0";
+}
+
+// The datapath a real cuBLAS runs a GEMM of T operands on under `math`, or
+// on the TF32 tensor cores when the call's compute type asks for them
+// (`tf32_compute`): bf16 operands always run on the tensor cores.
 template <typename T>
-kiln::emu::model::GemmMath MathOf(cublasMath_t math) {
+kiln::emu::model::GemmMath MathOf(cublasMath_t math, bool tf32_compute) {
   using kiln::emu::model::GemmMath;
   if (std::is_same_v<T, double>) return GemmMath::kFp64Tensor;
   if (std::is_same_v<T, bfloat16>) return GemmMath::kFp16Tensor;
   if (std::is_same_v<T, int8_t>) return GemmMath::kInt8Tensor;
   int base = math & ~CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION;
-  if (base == CUBLAS_TF32_TENSOR_OP_MATH) return GemmMath::kTf32Tensor;
+  if ((tf32_compute || base == CUBLAS_TF32_TENSOR_OP_MATH) && !Tf32Overridden()) return GemmMath::kTf32Tensor;
   if (base == CUBLAS_TENSOR_OP_MATH) return GemmMath::kFp16Tensor;
   return GemmMath::kFp32;
+}
+
+// The TF32 tensor cores' operands: f32 rounded to a 10-bit mantissa, to
+// nearest with ties away from zero (PTX's cvt.rna.tf32.f32, what CUTLASS
+// and cuBLAS' TF32 kernels convert with); NaN and infinities stay.
+float RoundToTf32(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  if ((bits & 0x7f800000u) == 0x7f800000u) return x;
+  bits = (bits + 0x1000u) & ~0x1fffu;
+  std::memcpy(&x, &bits, sizeof x);
+  return x;
+}
+std::vector<float> RoundedToTf32(const float* x, int ld, int cols) {
+  std::vector<float> out(static_cast<size_t>(ld) * static_cast<size_t>(cols));
+  for (size_t i = 0; i < out.size(); ++i) out[i] = RoundToTf32(x[i]);
+  return out;
 }
 
 CBLAS_TRANSPOSE CblasOp(cublasOperation_t op) { return op == CUBLAS_OP_N ? CblasNoTrans : CblasTrans; }
@@ -178,12 +208,14 @@ std::string Int8GemmRuleError(const void* A, int lda, long long strideA, const v
   return "";
 }
 
-// A and B of In, C (and alpha, beta) of T.
+// A and B of In, C (and alpha, beta) of T; `tf32_compute`: the call's
+// compute type is CUBLAS_COMPUTE_32F_FAST_TF32.
 template <typename In, typename T>
 cublasStatus_t GemmStridedBatched(const char* call, cublasHandle_t handle, cublasOperation_t transa,
                                   cublasOperation_t transb, int m, int n, int k, const T* alpha, const In* A,
                                   int lda, long long strideA, const In* B, int ldb, long long strideB,
-                                  const T* beta, T* C, int ldc, long long strideC, int batches) {
+                                  const T* beta, T* C, int ldc, long long strideC, int batches,
+                                  bool tf32_compute = false) {
   kiln::emu::driver::ClearErrorDetail();
   if (!handle) return Reject(CUBLAS_STATUS_NOT_INITIALIZED, std::string(call) + ": the handle is null");
   std::string invalid = GemmArgumentError(transa, transb, m, n, k, alpha, lda, ldb, beta, ldc, batches);
@@ -199,6 +231,7 @@ cublasStatus_t GemmStridedBatched(const char* call, cublasHandle_t handle, cubla
   Operand opB{"B", reinterpret_cast<uint64_t>(B), strideB, transb == CUBLAS_OP_N ? k : n,
               transb == CUBLAS_OP_N ? n : k, ldb};
   Operand opC{"C", reinterpret_cast<uint64_t>(C), strideC, m, n, ldc};
+  const kiln::emu::model::GemmMath math = MathOf<In>(handle->math, tf32_compute);
 
   {
     auto lock = Device().memory().ReadLock();  // no cuMemFree while the GEMM runs
@@ -215,11 +248,21 @@ cublasStatus_t GemmStridedBatched(const char* call, cublasHandle_t handle, cubla
       // beta == 0: C is not read, so zero it first in case cblas scales it.
       if (!reads_ab || b == T(0)) ScaleC(c, m, n, ldc, b);
       if (!reads_ab) continue;
-      Gemm(CblasOp(transa), CblasOp(transb), m, n, k, a, A + i * strideA, lda, B + i * strideB, ldb, b, c, ldc);
+      const In* a_i = A + i * strideA;
+      const In* b_i = B + i * strideB;
+      if constexpr (std::is_same_v<In, float>) {
+        if (math == kiln::emu::model::GemmMath::kTf32Tensor) {
+          std::vector<float> ra = RoundedToTf32(a_i, lda, transa == CUBLAS_OP_N ? k : m);
+          std::vector<float> rb = RoundedToTf32(b_i, ldb, transb == CUBLAS_OP_N ? n : k);
+          Gemm(CblasOp(transa), CblasOp(transb), m, n, k, a, ra.data(), lda, rb.data(), ldb, b, c, ldc);
+          continue;
+        }
+      }
+      Gemm(CblasOp(transa), CblasOp(transb), m, n, k, a, a_i, lda, b_i, ldb, b, c, ldc);
     }
   }
   kiln::emu::model::GemmShape shape{m, n, k, batches, sizeof(In), reads_ab, b != T(0), sizeof(T)};
-  kiln::emu::model::GemmTime time = kiln::emu::model::ModelGemm(shape, MathOf<In>(handle->math));
+  kiln::emu::model::GemmTime time = kiln::emu::model::ModelGemm(shape, math);
   timeline->AddLibraryCall(time.total, time.optimal);
   return CUBLAS_STATUS_SUCCESS;
 }
@@ -475,8 +518,9 @@ KILN_EMU_EXPORT cublasStatus_t cublasGetVersion_v2(cublasHandle_t handle, int* v
 KILN_EMU_EXPORT cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath_t mode) {
   kiln::emu::driver::ClearErrorDetail();
   if (!handle) return Reject(CUBLAS_STATUS_NOT_INITIALIZED, "cublasSetMathMode: the handle is null");
-  // The modes that allow a faster, less precise GEMM are honoured by
-  // computing at full precision, which each of them permits.
+  // CUBLAS_TF32_TENSOR_OP_MATH rounds sgemm's operands to TF32 (see
+  // RoundToTf32); the legacy CUBLAS_TENSOR_OP_MATH, which permits FP16
+  // down-conversion, is honoured at full precision, which it also permits.
   int base = mode & ~CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION;
   if (base == CUBLAS_DEFAULT_MATH || base == CUBLAS_TENSOR_OP_MATH || base == CUBLAS_PEDANTIC_MATH ||
       base == CUBLAS_TF32_TENSOR_OP_MATH) {
@@ -544,8 +588,8 @@ KILN_EMU_EXPORT cublasStatus_t cublasDgemmStridedBatched(
                             strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
 }
 
-// The mixed-precision forms kiln calls: bf16 A and B, f32 C, f32 compute
-// (tensor cores); s8 A and B, s32 C, 32-bit integer compute (the int8
+// The forms kiln calls: bf16 A and B, f32 C, f32 compute (tensor cores);
+// f32 A, B and C with f32 or TF32 compute; s8 A and B, s32 C, 32-bit integer compute (the int8
 // tensor cores, int32 alpha and beta). Any other type combination,
 // compute type or algorithm is CUBLAS_STATUS_NOT_SUPPORTED.
 KILN_EMU_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(
@@ -559,6 +603,8 @@ KILN_EMU_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(
     return Reject(CUBLAS_STATUS_NOT_SUPPORTED, std::string(call) + ": only the default algorithm");
   const bool bf16 = Atype == CUDA_R_16BF && Btype == CUDA_R_16BF && Ctype == CUDA_R_32F &&
                     computeType == CUBLAS_COMPUTE_32F;
+  const bool f32 = Atype == CUDA_R_32F && Btype == CUDA_R_32F && Ctype == CUDA_R_32F &&
+                   (computeType == CUBLAS_COMPUTE_32F || computeType == CUBLAS_COMPUTE_32F_FAST_TF32);
   const bool int8 = Atype == CUDA_R_8I && Btype == CUDA_R_8I && Ctype == CUDA_R_32I &&
                     (computeType == CUBLAS_COMPUTE_32I || computeType == CUBLAS_COMPUTE_32I_PEDANTIC);
   if (bf16) {
@@ -566,6 +612,12 @@ KILN_EMU_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(
                               static_cast<const bfloat16*>(A), lda, strideA, static_cast<const bfloat16*>(B), ldb,
                               strideB, static_cast<const float*>(beta), static_cast<float*>(C), ldc, strideC,
                               batchCount);
+  }
+  if (f32) {
+    return GemmStridedBatched(call, handle, transa, transb, m, n, k, static_cast<const float*>(alpha),
+                              static_cast<const float*>(A), lda, strideA, static_cast<const float*>(B), ldb, strideB,
+                              static_cast<const float*>(beta), static_cast<float*>(C), ldc, strideC, batchCount,
+                              computeType == CUBLAS_COMPUTE_32F_FAST_TF32);
   }
   if (int8) {
     std::string imma = Int8GemmRuleError(A, lda, strideA, B, ldb, strideB, batchCount);
@@ -576,8 +628,9 @@ KILN_EMU_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(
                               batchCount);
   }
   return Reject(CUBLAS_STATUS_NOT_SUPPORTED,
-                std::string(call) + ": the emulator implements bf16 x bf16 -> f32 (CUBLAS_COMPUTE_32F) and"
-                                    " s8 x s8 -> s32 (CUBLAS_COMPUTE_32I) only");
+                std::string(call) + ": the emulator implements bf16 x bf16 -> f32 (CUBLAS_COMPUTE_32F),"
+                                    " f32 (CUBLAS_COMPUTE_32F or _32F_FAST_TF32) and s8 x s8 -> s32"
+                                    " (CUBLAS_COMPUTE_32I) only");
 }
 
 KILN_EMU_EXPORT cublasStatus_t cublasStrsm_v2(cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t uplo,

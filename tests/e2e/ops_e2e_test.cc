@@ -83,6 +83,20 @@ TEST_F(OpsE2ETest, IntegerAndLogicalOps) {
       "  h = s32[16] divide(g, kb)\n  ROOT r = s32[16] remainder(h, kb)\n");
 }
 
+// XLA's integer power, against the evaluator: random bases and exponents in
+// [-8, 7] reach wrap-around, negative exponents (0, except +-1 for bases 1
+// and -1) and x^0; squared exponents (up to 64) pass the narrow types' bit
+// widths.
+TEST_F(OpsE2ETest, IntegerPowerOfEveryWidth) {
+  for (const char* t : {"s8", "u16", "s32", "u32", "s64"}) {
+    std::string ty = std::string(t) + "[64]";
+    Check("  x = " + ty + " parameter(0)\n  y = " + ty + " parameter(1)\n  p = " + ty + " power(x, y)\n" +
+              "  y2 = " + ty + " multiply(y, y)\n  q = " + ty + " power(x, y2)\n  ROOT r = (" + ty + ", " + ty +
+              ") tuple(p, q)\n",
+          3);
+  }
+}
+
 TEST_F(OpsE2ETest, CompareSelectClamp) {
   Check(
       "  x = f32[8] parameter(0)\n  y = f32[8] parameter(1)\n"
@@ -227,7 +241,7 @@ TEST_F(OpsE2ETest, Int8Dots) {
     StatusOr<Literal> expected = hlo::Evaluator().Evaluate(**module, args);
     ASSERT_TRUE(expected.ok()) << expected.status().message();
     for (bool all_targets : {false, true}) {
-      StatusOr<tools::DeviceRunResult> run = tools::CompileAndRun(**module, args, *device_, true, all_targets);
+      StatusOr<tools::DeviceRunResult> run = tools::CompileAndRun(**module, args, *device_, {.profile = true, .all_targets = all_targets});
       ASSERT_TRUE(run.ok()) << run.status().message();
       EXPECT_TRUE(CompareValues(run->result, *expected, "result", {}).ok()) << text;
       int gemms = 0;
@@ -247,7 +261,7 @@ TEST_F(OpsE2ETest, Int8Dots) {
   ASSERT_TRUE(module.ok()) << module.status().message();
   std::vector<Literal> args = RandomArgs(**module, 5);
   for (bool all_targets : {false, true}) {
-    StatusOr<tools::DeviceRunResult> run = tools::CompileAndRun(**module, args, *device_, false, all_targets);
+    StatusOr<tools::DeviceRunResult> run = tools::CompileAndRun(**module, args, *device_, {.all_targets = all_targets});
     ASSERT_TRUE(run.ok()) << run.status().message();
     for (int64_t i = 0; i < 4; ++i) EXPECT_EQ(run->result.GetS64(i), -2147483648LL + 65536) << i;
   }

@@ -59,7 +59,7 @@ class SortE2ETest : public ::testing::Test {
     StatusOr<Literal> expected = hlo::Evaluator().Evaluate(**module, args);
     ASSERT_TRUE(expected.ok()) << expected.status().message();
     StatusOr<tools::DeviceRunResult> both =
-        tools::CompileAndRun(**module, args, *device_, /*profile=*/false, /*all_targets=*/true);
+        tools::CompileAndRun(**module, args, *device_, {.all_targets = true});
     ASSERT_TRUE(both.ok()) << both.status().message();
     Status match = CompareValues(both->result, *expected, "host+cuda program on the host", {});
     EXPECT_TRUE(match.ok()) << match.message() << "\n" << text;

@@ -63,6 +63,7 @@ TEST(BefRoundTrip, OptionalFieldsAbsentAndNonDefaultValues) {
   gemm.alpha_real = 2.5;
   gemm.alpha_imag = -1.0;
   gemm.lhs_type = gemm.rhs_type = ElementType::kBF16;  // 64-byte slices now over-sized: fine
+  gemm.tf32 = false;  // TF32 applies to f32 GEMMs only
   auto& conv = *p.root.thunks[2].As<th::ConvolutionThunk>();
   conv.scratch.reset();
   conv.kind = th::ConvolutionKind::kBackwardFilter;

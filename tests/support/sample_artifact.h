@@ -87,6 +87,7 @@ inline th::ThunkProgram SampleProgram() {
   gemm.lhs_leading_dim = gemm.rhs_leading_dim = gemm.out_leading_dim = 4;
   gemm.rhs_transposed = true;
   gemm.beta = 0.5;
+  gemm.tf32 = true;
   root.push_back(MakeThunk("dot.4", gemm, {{"dot.4", "dot", ""}}));
 
   // NHWC f32[1,4,4,1] (64 bytes) with an HWIO f32[3,3,1,1] filter (36 bytes),

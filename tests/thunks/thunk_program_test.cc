@@ -86,6 +86,11 @@ TEST(ValidateProgram, GemmOperandsMustFitTheirStrides) {
   RootBody<GemmThunk>(p, 1).lhs_leading_dim = 3;  // rows of 4 cannot be 3 apart
   EXPECT_NE(ValidationError(p).find("lhs size overflows"), std::string::npos)
       << ValidationError(p);
+
+  // TF32 rounds f32 operands; a bf16 GEMM has none.
+  p = SampleProgram();
+  RootBody<GemmThunk>(p, 1).lhs_type = RootBody<GemmThunk>(p, 1).rhs_type = ElementType::kBF16;
+  EXPECT_EQ(ValidationError(p), "gemm thunk 'dot.4': tf32 on a gemm that is not f32 x f32 -> f32");
 }
 
 TEST(ValidateProgram, SignatureMustCoverEveryLeaf) {
@@ -279,7 +284,7 @@ TEST(ThunkText, LibraryAndDataMovementLines) {
   const ThunkProgram p = SampleProgram();
   EXPECT_EQ(ThunkLine(p.root.thunks[1]),
             "gemm dot.4 lhs=a0[0:64] rhs=a5[0:64]^T out=a3[0:64] types=f32,f32->f32 m=4 n=4 k=4 "
-            "batch=1 ld=(4,4,4) alpha=1 beta=0.5 workspace=a5[1024:2048]  ; hlo: dot.4");
+            "batch=1 ld=(4,4,4) alpha=1 beta=0.5 tf32 workspace=a5[1024:2048]  ; hlo: dot.4");
   EXPECT_EQ(ThunkLine(p.root.thunks[3]),
             "fft fft.6 type=FFT length=[8] in=a5[256:320] c64[8] out=a5[320:384] c64[8]");
   EXPECT_EQ(ThunkLine(p.root.thunks[4]), "copy copy.7 a0[0:64] -> a5[512:576]");

@@ -38,8 +38,8 @@ run "$BEF_COMPILE" "$SRC/examples/mlp.hlo" -o "$TMP/mlp.bef" --targets=cuda
 expect_code 0 "compile mlp for cuda (PTX + sm_90 cubin)"
 
 ROW="[0.1015363 0.1674051 0.2760043 0.4550542]"
-MLP_ARGS=(--input=4x8xf32=1 --input=8x16xf32=0.1
-          "--input=16xf32=-0.3 -1 -0.3 -1 -0.3 -1 -0.3 -1 -0.3 -1 -0.3 -1 -0.3 -1 -0.3 -1"
+MLP_ARGS=(--input=4x8xf32=1 --input=8x16xf32=0.125
+          "--input=16xf32=-0.5 -1.5 -0.5 -1.5 -0.5 -1.5 -0.5 -1.5 -0.5 -1.5 -0.5 -1.5 -0.5 -1.5 -0.5 -1.5"
           --input=16x4xf32=0.25 "--input=4xf32=0 1 2 3" --output= --output=
           "--expected_output=4x4xf32=$ROW$ROW$ROW$ROW"
           "--expected_output=4x4xf32=[1 2 3 4][1 2 3 4][1 2 3 4][1 2 3 4]")

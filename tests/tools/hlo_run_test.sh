@@ -254,8 +254,8 @@ checks=$((checks + 1))
 # --- the example MLP with hand-derived values (examples/README.md) ----------
 row="0.1015363 0.1674051 0.2760043 0.4550542"
 run "$HLO_RUN" --reference "$ROOT/examples/mlp.hlo" \
-  --input=4x8xf32=1 --input=8x16xf32=0.1 \
-  "--input=16xf32=-0.3 -1 -0.3 -1 -0.3 -1 -0.3 -1 -0.3 -1 -0.3 -1 -0.3 -1 -0.3 -1" \
+  --input=4x8xf32=1 --input=8x16xf32=0.125 \
+  "--input=16xf32=-0.5 -1.5 -0.5 -1.5 -0.5 -1.5 -0.5 -1.5 -0.5 -1.5 -0.5 -1.5 -0.5 -1.5 -0.5 -1.5" \
   --input=16x4xf32=0.25 "--input=4xf32=0 1 2 3" \
   "--expected_output=4x4xf32=[$row][$row][$row][$row]" \
   "--expected_output=4x4xf32=[1 2 3 4][1 2 3 4][1 2 3 4][1 2 3 4]"
@@ -280,8 +280,8 @@ if "$HLO_RUN" --help | grep -q -- '--device'; then
     fail "device mismatch line: [$out]"
   row="0.1015363 0.1674051 0.2760043 0.4550542"
   run "$HLO_RUN" "$ROOT/examples/mlp.hlo" --device=host \
-    --input=4x8xf32=1 --input=8x16xf32=0.1 \
-    "--input=16xf32=-0.3 -1 -0.3 -1 -0.3 -1 -0.3 -1 -0.3 -1 -0.3 -1 -0.3 -1 -0.3 -1" \
+    --input=4x8xf32=1 --input=8x16xf32=0.125 \
+    "--input=16xf32=-0.5 -1.5 -0.5 -1.5 -0.5 -1.5 -0.5 -1.5 -0.5 -1.5 -0.5 -1.5 -0.5 -1.5 -0.5 -1.5" \
     --input=16x4xf32=0.25 "--input=4xf32=0 1 2 3" --output= --output= \
     "--expected_output=4x4xf32=[$row][$row][$row][$row]" \
     "--expected_output=4x4xf32=[1 2 3 4][1 2 3 4][1 2 3 4][1 2 3 4]"

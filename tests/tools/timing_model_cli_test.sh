@@ -87,7 +87,7 @@ PY
 
 # --- sampling mode ---------------------------------------------------------------------
 # Expected outputs that do not match: in sampling mode nothing is compared.
-MLP_ARGS=(--input=4x8xf32=1 --input=8x16xf32=0.1 --input=16xf32=0.5 --input=16x4xf32=0.25
+MLP_ARGS=(--input=4x8xf32=1 --input=8x16xf32=0.125 --input=16xf32=0.5 --input=16x4xf32=0.25
           "--input=4xf32=0 1 2 3" --expected_output=4x4xf32=0 --expected_output=4x4xf32=0)
 KILN_EMU_SAMPLE=1 run "$BEF_RUN" "$TMP/mlp.bef" --device=cuda "${MLP_ARGS[@]}"
 expect_code 0 "sampled run"

@@ -39,6 +39,7 @@ struct Options {
   bool time_passes = false;
   bool verify_each_pass = false;
   bool no_radix_sort = false;
+  std::string tf32 = "on";
 };
 
 Status WriteStats(const Options& options, const compiler::CompileStats& stats) {
@@ -63,6 +64,9 @@ Status Compile(const std::string& input, const Options& options) {
   copts.dump_passes = options.dump_passes;
   copts.verify_each_pass = options.verify_each_pass;
   copts.radix_sort = !options.no_radix_sort;
+  if (options.tf32 != "on" && options.tf32 != "off")
+    return Error("--tf32 must be on or off, not '" + options.tf32 + "'");
+  copts.tf32 = options.tf32 == "on";
   if (!options.stop_after.empty() && options.stop_after != "buffer-assignment")
     return Error("unknown --stop-after '" + options.stop_after + "' (expected buffer-assignment)");
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> module, hlo::ParseHloModuleFile(input));
@@ -94,6 +98,9 @@ int Main(int argc, char** argv) {
                 "run the HLO verifier after every pass that changes the module (default: once at the end)");
   flags.AddBool("no-radix-sort", &options.no_radix_sort,
                 "CUDA: keep every sort a kernel-IR kernel (default: radix sort kernels where they apply)");
+  flags.AddString("tf32", &options.tf32,
+                  "on|off: CUDA runs f32 dots of DEFAULT operand precision on the TF32 tensor cores, as XLA GPU "
+                  "does (default on; off keeps them at f32 precision)");
   flags.AddString("stats", &options.stats, "write the compile summary as JSON to this file ('-' prints it)");
   flags.AddString("stop-after", &options.stop_after,
                   "buffer-assignment: run the middle-end only (dumps and stats, no artifact)");

@@ -275,6 +275,7 @@ class ArtifactJson {
     j_.FieldDouble("alpha_real", g.alpha_real);
     j_.FieldDouble("alpha_imag", g.alpha_imag);
     j_.FieldDouble("beta", g.beta);
+    j_.Field("tf32", g.tf32);
   }
   void Body(const th::ConvolutionThunk& c) {
     j_.Field("convolution_kind", th::ConvolutionKindName(c.kind));

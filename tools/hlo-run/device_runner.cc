@@ -28,10 +28,11 @@ StatusOr<Literal> BuffersToLiteral(const Shape& shape, const std::vector<runtime
 }
 
 StatusOr<DeviceRunResult> CompileAndRun(const hlo::HloModule& module, const std::vector<Literal>& args,
-                                        runtime::Device& device, bool profile, bool all_targets) {
+                                        runtime::Device& device, const CompileAndRunOptions& run) {
   compiler::CompileOptions options;
-  options.host = all_targets || device.kind() == runtime::DeviceKind::kHost;
-  options.cuda = all_targets || device.kind() == runtime::DeviceKind::kCuda;
+  options.host = run.all_targets || device.kind() == runtime::DeviceKind::kHost;
+  options.cuda = run.all_targets || device.kind() == runtime::DeviceKind::kCuda;
+  options.tf32 = run.tf32;
   KILN_ASSIGN_OR_RETURN(bef::Artifact artifact, compiler::CompileModule(module, options));
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<runtime::LoadedExecutable> exe,
                         runtime::LoadedExecutable::Load(device, artifact));
@@ -41,7 +42,7 @@ StatusOr<DeviceRunResult> CompileAndRun(const hlo::HloModule& module, const std:
     for (runtime::Buffer& b : leaves) buffers.push_back(std::move(b));
   }
   runtime::ExecuteOptions exec;
-  exec.profile = profile;
+  exec.profile = run.profile;
   // The buffers are private copies of the arguments, so every one may be
   // donated (a must-alias input_output_alias needs that).
   exec.donate.assign(buffers.size(), true);

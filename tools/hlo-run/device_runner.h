@@ -30,11 +30,20 @@ struct DeviceRunResult {
   std::unique_ptr<runtime::LoadedExecutable> executable;
 };
 
-// Compiles `module` for `device`'s target (with `all_targets`, for host and
-// CUDA: the one program both run, as `bef-compile --targets=host,cuda`
-// writes it) and runs it once on `args` (one per entry parameter). The
-// device outlives the call.
+struct CompileAndRunOptions {
+  bool profile = false;  // collect the per-thunk profile
+  // Compile for host and CUDA: the one program both run, as
+  // `bef-compile --targets=host,cuda` writes it.
+  bool all_targets = false;
+  // Let default-precision f32 GEMMs round their operands to TF32 on CUDA
+  // (bef-compile's default, CompileOptions::tf32). Off here: runs that are
+  // compared with the reference evaluator check f32 arithmetic.
+  bool tf32 = false;
+};
+
+// Compiles `module` for `device`'s target and runs it once on `args` (one
+// per entry parameter). The device outlives the call.
 StatusOr<DeviceRunResult> CompileAndRun(const hlo::HloModule& module, const std::vector<Literal>& args,
-                                        runtime::Device& device, bool profile = false, bool all_targets = false);
+                                        runtime::Device& device, const CompileAndRunOptions& run = {});
 
 }  // namespace kiln::tools

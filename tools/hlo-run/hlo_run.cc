@@ -75,6 +75,7 @@ struct Options {
   std::string device;  // "host" or "cuda": compile and run on it
   bool profile = false;
   std::string export_profile;  // with --device: the profile as JSON
+  bool tf32 = false;           // with --device=cuda: TF32 GEMMs, as bef-compile's default
 };
 
 StatusOr<std::unique_ptr<hlo::HloModule>> LoadModule(const std::string& path,
@@ -195,7 +196,7 @@ StatusOr<int> RunOnDevice(const std::string& file, const Options& options) {
   KILN_ASSIGN_OR_RETURN(std::vector<Literal> args, BuildArguments(*module->entry(), options));
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Device> device, runtime::Device::Create(kind));
   bool profile = options.profile || !options.export_profile.empty();
-  KILN_ASSIGN_OR_RETURN(DeviceRunResult run, CompileAndRun(*module, args, *device, profile));
+  KILN_ASSIGN_OR_RETURN(DeviceRunResult run, CompileAndRun(*module, args, *device, {.profile = profile, .tf32 = options.tf32}));
   if (!run.results_computed) {
     // Sampled emulation: nothing to print or compare, so no reference either.
     std::cout << ResultsNotComputedLine() << "\n";
@@ -253,6 +254,9 @@ int Main(int argc, char** argv) {
   flags.AddString("device", &options.device,
                   "host or cuda: compile FILE, run it there and compare with the reference evaluator");
   flags.AddBool("profile", &options.profile, "with --device: print the per-HLO profile of the run");
+  flags.AddBool("tf32", &options.tf32,
+                "with --device=cuda: run default-precision f32 dots on the TF32 tensor cores, as bef-compile does "
+                "by default (off here, so results are checked against the evaluator's f32 arithmetic)");
   flags.AddString("export_profile", &options.export_profile,
                   "with --device: write the per-HLO profile of the run as JSON");
   std::vector<std::string> files;
