@@ -1,5 +1,6 @@
 // bef_load_bench: how long LoadArtifact takes, from bytes in memory through
-// the FlatBuffers verifier and semantic checks to an owned Artifact.
+// the checksum (XXH3-64 of the whole file), the FlatBuffers verifier and
+// semantic checks to an owned Artifact.
 //   small: the sample program of tests/support/sample_artifact.h (every
 //          thunk kind, two kernel images); target < 50 ms.
 //   large: the sample plus 10000 kernel thunks and a 16 MiB constant, to
@@ -71,7 +72,7 @@ int main(int argc, char** argv) {
   if (!TimeLoads(kiln::testing::SampleArtifact(), iterations, small)) return 1;
   const int large_iterations = std::max(1, iterations / 100);
   if (!TimeLoads(LargeArtifact(), large_iterations, large)) return 1;
-  std::printf("bef_load_bench: LoadArtifact (verify + validate + copy into an Artifact)\n");
+  std::printf("bef_load_bench: LoadArtifact (checksum + verify + validate + copy into an Artifact)\n");
   Print("small", iterations, small);
   Print("large", large_iterations, large);
   const bool ok = small.median_us < 50000.0;

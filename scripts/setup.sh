@@ -6,7 +6,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config git python3 python3-venv
   llvm-22-dev libmlir-22-dev mlir-22-tools lld-22 liblld-22-dev clang-22 libclang-rt-22-dev
-  libzstd-dev zlib1g-dev libflatbuffers-dev flatbuffers-compiler
+  libzstd-dev zlib1g-dev libflatbuffers-dev flatbuffers-compiler libxxhash-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   libopenblas-dev libfftw3-dev nlohmann-json3-dev
 )

@@ -5,8 +5,10 @@
 // target it was compiled for, who produced it and the optimized HLO text
 // (for dumps and profiles). SerializeArtifact is deterministic: the same
 // Artifact always gives byte-identical bytes. LoadArtifact never trusts its
-// input: it runs the FlatBuffers verifier, then ValidateArtifact, and turns
-// a truncated, corrupted or wrong-version file into a one-line error.
+// input: it checks the file's checksum (bef_checksum.h), runs the
+// FlatBuffers verifier, then ValidateArtifact, and turns a truncated,
+// corrupted or wrong-version file into a one-line error. A .bef holds
+// native code: load only files you would load as a shared library.
 #pragma once
 
 #include <cstdint>
@@ -24,12 +26,14 @@ namespace kiln::bef {
 // Major 2: host kernels take (args, begin, end) and their entries' grid.x
 // counts the units they split into; a version-1 runtime would call them
 // with garbage bounds.
-inline constexpr uint32_t kBefVersionMajor = 2;
-// Minor 1: Cholesky and TriangularSolve thunks.
-// Minor 2: Signature.dynamic_dimensions (bounded dynamic shapes), Linalg and
-// RadixSort thunks.
-// Minor 3: GemmThunk.tf32.
-inline constexpr uint32_t kBefVersionMinor = 3;
+// Major 3: checksums (serialization/bef_checksum.h): the file and every
+// section the FlatBuffers verifier cannot judge (host shared objects,
+// cubins, PTX, constant data) carry XXH3-64 checksums, and a reader
+// rejects a file without them. (2.1 added Cholesky and TriangularSolve
+// thunks, 2.2 dynamic dimensions, Linalg and RadixSort thunks, 2.3
+// GemmThunk.tf32.)
+inline constexpr uint32_t kBefVersionMajor = 3;
+inline constexpr uint32_t kBefVersionMinor = 0;
 inline constexpr char kBefFileIdentifier[] = "KBEF";
 // Alignment of constant data within a .bef file, in bytes.
 inline constexpr int64_t kConstantAlignment = 64;

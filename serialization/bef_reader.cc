@@ -3,15 +3,17 @@
 // Order of checks, each failing with one line:
 //   1. size and file identifier ("not a .bef file");
 //   2. the schema version and recorded file size, read after verifying
-//      just those root-table fields, so a file from another major version
-//      or a truncated file is reported as such even though the rest of
-//      it would not verify;
-//   3. the FlatBuffers verifier over the whole buffer (bounds, alignment,
+//      just those root-table fields (and the checksum field), so a file
+//      from another major version or a truncated file is reported as such
+//      even though the rest of it would not verify;
+//   3. the whole-file checksum (bef_checksum.h); a mismatch names the
+//      damaged section ("checksum mismatch in host kernel image 'x'");
+//   4. the FlatBuffers verifier over the whole buffer (bounds, alignment,
 //      nesting depth, table count);
-//   4. conversion to C++ values: enum and union values this reader does not
+//   5. conversion to C++ values: enum and union values this reader does not
 //      know, element-type names, shape structure, constant alignment, and
 //      the alignment of 8-byte vector elements (which the verifier skips);
-//   5. ValidateArtifact (slices, signature, kernels in images, depth).
+//   6. ValidateArtifact (slices, signature, kernels in images, depth).
 // Conversion copies every vector; copies (and each thunk and shape built)
 // are charged against the file size, so a crafted file whose tables share
 // one large vector or subtree cannot make the loader allocate more than a
@@ -25,7 +27,9 @@
 #include <memory>
 
 #include "serialization/artifact.h"
+#include "serialization/bef_checksum.h"
 #include "serialization/bef_generated.h"
+#include "serialization/bef_verifier.h"
 #include "thunks/program_text.h"
 #include "thunks/validate.h"
 
@@ -34,11 +38,6 @@ namespace {
 
 namespace th = ::kiln::thunks;
 using flatbuffers::Vector;
-
-// Verifier limits. A table nests at most three levels per thunk level
-// (Thunk -> While -> Sequence), so this admits kMaxThunkDepth with room for
-// shapes; ValidateProgram applies the precise thunk-depth limit.
-constexpr flatbuffers::uoffset_t kMaxVerifierDepth = 3 * th::kMaxThunkDepth + 64;
 
 Status Corrupt(const std::string& what) { return Error("corrupt .bef file: " + what); }
 
@@ -647,6 +646,8 @@ class Reader {
 struct Preamble {
   uint32_t schema_version = 0;
   uint64_t file_size = 0;
+  size_t checksum_offset = 0;  // of the checksum field in the file; 0 if absent
+  uint64_t checksum = 0;
 };
 
 // Reads the preamble after verifying only what those reads touch.
@@ -658,11 +659,15 @@ StatusOr<Preamble> ReadPreamble(const uint8_t* buf, size_t size) {
   const auto* table = reinterpret_cast<const flatbuffers::Table*>(buf + root);
   if (!table->VerifyTableStart(verifier) ||
       !table->VerifyField<uint32_t>(verifier, fb::BefFile::VT_SCHEMA_VERSION, 4) ||
-      !table->VerifyField<uint64_t>(verifier, fb::BefFile::VT_FILE_SIZE, 8)) {
+      !table->VerifyField<uint64_t>(verifier, fb::BefFile::VT_FILE_SIZE, 8) ||
+      !table->VerifyField<uint64_t>(verifier, fb::BefFile::VT_CHECKSUM, 8)) {
     return Corrupt("bad root table");
   }
+  const flatbuffers::voffset_t checksum_field = table->GetOptionalFieldOffset(fb::BefFile::VT_CHECKSUM);
   return Preamble{table->GetField<uint32_t>(fb::BefFile::VT_SCHEMA_VERSION, 0),
-                  table->GetField<uint64_t>(fb::BefFile::VT_FILE_SIZE, 0)};
+                  table->GetField<uint64_t>(fb::BefFile::VT_FILE_SIZE, 0),
+                  checksum_field == 0 ? 0 : root + checksum_field,
+                  table->GetField<uint64_t>(fb::BefFile::VT_CHECKSUM, 0)};
 }
 
 StatusOr<Artifact> LoadAligned(const uint8_t* buf, size_t size) {
@@ -678,15 +683,11 @@ StatusOr<Artifact> LoadAligned(const uint8_t* buf, size_t size) {
                  " .bef file (" + std::to_string(size) + " bytes, the file records " +
                  std::to_string(preamble.file_size) + ")");
   }
-  flatbuffers::Verifier::Options options;
-  options.max_depth = kMaxVerifierDepth;
-  // Each table visit needs its own 4-byte offset slot unless tables are
-  // shared (which kiln's writer never does), so this bound never rejects a
-  // genuine file and caps the work on a crafted one.
-  options.max_tables = static_cast<flatbuffers::uoffset_t>(size / 4 + 16);
-  options.check_alignment = true;
-  flatbuffers::Verifier verifier(buf, size, options);
-  if (!fb::VerifyBefFileBuffer(verifier)) {
+  // Before anything walks the tables, let alone maps or runs a kernel.
+  if (preamble.checksum_offset == 0) return Corrupt("no checksum");
+  KILN_RETURN_IF_ERROR(VerifyChecksums({buf, size}, preamble.checksum_offset, preamble.checksum)
+                           .WithContext("corrupt .bef file"));
+  if (!VerifyBefStructure(buf, size)) {
     return Corrupt("FlatBuffers verification failed (damaged file)");
   }
   Artifact artifact;

@@ -5,11 +5,16 @@
 // deduplication on, no shared strings and no hash-map iteration, so equal
 // artifacts give byte-identical files. Empty vectors and strings are
 // omitted (a reader treats absent as empty).
+//
+// Checksums (bef_checksum.h): each section's XXH3-64 is computed from the
+// C++ data as its table is written; the whole-file checksum last, over the
+// finished buffer, and patched into its field like the file size.
 #include <flatbuffers/flatbuffers.h>
 
 #include <fstream>
 
 #include "serialization/artifact.h"
+#include "serialization/bef_checksum.h"
 #include "serialization/bef_generated.h"
 
 namespace kiln::bef {
@@ -67,9 +72,16 @@ class Writer {
     file.add_signature(signature);
     file.add_program(program);
     file.add_hlo_text(hlo_text);
+    file.add_checksum(1);  // placeholder, like file_size
     fb::FinishBefFileBuffer(fbb_, file.Finish());
-    fb::GetMutableBefFile(fbb_.GetBufferPointer())->mutate_file_size(fbb_.GetSize());
-    return std::vector<uint8_t>(fbb_.GetBufferPointer(), fbb_.GetBufferPointer() + fbb_.GetSize());
+    std::vector<uint8_t> bytes(fbb_.GetBufferPointer(), fbb_.GetBufferPointer() + fbb_.GetSize());
+    fb::BefFile* root = fb::GetMutableBefFile(bytes.data());
+    root->mutate_file_size(bytes.size());
+    const auto* table = reinterpret_cast<const flatbuffers::Table*>(root);
+    const size_t field = static_cast<size_t>(reinterpret_cast<const uint8_t*>(table) - bytes.data()) +
+                         table->GetOptionalFieldOffset(fb::BefFile::VT_CHECKSUM);
+    root->mutate_checksum(FileChecksum(bytes, field));
+    return bytes;
   }
 
  private:
@@ -149,7 +161,12 @@ class Writer {
   Offset<fb::Constant> Const(const th::Constant& c) {
     auto name = Str(c.name);
     auto data = Bytes(c.bytes.data(), c.bytes.size(), kConstantAlignment);
-    return fb::CreateConstant(fbb_, name, data);
+    return fb::CreateConstant(fbb_, name, data, SectionChecksum(c.bytes));
+  }
+
+  // A section's checksum; 0 (absent) for an empty one.
+  static uint64_t SectionChecksum(std::span<const uint8_t> bytes) {
+    return bytes.empty() ? 0 : Xxh3(bytes);
   }
 
   Offset<fb::Signature> Sig(const th::Signature& s) {
@@ -403,7 +420,8 @@ class Writer {
     auto target = Str(image.target);
     std::vector<Offset<fb::Cubin>> cubins;
     for (const CubinImage& c : image.cubins) {
-      cubins.push_back(fb::CreateCubin(fbb_, c.sm_arch, Bytes(c.data.data(), c.data.size(), 16)));
+      cubins.push_back(fb::CreateCubin(fbb_, c.sm_arch, Bytes(c.data.data(), c.data.size(), 16),
+                                       SectionChecksum(c.data)));
     }
     auto cubins_vec = Vec(cubins);
     auto ptx = Str(image.ptx);
@@ -416,8 +434,11 @@ class Writer {
           fb::CreateKernelEntry(fbb_, name, &grid, &block, k.launch.shared_memory_bytes));
     }
     auto kernels_vec = Vec(kernels);
+    const auto* ptx_bytes = reinterpret_cast<const uint8_t*>(image.ptx.data());
     return fb::CreateKernelImage(fbb_, target, static_cast<fb::TargetKind>(image.kind),
-                                 cubins_vec, ptx, so, kernels_vec);
+                                 cubins_vec, ptx, so, kernels_vec,
+                                 SectionChecksum(image.shared_object),
+                                 SectionChecksum({ptx_bytes, image.ptx.size()}));
   }
 
   flatbuffers::FlatBufferBuilder fbb_;

@@ -1,10 +1,12 @@
 // End-to-end tests of the bef-dump tool on the sample artifact: text and
-// JSON output, and one-line errors. bef-dump is found next to the test
+// JSON output (with the checksums, recomputed here with xxHash), and
+// one-line errors (a checksum mismatch among them). bef-dump is found next to the test
 // binary's build tree (build/tests/X -> build/tools/bef-dump/bef-dump) or
 // through $KILN_BEF_DUMP; without it the tests are skipped, saying so.
 // Expected text is written by hand from tests/support/sample_artifact.h.
 #include <gtest/gtest.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +15,7 @@
 #include <sstream>
 
 #include "serialization/artifact.h"
+#include "serialization/bef_checksum.h"
 #include "tests/support/sample_artifact.h"
 
 namespace kiln::bef {
@@ -75,12 +78,40 @@ bool Contains(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;
 }
 
+// "0x%016x" of XXH3-64 of `data`, computed here with xxHash.
+template <typename Bytes>
+std::string Xxh3Hex(const Bytes& data) {
+  char hex[24];
+  std::snprintf(hex, sizeof hex, "0x%016llx",
+                static_cast<unsigned long long>(XXH3_64bits(data.data(), data.size())));
+  return hex;
+}
+
+// The sample's checksummed sections in bef-dump's order, with the XXH3-64
+// of their bytes.
+std::vector<std::pair<std::string, std::string>> SampleSections() {
+  const Artifact a = kiln::testing::SampleArtifact();
+  const KernelImage& cuda = a.kernel_images[0];
+  return {{"cubin sm_90 of kernel image 'cuda'", Xxh3Hex(cuda.cubins[0].data)},
+          {"cubin sm_80 of kernel image 'cuda'", Xxh3Hex(cuda.cubins[1].data)},
+          {"PTX of kernel image 'cuda'", Xxh3Hex(cuda.ptx)},
+          {"host kernel image 'host-x86_64'", Xxh3Hex(a.kernel_images[1].shared_object)},
+          {"constant 0 ('constant.1')", Xxh3Hex(a.program.constants[0].bytes)}};
+}
+
 TEST_F(BefDumpTool, TextShowsEverySection) {
   const Result r = Run(sample_);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.err, "");
   // Each expected line, in order of appearance.
+  const std::vector<std::pair<std::string, std::string>> sections = SampleSections();
   const std::vector<std::string> lines = {
+      ", .bef 3.x)\nchecksums: xxh3-64, file 0x",
+      "  " + sections[0].first + ": " + sections[0].second + " (7 bytes at offset ",
+      "  " + sections[1].first + ": " + sections[1].second + " (5 bytes at offset ",
+      "  " + sections[2].first + ": " + sections[2].second + " (27 bytes at offset ",
+      "  " + sections[3].first + ": " + sections[3].second + " (8 bytes at offset ",
+      "  " + sections[4].first + ": " + sections[4].second + " (16 bytes at offset ",
       "producer: kiln-test 0.1\n",
       "targets: cuda host-x86_64\n",
       "signature:\n  parameter 0: f32[4,4]{1,0}\n    {} -> a0[0:64]\n",
@@ -143,13 +174,27 @@ TEST_F(BefDumpTool, JsonIsValidAndStructured) {
       "assert p[19]['kind'] == 'radix-sort' and p[19]['order'] == 'float-numpy' and p[19]['descending'] is True\n"
       "assert p[19]['values_out'] == {'allocation': 5, 'offset': 3840, 'size': 64} and p[19]['rows'] == 2\n"
       "assert d['kernel_images'][0]['cubins'][0] == {'sm_arch': 90, 'size': 7}\n"
-      "assert d['hlo_text'].startswith('HloModule sample')\n";
+      "assert d['hlo_text'].startswith('HloModule sample')\n"
+      "c = d['checksums']\n"
+      "assert c['algorithm'] == 'xxh3-64' and len(c['file']) == 18, c\n"
+      "assert [[s['section'], s['checksum']] for s in c['sections']] == json.load(open(sys.argv[2])), c\n"
+      "assert [s['size'] for s in c['sections']] == [7, 5, 27, 8, 16], c\n"
+      "b = open(sys.argv[3], 'rb').read()\n"
+      "assert b[c['sections'][4]['offset']:][:16] == bytes.fromhex('0000803f000000400000404000008040')\n";
   const std::string script_path = dir_ + "/check.py";
   std::ofstream(script_path) << script;
   if (std::system("python3 -c 'import json' >/dev/null 2>&1") != 0) {
     GTEST_SKIP() << "python3 not available to parse the JSON";
   }
-  EXPECT_EQ(std::system(("python3 " + script_path + " " + json_path).c_str()), 0) << r.out;
+  std::string sections = "[";
+  for (const auto& [name, hex] : SampleSections()) {
+    sections += std::string(sections.size() > 1 ? ", " : "") + "[\"" + name + "\", \"" + hex + "\"]";
+  }
+  sections += "]";
+  const std::string sections_path = dir_ + "/sections.json";
+  std::ofstream(sections_path) << sections;
+  EXPECT_EQ(std::system(("python3 " + script_path + " " + json_path + " " + sections_path + " " + sample_).c_str()), 0)
+      << r.out;
 }
 
 TEST_F(BefDumpTool, ErrorsAreOneLine) {
@@ -168,6 +213,20 @@ TEST_F(BefDumpTool, ErrorsAreOneLine) {
   EXPECT_EQ(r.err, "bef-dump: error: " + cut + ": truncated .bef file (" +
                        std::to_string(bytes.size() / 2) + " bytes, the file records " +
                        std::to_string(bytes.size()) + ")\n");
+
+  // A damaged byte in the host shared object.
+  std::vector<uint8_t> sample(bytes.begin(), bytes.end());
+  StatusOr<FileChecksums> checksums = ReadChecksums(sample);
+  ASSERT_TRUE(checksums.ok());
+  ASSERT_EQ(checksums->sections[3].section, "host kernel image 'host-x86_64'");
+  bytes[checksums->sections[3].offset + 5] ^= 0x04;
+  const std::string damaged = dir_ + "/damaged.bef";
+  std::ofstream(damaged, std::ios::binary) << bytes;
+  r = Run(damaged);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "bef-dump: error: " + damaged +
+                       ": corrupt .bef file: checksum mismatch in host kernel image 'host-x86_64'\n");
 
   r = Run("");
   EXPECT_EQ(r.code, 1);

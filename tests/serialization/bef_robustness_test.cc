@@ -1,15 +1,18 @@
-// The loader against bad input: every truncation, seeded random byte flips,
-// wrong identifier and version, and files that verify as FlatBuffers but
-// break a semantic rule (slice out of bounds, kernel missing from an image,
-// misaligned constant, unknown thunk kind, too-deep tree, shared-data
-// bombs). Each must be rejected with a one-line message, never crash.
-// Hand-made files are built with the generated FlatBuffers API, so the
-// loader is tested on bytes the kiln writer would refuse to produce.
+// The loader against bad input: every truncation, seeded random byte flips
+// (caught by the checksum, and again with the checksum recomputed so they
+// reach the verifier and the semantic checks), wrong identifier and
+// version, and files that verify as FlatBuffers but break a semantic rule
+// (slice out of bounds, kernel missing from an image, misaligned constant,
+// unknown thunk kind, too-deep tree, shared-data bombs). Each must be
+// rejected with a one-line message, never crash. Edited and hand-made files
+// are resealed (ResealChecksums) so the loader sees bytes the kiln writer
+// would refuse to produce, not just a checksum mismatch.
 #include <gtest/gtest.h>
 
 #include <random>
 
 #include "serialization/artifact.h"
+#include "serialization/bef_checksum.h"
 #include "serialization/bef_generated.h"
 #include "tests/support/sample_artifact.h"
 #include "thunks/program_text.h"
@@ -36,6 +39,12 @@ std::string LoadError(const std::vector<uint8_t>& bytes) {
 
 bool Contains(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;
+}
+
+// Recomputes the checksums of a file edited on purpose.
+void Reseal(std::vector<uint8_t>& bytes) {
+  const Status status = ResealChecksums(bytes);
+  ASSERT_TRUE(status.ok()) << status.message();
 }
 
 TEST(BefRobustness, EveryTruncationIsRejected) {
@@ -70,7 +79,36 @@ TEST(BefRobustness, TrailingBytesAreRejected) {
                                   " bytes, the file records " + std::to_string(size) + ")");
 }
 
-TEST(BefRobustness, RandomByteFlipsNeverCrash) {
+TEST(BefRobustness, RandomByteFlipsAreCaughtByTheChecksum) {
+  const std::vector<uint8_t> bytes = Serialize(SampleArtifact());
+  std::mt19937 rng(20240612);
+  std::uniform_int_distribution<size_t> position(0, bytes.size() - 1);
+  std::uniform_int_distribution<int> flips(1, 3), mask(1, 255);
+  int checksum = 0, preamble = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    std::vector<uint8_t> damaged = bytes;
+    for (int f = flips(rng); f > 0; --f) damaged[position(rng)] ^= static_cast<uint8_t>(mask(rng));
+    if (damaged == bytes) continue;
+    const std::string error = LoadError(damaged);
+    ASSERT_NE(error, "OK") << "trial " << trial;
+    EXPECT_EQ(error.find('\n'), std::string::npos) << error;
+    // Flips in the root offset, identifier or the root table's first
+    // fields fail before the checksum is read; every other one fails it.
+    if (Contains(error, "corrupt .bef file: checksum mismatch in ")) {
+      ++checksum;
+    } else {
+      ++preamble;
+      EXPECT_TRUE(Contains(error, "not a .bef file") || Contains(error, "unsupported .bef version") ||
+                  Contains(error, " .bef file (") || Contains(error, "bad root") ||
+                  Contains(error, "no checksum"))
+          << "trial " << trial << ": " << error;
+    }
+  }
+  EXPECT_GT(checksum, 2500);
+  std::printf("byte flips: %d checksum mismatches, %d rejected before the checksum\n", checksum, preamble);
+}
+
+TEST(BefRobustness, RandomByteFlipsWithRecomputedChecksumsNeverCrash) {
   const std::vector<uint8_t> bytes = Serialize(SampleArtifact());
   std::mt19937 rng(20240611);
   std::uniform_int_distribution<size_t> position(0, bytes.size() - 1);
@@ -79,6 +117,9 @@ TEST(BefRobustness, RandomByteFlipsNeverCrash) {
   for (int trial = 0; trial < 3000; ++trial) {
     std::vector<uint8_t> damaged = bytes;
     for (int f = flips(rng); f > 0; --f) damaged[position(rng)] ^= static_cast<uint8_t>(mask(rng));
+    // A file that no longer verifies cannot be resealed: the checksum
+    // stays wrong and the load must fail all the same.
+    (void)ResealChecksums(damaged);
     StatusOr<Artifact> a = LoadArtifact(damaged);
     if (!a.ok()) {
       ++rejected;
@@ -111,13 +152,21 @@ TEST(BefRobustness, WrongFileIdentifier) {
 
 TEST(BefRobustness, VersionCheck) {
   std::vector<uint8_t> bytes = Serialize(SmallArtifact());
-  ASSERT_TRUE(fb::GetMutableBefFile(bytes.data())->mutate_schema_version((3u << 16) | 3u));
-  EXPECT_EQ(LoadError(bytes), "unsupported .bef version 3.3 (this runtime reads 2.x)");
-  // Version 1 host kernels took no (begin, end) range: rejected.
+  EXPECT_EQ(fb::GetBefFile(bytes.data())->schema_version(), 3u << 16);
+  // The version is checked before the checksum, so an old or new file is
+  // reported as such.
+  ASSERT_TRUE(fb::GetMutableBefFile(bytes.data())->mutate_schema_version((4u << 16) | 3u));
+  EXPECT_EQ(LoadError(bytes), "unsupported .bef version 4.3 (this runtime reads 3.x)");
+  // Version 2 files carry no checksums; version 1 host kernels took no
+  // (begin, end) range: both rejected.
+  ASSERT_TRUE(fb::GetMutableBefFile(bytes.data())->mutate_schema_version((2u << 16) | 2u));
+  EXPECT_EQ(LoadError(bytes), "unsupported .bef version 2.2 (this runtime reads 3.x)");
   ASSERT_TRUE(fb::GetMutableBefFile(bytes.data())->mutate_schema_version((1u << 16) | 0u));
-  EXPECT_EQ(LoadError(bytes), "unsupported .bef version 1.0 (this runtime reads 2.x)");
+  EXPECT_EQ(LoadError(bytes), "unsupported .bef version 1.0 (this runtime reads 3.x)");
   // A newer minor version of the same major version only adds fields.
-  ASSERT_TRUE(fb::GetMutableBefFile(bytes.data())->mutate_schema_version((2u << 16) | 7u));
+  ASSERT_TRUE(fb::GetMutableBefFile(bytes.data())->mutate_schema_version((3u << 16) | 7u));
+  EXPECT_EQ(LoadError(bytes), "corrupt .bef file: checksum mismatch in the tables (structure, names or HLO text)");
+  Reseal(bytes);
   EXPECT_EQ(LoadError(bytes), "OK");
 }
 
@@ -127,6 +176,7 @@ TEST(BefRobustness, SliceOutOfBoundsInFile) {
   auto* kernel = static_cast<fb::KernelThunk*>(thunk->mutable_body());
   // Argument 2 is a1[0:16]; allocation 1 has 16 bytes, so [8, 24) overruns.
   kernel->mutable_args()->GetMutableObject(2)->mutable_slice().mutate_offset(8);
+  Reseal(bytes);
   EXPECT_EQ(LoadError(bytes),
             "invalid .bef file: kernel thunk 'add': argument 2 slice a1 offset 8 size 16 is out "
             "of bounds of allocation 1 (size 16)");
@@ -136,6 +186,7 @@ TEST(BefRobustness, KernelMissingFromImage) {
   std::vector<uint8_t> bytes = Serialize(SmallArtifact());
   auto* image = fb::GetMutableBefFile(bytes.data())->mutable_kernel_images()->GetMutableObject(0);
   image->mutable_kernels()->GetMutableObject(0)->mutable_name()->Mutate(1, '9');  // k0 -> k9
+  Reseal(bytes);
   EXPECT_EQ(LoadError(bytes),
             "invalid .bef file: kernel 'k0' of kernel thunk 'add' is missing from the kernel "
             "image for 'host'");
@@ -146,11 +197,12 @@ TEST(BefRobustness, UnknownEnumValue) {
   auto* thunk = fb::GetMutableBefFile(bytes.data())->mutable_program()->mutable_thunks()->GetMutableObject(9);
   auto* all_reduce = static_cast<fb::AllReduceThunk*>(thunk->mutable_body());
   ASSERT_TRUE(all_reduce->mutate_reduction(static_cast<fb::ReductionKind>(9)));  // kMax is stored
+  Reseal(bytes);
   EXPECT_EQ(LoadError(bytes), "corrupt .bef file: unknown reduction kind 9");
 }
 
 // Builds a minimal file by hand: empty-tuple result, the given allocations,
-// constants and program.
+// constants and program, with a whole-file checksum (sections have none).
 class HandMade {
  public:
   flatbuffers::FlatBufferBuilder fbb;
@@ -170,9 +222,18 @@ class HandMade {
     file.add_constants(constants_vec);
     file.add_signature(signature);
     file.add_program(program);
+    file.add_checksum(1);
     fb::FinishBefFileBuffer(fbb, file.Finish());
     fb::GetMutableBefFile(fbb.GetBufferPointer())->mutate_file_size(fbb.GetSize());
-    return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+    std::vector<uint8_t> bytes(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+    // The file checksum computed here (ResealChecksums would refuse a file
+    // the verifier rejects, and some of these must reach the verifier).
+    auto* root = fb::GetMutableBefFile(bytes.data());
+    const auto* table = reinterpret_cast<const flatbuffers::Table*>(root);
+    const size_t field = static_cast<size_t>(reinterpret_cast<const uint8_t*>(table) - bytes.data()) +
+                         table->GetOptionalFieldOffset(fb::BefFile::VT_CHECKSUM);
+    root->mutate_checksum(FileChecksum(bytes, field));
+    return bytes;
   }
 };
 

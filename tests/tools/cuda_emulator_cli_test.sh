@@ -6,17 +6,20 @@
 # a bad emulator path and a bad KILN_EMU_CHECK, and a corrupted artifact
 # that is executed, not only loaded: its PTX is edited inside the .bef so
 # that a kernel indexes 128x past its buffer, and memcheck must stop it with
-# one line naming the kernel, block, thread, PTX line and address.
+# one line naming the kernel, block, thread, PTX line and address (the
+# edit is first caught by the .bef checksum, then resealed with bef_reseal
+# so that it reaches the emulator).
 #
-#   tests/tools/cuda_emulator_cli_test.sh bef-compile bef-run hlo-run libkiln_cuda_emulator.so SRC
+#   tests/tools/cuda_emulator_cli_test.sh bef-compile bef-run hlo-run libkiln_cuda_emulator.so SRC bef_reseal
 set -u
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
-BEF_COMPILE=${1:?usage: cuda_emulator_cli_test.sh bef-compile bef-run hlo-run emulator.so src}
+BEF_COMPILE=${1:?usage: cuda_emulator_cli_test.sh bef-compile bef-run hlo-run emulator.so src bef_reseal}
 BEF_RUN=${2:?missing bef-run}
 HLO_RUN=${3:?missing hlo-run}
 EMULATOR=${4:?missing the emulator library}
 SRC=${5:?missing the source directory}
+BEF_RESEAL=${6:?missing bef_reseal}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
@@ -115,8 +118,8 @@ expect_err_line "KILN_EMU_CHECK: unknown check 'bogus'" "bad KILN_EMU_CHECK"
 # straight to a buffer address (a thread's index scaled to its 16-byte
 # vector of f32) shifts by 9 instead, so the kernel's threads access far
 # past its buffer. Same length,
-# so the FlatBuffer stays valid.
-python3 - "$TMP/mlp.bef" "$TMP/bad.bef" <<'PY'
+# so the FlatBuffer stays valid; the PTX checksum does not.
+python3 - "$TMP/mlp.bef" "$TMP/edited.bef" <<'PY'
 import re, sys
 data = open(sys.argv[1], 'rb').read()
 m = re.search(rb'shl\.b64 \t(%rd\d+), %rd\d+, 4;\n\tadd\.s64 \t%rd\d+, %rd\d+, \1;', data)
@@ -125,6 +128,11 @@ at = m.start() + m.group(0).index(b';') - 1
 bad = data[:at] + b'9' + data[at + 1:]
 open(sys.argv[2], 'wb').write(bad)
 PY
+KILN_CUDA_EMULATOR=$EMULATOR run "$BEF_RUN" "$TMP/edited.bef" --device=cuda "${MLP_ARGS[@]}"
+expect_code 1 "edited PTX, checksum not recomputed"
+expect_err_line "edited.bef: corrupt .bef file: checksum mismatch in PTX of kernel image 'cuda'" \
+                "edited PTX, checksum not recomputed"
+"$BEF_RESEAL" "$TMP/edited.bef" "$TMP/bad.bef" || fail "bef_reseal failed"
 KILN_CUDA_EMULATOR=$EMULATOR run "$BEF_RUN" "$TMP/bad.bef" --device=cuda "${MLP_ARGS[@]}"
 expect_code 1 "out-of-bounds kernel"
 for text in "CUDA_ERROR_ILLEGAL_ADDRESS" "invalid global " "in kernel '" \

@@ -2,16 +2,20 @@
 //
 //   bef-dump [--json] [--hlo] MODULE.bef
 //
-// The file is loaded exactly as the runtime loads it (FlatBuffers verifier
-// plus semantic checks), so bef-dump doubles as a validity check: a bad file
+// The file is loaded exactly as the runtime loads it (checksums,
+// FlatBuffers verifier plus semantic checks), so bef-dump doubles as a
+// validity check, and it prints the checksums the file records: a bad file
 // gives one line "bef-dump: error: ..." and exit code 1. Like
 // iree-dump-module, it is how people look inside an artifact without the
 // compiler: which kernels each target has, what every thunk reads and
 // writes, and how the entry signature maps onto allocations.
 #include "tools/bef-dump/bef_dump.h"
 
+#include <cerrno>
+#include <cstring>
 #include <exception>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include "thunks/program_text.h"
@@ -59,6 +63,27 @@ std::string KernelsText(const bef::Artifact& a) {
   return out;
 }
 
+// "checksums: xxh3-64, file 0x...", then one line per section.
+std::string ChecksumsText(const bef::FileChecksums& checksums) {
+  std::string out = std::string("checksums: ") + bef::kChecksumAlgorithm + ", file " +
+                    ChecksumHex(checksums.file) + "\n";
+  for (const bef::SectionChecksum& s : checksums.sections) {
+    out += "  " + s.section + ": " + ChecksumHex(s.stored) + " (" + Bytes(s.size) + " at offset " +
+           std::to_string(s.offset) + ")\n";
+  }
+  return out;
+}
+
+// The file's bytes, for the checksums (LoadArtifactFile has read and
+// checked them already).
+StatusOr<std::vector<uint8_t>> ReadBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error("cannot open " + path + ": " + std::strerror(errno));
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) return Error("cannot read " + path);
+  return bytes;
+}
+
 int CountThunks(const thunks::SequenceThunk& root) {
   int n = 0;
   thunks::ForEachThunk(root, [&](const thunks::Thunk&, int) { ++n; });
@@ -67,11 +92,18 @@ int CountThunks(const thunks::SequenceThunk& root) {
 
 }  // namespace
 
+std::string ChecksumHex(uint64_t checksum) {
+  char hex[24];
+  std::snprintf(hex, sizeof hex, "0x%016llx", static_cast<unsigned long long>(checksum));
+  return hex;
+}
+
 std::string ArtifactToText(const bef::Artifact& a, const std::string& path, uint64_t file_size,
-                           const DumpOptions& options) {
+                           const bef::FileChecksums& checksums, const DumpOptions& options) {
   const thunks::ThunkProgram& p = a.program;
   std::string out = "file: " + path + " (" + Bytes(file_size) + ", .bef " +
                     std::to_string(bef::kBefVersionMajor) + ".x)\n";
+  out += ChecksumsText(checksums);
   out += "producer: " + a.producer + "\n";
   out += "targets:";
   for (const std::string& t : a.targets) out += " " + t;
@@ -117,10 +149,13 @@ int Main(int argc, char** argv) {
   const std::string& path = files[0];
   StatusOr<bef::Artifact> artifact = bef::LoadArtifactFile(path);
   if (!artifact.ok()) return ReportError(kProgram, artifact.status());
-  std::error_code error;
-  const uint64_t size = std::filesystem::file_size(path, error);
-  std::cout << (json ? ArtifactToJson(*artifact, path, error ? 0 : size, options)
-                     : ArtifactToText(*artifact, path, error ? 0 : size, options));
+  StatusOr<std::vector<uint8_t>> bytes = ReadBytes(path);
+  if (!bytes.ok()) return ReportError(kProgram, bytes.status());
+  StatusOr<bef::FileChecksums> checksums = bef::ReadChecksums(*bytes);
+  if (!checksums.ok()) return ReportError(kProgram, checksums.status().WithContext(path));
+  const uint64_t size = bytes->size();
+  std::cout << (json ? ArtifactToJson(*artifact, path, size, *checksums, options)
+                     : ArtifactToText(*artifact, path, size, *checksums, options));
   std::cout.flush();
   if (!std::cout) return ReportError(kProgram, Error("cannot write the output"));
   return 0;

@@ -1,5 +1,6 @@
 // The two renderings of bef-dump: text (for people) and JSON (for scripts).
-// Both show the same content: header, signature, allocations, constants,
+// Both show the same content: header, the checksums the file records
+// (serialization/bef_checksum.h), signature, allocations, constants,
 // kernels per target and the thunk tree with slices.
 #pragma once
 
@@ -7,6 +8,7 @@
 #include <string>
 
 #include "serialization/artifact.h"
+#include "serialization/bef_checksum.h"
 
 namespace kiln::tools {
 
@@ -15,8 +17,13 @@ struct DumpOptions {
 };
 
 std::string ArtifactToText(const bef::Artifact& artifact, const std::string& path,
-                           uint64_t file_size, const DumpOptions& options);
+                           uint64_t file_size, const bef::FileChecksums& checksums,
+                           const DumpOptions& options);
 std::string ArtifactToJson(const bef::Artifact& artifact, const std::string& path,
-                           uint64_t file_size, const DumpOptions& options);
+                           uint64_t file_size, const bef::FileChecksums& checksums,
+                           const DumpOptions& options);
+
+// "0x0123456789abcdef": a checksum as bef-dump prints it (text and JSON).
+std::string ChecksumHex(uint64_t checksum);
 
 }  // namespace kiln::tools

@@ -1,7 +1,10 @@
 // bef-dump --json: the artifact as one JSON object (see bef_dump.h).
 //
-// Layout: {file, size_bytes, format_major, producer, targets, signature,
-// allocations, constants, kernel_images, program, [hlo_text]}. Slices are
+// Layout: {file, size_bytes, format_major, checksums, producer, targets,
+// signature, allocations, constants, kernel_images, program, [hlo_text]};
+// checksums is {algorithm, file, sections: [{section, offset, size,
+// checksum}]} with each checksum a "0x..." string (64 bits do not fit a
+// JSON number exactly). Slices are
 // {allocation, offset, size}; every thunk has kind, name, hlo, cost, text
 // (its bef-dump text line) and its kind's fields; control-flow thunks nest
 // their sequences as arrays of thunks.
@@ -17,11 +20,12 @@ namespace th = ::kiln::thunks;
 class ArtifactJson {
  public:
   std::string Render(const bef::Artifact& a, const std::string& path, uint64_t file_size,
-                     const DumpOptions& options) {
+                     const bef::FileChecksums& checksums, const DumpOptions& options) {
     j_.BeginObject();
     j_.Field("file", path);
     j_.Field("size_bytes", static_cast<int64_t>(file_size));
     j_.Field("format_major", static_cast<int64_t>(bef::kBefVersionMajor));
+    Checksums(checksums);
     j_.Field("producer", a.producer);
     j_.Key("targets");
     j_.BeginArray();
@@ -160,6 +164,25 @@ class ArtifactJson {
       j_.EndObject();
     }
     j_.EndArray();
+  }
+
+  void Checksums(const bef::FileChecksums& checksums) {
+    j_.Key("checksums");
+    j_.BeginObject();
+    j_.Field("algorithm", bef::kChecksumAlgorithm);
+    j_.Field("file", ChecksumHex(checksums.file));
+    j_.Key("sections");
+    j_.BeginArray();
+    for (const bef::SectionChecksum& s : checksums.sections) {
+      j_.BeginObject();
+      j_.Field("section", s.section);
+      j_.Field("offset", static_cast<int64_t>(s.offset));
+      j_.Field("size", static_cast<int64_t>(s.size));
+      j_.Field("checksum", ChecksumHex(s.stored));
+      j_.EndObject();
+    }
+    j_.EndArray();
+    j_.EndObject();
   }
 
   void Constants(const th::ThunkProgram& p) {
@@ -472,8 +495,9 @@ class ArtifactJson {
 }  // namespace
 
 std::string ArtifactToJson(const bef::Artifact& artifact, const std::string& path,
-                           uint64_t file_size, const DumpOptions& options) {
-  return ArtifactJson().Render(artifact, path, file_size, options);
+                           uint64_t file_size, const bef::FileChecksums& checksums,
+                           const DumpOptions& options) {
+  return ArtifactJson().Render(artifact, path, file_size, checksums, options);
 }
 
 }  // namespace kiln::tools
