@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "compiler/evaluator/cpu_custom_calls.h"
+#include "compiler/evaluator/cudnn_conv_calls.h"
 #include "compiler/evaluator/op_evaluators.h"
 #include "compiler/evaluator/rendezvous.h"
 #include "compiler/hlo/custom_call_targets.h"
@@ -214,6 +215,8 @@ class DeviceEvaluator final : public EvalContext {
         if (IsCustomCallTo(inst, kGetRngSeedTarget)) return EvalGetRngSeed(inst, ExecutionCount(inst));
         if (IsCustomCallTo(inst, kOneDnnLayerNormTarget) && operands.size() == 3)
           return EvalOneDnnLayerNorm(inst, *operands[0], *operands[1], *operands[2]);
+        if (CudnnConvKindOf(inst.GetString("custom_call_target"))) return EvalCudnnConvCall(inst, operands);
+        if (IsCustomCallTo(inst, kCublasTriangularSolveTarget)) return EvalTriangularSolveCall(inst, operands);
         return EvalLapackCall(inst, operands);
       case HloOpcode::kAsyncStart:
         return EvalAsyncStart(inst, inputs);

@@ -21,6 +21,14 @@
 // Eigen- and singular vectors are unique only up to sign (phase) and, for
 // repeated values, rotation: callers compare invariants or normalized
 // vectors.
+//
+// JAX's GPU targets (cusolver_<op>_ffi, one per routine for every type)
+// run the same routines in their own conventions: attributes {lower,
+// full_matrices, compute_uv, transposed} (GpuSolverAttributes), gesvdj
+// and gesvdp returning V rather than V^H, gesvd `transposed` returning vt
+// before u, and cu_lu_pivots_to_permutation turning getrf's (0-based)
+// pivots into a row permutation; XLA's __cusolver$cholesky is potrf with a
+// workspace result between the factor and info.
 #include <algorithm>
 #include <cmath>
 #include <type_traits>
@@ -213,8 +221,7 @@ StatusOr<Literal> EvalOrgqr(const HloInstruction& call, const Operands& operands
 }
 
 template <typename T>
-StatusOr<Literal> EvalSyevd(const HloInstruction& call, const std::vector<T>& in, const MatrixBatchShape& b) {
-  KILN_ASSIGN_OR_RETURN(LapackAttributes attrs, ReadLapackAttributes(call));
+StatusOr<Literal> EvalSyevd(const HloInstruction& call, const std::vector<T>& in, const MatrixBatchShape& b, char uplo) {
   if (b.rows != b.cols) return Malformed(call, "a must be square");
   const int64_t n = b.rows;
   std::vector<T> vectors(in.size());
@@ -225,7 +232,7 @@ StatusOr<Literal> EvalSyevd(const HloInstruction& call, const std::vector<T>& in
     for (int64_t r = 0; r < n; ++r) {
       a.at(r, r) = std::real(a.at(r, r));
       for (int64_t c = 0; c < r; ++c) {
-        if (attrs.uplo == 'L') a.at(c, r) = Conj(a.at(r, c));
+        if (uplo == 'L') a.at(c, r) = Conj(a.at(r, c));
         else a.at(r, c) = Conj(a.at(c, r));
       }
     }
@@ -280,7 +287,10 @@ StatusOr<Literal> EvalRoutine(const HloInstruction& call, LapackOp op, const Ope
     case LapackOp::kGetrf: return EvalGetrf(call, in, b);
     case LapackOp::kGeqrf: return EvalGeqrf(call, in, b);
     case LapackOp::kOrgqr: return EvalOrgqr(call, operands, in, b);
-    case LapackOp::kSyevd: return EvalSyevd(call, in, b);
+    case LapackOp::kSyevd: {
+      KILN_ASSIGN_OR_RETURN(LapackAttributes attrs, ReadLapackAttributes(call));
+      return EvalSyevd(call, in, b, attrs.uplo);
+    }
     case LapackOp::kGesdd: return EvalGesdd(call, in, b);
     case LapackOp::kPotrf: break;
   }
@@ -301,14 +311,125 @@ bool ResultCountMatches(const HloInstruction& call, LapackOp op) {
   return false;
 }
 
+// ---- JAX's cuSOLVER targets --------------------------------------------------
+
+// cusolver_gesvd_ffi, cusolver_gesvdj_ffi and cusolver_gesvdp_ffi: (a, s,
+// u, v-or-vt, info). gesvd's result 3 is V^H, gesvdj's and gesvdp's V;
+// gesvd `transposed` (a wide matrix, which cuSOLVER factors as A^T) swaps
+// results 2 and 3 (vt first). Without compute_uv the vector results are
+// zeros here (cuSOLVER leaves them unset).
+template <typename T>
+StatusOr<Literal> EvalGpuSvd(const HloInstruction& call, const std::vector<T>& in, const MatrixBatchShape& b,
+                             const GpuSolverAttributes& attrs) {
+  const std::string target = call.GetString("custom_call_target");
+  const bool jacobi = target == "cusolver_gesvdj_ffi" || target == "cusolver_gesvdp_ffi";
+  const int64_t m = b.rows, n = b.cols, k = std::min(m, n);
+  const int64_t u_index = attrs.transposed && !jacobi ? 3 : 2, v_index = 5 - u_index;
+  const Shape& u_shape = ResultShape(call, u_index);
+  const Shape& v_shape = ResultShape(call, v_index);
+  const int64_t u_cols = attrs.full_matrices ? m : k, v_count = attrs.full_matrices ? n : k;
+  if (attrs.compute_uv &&
+      (u_shape.ElementCount() != b.batch * m * u_cols || v_shape.ElementCount() != b.batch * v_count * n))
+    return Malformed(call, "u or v");
+  std::vector<double> s(b.batch * k);
+  std::vector<T> u(u_shape.ElementCount(), T(0)), v(v_shape.ElementCount(), T(0));
+  for (int64_t i = 0; i < b.batch; ++i) {
+    SingularValueDecomposition<T> svd = FullSvd(TakeMatrix(in, i, m, n));
+    std::copy(svd.s.begin(), svd.s.end(), s.begin() + i * k);
+    if (!attrs.compute_uv) continue;
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t c = 0; c < u_cols; ++c) u[(i * m + r) * u_cols + c] = svd.u.at(r, c);
+    for (int64_t j = 0; j < v_count; ++j)  // singular vector j of V
+      for (int64_t c = 0; c < n; ++c) {
+        if (jacobi) v[(i * n + c) * v_count + j] = svd.v.at(c, j);  // V: n x v_count
+        else v[(i * v_count + j) * n + c] = Conj(svd.v.at(c, j));   // V^H: v_count x n
+      }
+  }
+  Results r(call);
+  r.Add(ResultShape(call, 0), in);  // cuSOLVER's scratch; kiln keeps a
+  r.Add(ResultShape(call, 1), s);
+  if (u_index == 2) r.Add(u_shape, u);
+  r.Add(v_shape, v);
+  if (u_index == 3) r.Add(u_shape, u);
+  r.Add(ResultShape(call, 4), std::vector<uint64_t>(b.batch, 0));
+  return r.Tuple();
+}
+
+// cu_lu_pivots_to_permutation: the identity permutation of each row's m
+// entries with the 0-based swaps (i, pivots[i]) applied in order, those
+// out of [0, m) skipped (jaxlib's LuPivotsToPermutationKernel).
+StatusOr<Literal> EvalPivotsToPermutation(const HloInstruction& call, const Operands& operands) {
+  const Shape& in = operands[0]->shape();
+  const Shape& out = call.shape();
+  if (operands.size() != 1 || !in.IsArray() || !out.IsArray() || in.rank() < 1 || in.rank() != out.rank())
+    return Malformed(call, "pivots and permutation");
+  const int64_t k = in.dim(in.rank() - 1), m = out.dim(out.rank() - 1);
+  const int64_t rows = m == 0 ? 0 : out.ElementCount() / m;
+  if (k * rows != in.ElementCount()) return Malformed(call, "batch dimensions");
+  std::vector<uint64_t> perm(rows * m);
+  for (int64_t r = 0; r < rows; ++r) {
+    uint64_t* p = perm.data() + r * m;
+    for (int64_t i = 0; i < m; ++i) p[i] = static_cast<uint64_t>(i);
+    for (int64_t i = 0; i < k && i < m; ++i) {
+      const int64_t j = operands[0]->GetS64(r * k + i);
+      if (j >= 0 && j < m) std::swap(p[i], p[j]);
+    }
+  }
+  return StoreInteger(out, perm);
+}
+
+StatusOr<Literal> EvalGpuSolverCall(const HloInstruction& call, LapackOp op, const Operands& operands) {
+  const std::string target = call.GetString("custom_call_target");
+  if (target == "cu_lu_pivots_to_permutation") return EvalPivotsToPermutation(call, operands);
+  KILN_ASSIGN_OR_RETURN(GpuSolverAttributes attrs, ReadGpuSolverAttributes(call));
+  const Shape& a = operands[0]->shape();
+  if (op == LapackOp::kPotrf) {
+    const Shape& s = call.shape();
+    if (target != "__cusolver$cholesky") return EvalPotrf(call, operands, attrs.lower, s);
+    if (!s.IsTuple() || s.tuple_size() != 3) return Malformed(call, "results");
+    KILN_ASSIGN_OR_RETURN(Literal r,
+                          EvalPotrf(call, operands, attrs.lower, Shape::Tuple({s.tuple_shape(0), s.tuple_shape(2)})));
+    std::vector<Literal> parts;
+    parts.push_back(std::move(r.mutable_elements()[0]));
+    parts.push_back(Literal(s.tuple_shape(1)));  // the workspace: zeros
+    parts.push_back(std::move(r.mutable_elements()[1]));
+    return Literal::MakeTuple(std::move(parts));
+  }
+  if (op == LapackOp::kSyevd || op == LapackOp::kGesdd) {
+    const MatrixBatchShape b(a);
+    if (IsComplex(a.element_type())) {
+      const std::vector<Complex> in = ReadAs<Complex>(*operands[0]);
+      if (op == LapackOp::kSyevd) return EvalSyevd(call, in, b, attrs.lower ? 'L' : 'U');
+      return EvalGpuSvd(call, in, b, attrs);
+    }
+    const std::vector<double> in = ReadAs<double>(*operands[0]);
+    if (op == LapackOp::kSyevd) return EvalSyevd(call, in, b, attrs.lower ? 'L' : 'U');
+    return EvalGpuSvd(call, in, b, attrs);
+  }
+  // getrf, geqrf, orgqr: LAPACK's results.
+  if (IsComplex(a.element_type())) return EvalRoutine<Complex>(call, op, operands);
+  return EvalRoutine<double>(call, op, operands);
+}
+
 }  // namespace
 
 StatusOr<Literal> EvalLapackCall(const HloInstruction& call, const Operands& operands) {
   std::optional<CustomCallTarget> target = FindCustomCallTarget(call.GetString("custom_call_target"));
   if (!target || (target->handler != CustomCallHandler::kLapackEmitter &&
-                  target->handler != CustomCallHandler::kCholeskyEmitter))
+                  target->handler != CustomCallHandler::kCholeskyEmitter &&
+                  target->handler != CustomCallHandler::kGpuSolverRewriter))
     return UnsupportedCustomCallTarget(call, "the reference evaluator");
   const size_t operand_count = target->lapack_op == LapackOp::kOrgqr ? 2 : 1;
+  if (target->handler == CustomCallHandler::kGpuSolverRewriter) {
+    const bool xla_cholesky = call.GetString("custom_call_target") == "__cusolver$cholesky";
+    if (call.GetString("custom_call_target") != "cu_lu_pivots_to_permutation" &&
+        (operands.size() != operand_count || operands[0]->shape().rank() < 2 ||
+         !(xla_cholesky ? call.shape().IsTuple() && call.shape().tuple_size() == 3
+                        : ResultCountMatches(call, target->lapack_op)) ||
+         ResultShape(call, 0).dims() != operands[0]->shape().dims()))
+      return Malformed(call, "operands or results");
+    return EvalGpuSolverCall(call, target->lapack_op, operands);
+  }
   if (operands.size() != operand_count || operands[0]->shape().rank() < 2 ||
       !ResultCountMatches(call, target->lapack_op) ||
       ResultShape(call, 0).dims() != operands[0]->shape().dims())

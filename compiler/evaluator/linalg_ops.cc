@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "compiler/evaluator/contraction_util.h"
+#include "compiler/hlo/custom_call_targets.h"
 
 namespace kiln::hlo {
 
@@ -192,16 +193,12 @@ Literal TriangularSolve(const Shape& shape, const Literal& a_lit, const Literal&
   return Store(shape, x);
 }
 
-StatusOr<Literal> EvalTriangularSolve(const HloInstruction& inst, const Operands& operands) {
-  const Shape& shape = inst.shape();
+// The solve of `shape` (an array) with options `o`, checked first.
+StatusOr<Literal> Solve(const HloInstruction& inst, const Shape& shape, const Operands& operands, SolveOptions o,
+                        const std::string& transpose) {
   if (operands.size() != 2 || !shape.IsArray() || shape.rank() < 2 ||
       operands[1]->shape().dims() != shape.dims())
     return Error(inst.DebugName() + ": triangular-solve takes a and b, b of its result's shape");
-  SolveOptions o;
-  o.left = inst.GetBool("left_side", false);
-  o.lower = inst.GetBool("lower", false);
-  o.unit = inst.GetBool("unit_diagonal", false);
-  const std::string transpose = inst.GetString("transpose_a");
   if (transpose != "NO_TRANSPOSE" && transpose != "TRANSPOSE" && transpose != "ADJOINT")
     return Error(inst.DebugName() + ": transpose_a must be NO_TRANSPOSE, TRANSPOSE or ADJOINT");
   o.transposed = transpose != "NO_TRANSPOSE";
@@ -215,6 +212,14 @@ StatusOr<Literal> EvalTriangularSolve(const HloInstruction& inst, const Operands
   return TriangularSolve<double>(shape, *operands[0], *operands[1], o);
 }
 
+StatusOr<Literal> EvalTriangularSolve(const HloInstruction& inst, const Operands& operands) {
+  SolveOptions o;
+  o.left = inst.GetBool("left_side", false);
+  o.lower = inst.GetBool("lower", false);
+  o.unit = inst.GetBool("unit_diagonal", false);
+  return Solve(inst, inst.shape(), operands, o, inst.GetString("transpose_a"));
+}
+
 }  // namespace
 
 // potrf as JAX's lapack_?potrf_ffi returns it: the `lower` (else upper)
@@ -222,8 +227,27 @@ StatusOr<Literal> EvalTriangularSolve(const HloInstruction& inst, const Operands
 // is 0 or, for a matrix that is not positive definite, the order of the
 // first failing leading minor (that matrix's factor triangle is then NaN
 // here; LAPACK leaves it partly factored, which JAX replaces by NaN).
+StatusOr<Literal> EvalTriangularSolveCall(const HloInstruction& call, const Operands& operands) {
+  KILN_ASSIGN_OR_RETURN(TriangularSolveOptions options, ReadTriangularSolveOptions(call));
+  SolveOptions o;
+  o.left = options.left_side;
+  o.lower = options.lower;
+  o.unit = options.unit_diagonal;
+  const Shape& s = call.shape();
+  const bool tuple = s.IsTuple() && s.tuple_size() == 2 && s.tuple_shape(1).IsArray();
+  KILN_ASSIGN_OR_RETURN(Literal x, Solve(call, tuple ? s.tuple_shape(0) : s, operands, o, options.transpose_a));
+  if (!tuple) return x;
+  std::vector<Literal> parts;
+  parts.push_back(std::move(x));
+  parts.push_back(Literal(s.tuple_shape(1)));  // the workspace: zeros
+  return Literal::MakeTuple(std::move(parts));
+}
+
 StatusOr<Literal> EvalPotrfCall(const HloInstruction& inst, const Operands& operands, bool lower) {
-  const Shape& out = inst.shape();
+  return EvalPotrf(inst, operands, lower, inst.shape());
+}
+
+StatusOr<Literal> EvalPotrf(const HloInstruction& inst, const Operands& operands, bool lower, const Shape& out) {
   if (operands.size() != 1 || !out.IsTuple() || out.tuple_size() != 2)
     return Error(inst.DebugName() + ": potrf takes one operand and returns (factor, info)");
   const Shape& shape = operands[0]->shape();

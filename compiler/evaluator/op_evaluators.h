@@ -72,8 +72,12 @@ StatusOr<Literal> EvalLinalgOp(const HloInstruction& inst, const Operands& opera
 // CholeskyRewriter's and JAX's potrf custom calls, (factor, info), the
 // factor in the `lower` (else upper) triangle (linalg_ops.cc).
 StatusOr<Literal> EvalPotrfCall(const HloInstruction& inst, const Operands& operands, bool lower);
-// JAX's LAPACK custom calls (lapack_ops.cc); any other custom-call target
-// is an error naming it.
+// The same, returning `out` (factor, info) in place of the call's own shape.
+StatusOr<Literal> EvalPotrf(const HloInstruction& inst, const Operands& operands, bool lower, const Shape& out);
+// XLA GPU's __cublas$triangularSolve: (x, zero workspace) (linalg_ops.cc).
+StatusOr<Literal> EvalTriangularSolveCall(const HloInstruction& call, const Operands& operands);
+// JAX's LAPACK and cuSOLVER custom calls and XLA's __cusolver$cholesky
+// (lapack_ops.cc); any other custom-call target is an error naming it.
 StatusOr<Literal> EvalLapackCall(const HloInstruction& call, const Operands& operands);
 // gather, scatter.
 StatusOr<Literal> EvalIndexingOp(const HloInstruction& inst, const Operands& operands,

@@ -9,6 +9,12 @@
 // in XLA, but kiln drops layouts, so each call acts on the logical matrices
 // (the thunk hands LAPACK its own column-major copy). Their attributes come
 // in backend_config as an MLIR dictionary, e.g. {mode = 86 : ui8, uplo = 76 : ui8}.
+//
+// The GPU-only targets of optimized XLA GPU dumps and of JAX's CUDA
+// lowerings (__cudnn$conv*, cusolver_*_ffi, cu_lu_pivots_to_permutation,
+// __cusolver$cholesky, __cublas$triangularSolve) are rewritten early into
+// HLO or the LAPACK targets (docs/architecture.md, "Custom calls of GPU
+// dumps"), so every target compiles for the host and CUDA alike.
 #pragma once
 
 #include <optional>
@@ -26,6 +32,8 @@ class HloInstruction;
 enum class CustomCallHandler : uint8_t {
   kAnnotation,          // identity; passes::AnnotationRemover bypasses it
   kGemmRewriter,        // passes::GemmCustomCallRewriter: a dot
+  kCudnnConvRewriter,   // passes::CudnnConvCustomCallRewriter: a convolution and elementwise ops
+  kGpuSolverRewriter,   // passes::GpuSolverCustomCallRewriter: a lapack_*_ffi call (or HLO)
   kActivationRewriter,  // passes::ActivationCustomCallRewriter: elementwise ops
   kTopKRewriter,        // passes::TopKCustomCallRewriter: a topk
   kCpuRewriter,         // passes::CpuCustomCallRewriter: GetRngSeed, oneDNN layer norm
@@ -70,5 +78,29 @@ struct LapackAttributes {
   char mode = 0;
 };
 StatusOr<LapackAttributes> ReadLapackAttributes(const HloInstruction& call);
+
+// The attributes of JAX's cuSOLVER targets (an MLIR dictionary, e.g.
+// {lower = true} or {compute_uv = true, full_matrices = false, transposed =
+// false}) and of XLA's __cusolver$cholesky (CholeskyOptions as JSON,
+// {"lower":true}). Absent keys keep the defaults; a value other than true
+// or false is an error.
+struct GpuSolverAttributes {
+  bool lower = false;          // potrf, syevd: the triangle read and written
+  bool full_matrices = true;   // gesvd(j): full U and V, else min(m, n) columns
+  bool compute_uv = true;      // gesvd(j): singular vectors too
+  bool transposed = false;     // gesvd: the call factors A^T (results 2 and 3 swap)
+};
+StatusOr<GpuSolverAttributes> ReadGpuSolverAttributes(const HloInstruction& call);
+
+// XLA GPU's __cublas$triangularSolve(a, b) -> (x, s8[] workspace): HLO's
+// triangular-solve with its TriangularSolveOptions as JSON in
+// backend_config ({"left_side":true,"lower":true,"unit_diagonal":false,
+// "transpose_a":"NO_TRANSPOSE"}; transpose_a by name or number 1-3).
+inline constexpr char kCublasTriangularSolveTarget[] = "__cublas$triangularSolve";
+struct TriangularSolveOptions {
+  bool left_side = false, lower = false, unit_diagonal = false;
+  std::string transpose_a;  // NO_TRANSPOSE, TRANSPOSE or ADJOINT
+};
+StatusOr<TriangularSolveOptions> ReadTriangularSolveOptions(const HloInstruction& call);
 
 }  // namespace kiln::hlo

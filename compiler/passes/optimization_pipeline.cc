@@ -12,8 +12,10 @@
 #include "compiler/passes/complex_reduce_splitter.h"
 #include "compiler/passes/cpu_custom_call_rewriter.h"
 #include "compiler/passes/cse.h"
+#include "compiler/passes/cudnn_conv_custom_call_rewriter.h"
 #include "compiler/passes/dynamic_padder.h"
 #include "compiler/passes/gemm_custom_call_rewriter.h"
+#include "compiler/passes/gpu_solver_custom_call_rewriter.h"
 #include "compiler/passes/input_dilation_to_pad.h"
 #include "compiler/passes/integer_dot_expander.h"
 #include "compiler/passes/map_inliner.h"
@@ -22,6 +24,7 @@
 #include "compiler/passes/ragged_dot_expander.h"
 #include "compiler/passes/rng_bit_generator_expander.h"
 #include "compiler/passes/topk_custom_call_rewriter.h"
+#include "compiler/passes/triangular_solve_upcast.h"
 #include "compiler/passes/tuple_simplifier.h"
 #include "compiler/passes/while_loop_invariant_code_motion.h"
 #include "compiler/passes/while_loop_trip_count.h"
@@ -51,6 +54,8 @@ Status RunOptimizationPipeline(hlo::HloModule& module, const PipelineOptions& op
   pipeline.AddPass<MapInliner>();
   pipeline.AddPass<BatchNormExpander>();
   pipeline.AddPass<GemmCustomCallRewriter>();
+  pipeline.AddPass<CudnnConvCustomCallRewriter>();  // __cudnn$conv*: convolutions
+  pipeline.AddPass<GpuSolverCustomCallRewriter>();  // cusolver_*_ffi: lapack_*_ffi calls
   pipeline.AddPass<ActivationCustomCallRewriter>();
   pipeline.AddPass<TopKCustomCallRewriter>();
   pipeline.AddPass<CpuCustomCallRewriter>();  // GetRngSeed, __onednn$layernorm
@@ -73,6 +78,7 @@ Status RunOptimizationPipeline(hlo::HloModule& module, const PipelineOptions& op
   pipeline.AddPass<ConvolutionCanonicalization>();  // 1x1 convolutions become dots
   pipeline.AddPass<RaggedDotExpander>();  // dense dots of masked operands
   pipeline.AddPass<CholeskyRewriter>();  // potrf and XLA's zero / NaN fill-in
+  pipeline.AddPass<TriangularSolveUpcast>();  // trsm takes f32 and wider
   pipeline.AddPass<IntegerDotExpander>(options.int8_gemms);  // the GEMM libraries take floats (and int8 on CUDA)
   pipeline.AddPass<ComplexDotExpander>();  // ... and real ones
   pipeline.AddPass<DotCanonicalization>(options.bf16_gemm_operands, options.int8_gemms);

@@ -3,7 +3,8 @@
 // and TriangularSolve thunks, executed by the host runtime through
 // OpenBLAS' LAPACK potrf and trsm (or, as linalg_e2e_test_cuda, on CUDA
 // through the emulator's cuSOLVER and cuBLAS doubles), and compared with
-// the reference evaluator.
+// the reference evaluator. f16 and bf16 solves run in f32
+// (TriangularSolveUpcast).
 //
 // Inputs are built here rather than drawn at random: Cholesky needs
 // Hermitian positive definite matrices (X X^H + n I), and a triangular
@@ -236,20 +237,38 @@ TEST_F(LinalgE2ETest, CholeskySolveOfAComputedRightHandSide) {
         kF64Tolerance);
 }
 
+// trsm takes f32 and wider: f16 and bf16 systems are solved in f32 and
+// rounded once (TriangularSolveUpcast), which the evaluator's double solve
+// rounded once matches to the narrow types' precision.
+TEST_F(LinalgE2ETest, TriangularSolveNarrowFloatsInF32) {
+  for (const char* type : {"f16", "bf16"}) {
+    const ElementType t = std::string(type) == "f16" ? ElementType::kF16 : ElementType::kBF16;
+    for (const char* transpose : {"NO_TRANSPOSE", "TRANSPOSE"}) {
+      SCOPED_TRACE(std::string(type) + " " + transpose);
+      const std::string s = type;
+      Check("  a = " + s + "[2,4,4] parameter(0)\n  b = " + s + "[2,4,3] parameter(1)\n  ROOT x = " + s +
+                "[2,4,3] triangular-solve(a, b), left_side=true, lower=true, transpose_a=" + transpose + "\n",
+            {Triangular(t, {2, 4, 4}, true), RandomArray(t, {2, 4, 3})},
+            t == ElementType::kF16 ? CompareOptions{2e-3, 2e-3} : CompareOptions{1e-2, 1e-2});
+    }
+  }
+}
+
 TEST_F(LinalgE2ETest, UnsupportedTypeIsAOneLineError) {
   auto module = hlo::ParseHloModule(R"(HloModule m
 
 ENTRY e {
-  a = f16[2,2] parameter(0)
-  b = f16[2,2] parameter(1)
-  ROOT x = f16[2,2] triangular-solve(a, b), lower=true, transpose_a=NO_TRANSPOSE
+  a = f8e5m2[2,2] parameter(0)
+  b = f8e5m2[2,2] parameter(1)
+  ROOT x = f8e5m2[2,2] triangular-solve(a, b), lower=true, transpose_a=NO_TRANSPOSE
 }
 )");
   ASSERT_TRUE(module.ok()) << module.status().message();
-  std::vector<Literal> args = {Triangular(ElementType::kF16, {2, 2}, true), RandomArray(ElementType::kF16, {2, 2})};
+  std::vector<Literal> args = {Triangular(ElementType::kF8E5M2, {2, 2}, true),
+                               RandomArray(ElementType::kF8E5M2, {2, 2})};
   StatusOr<tools::DeviceRunResult> r = tools::CompileAndRun(**module, args, *device_);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("bef-compile does not support triangular-solve of f16[2,2]"), std::string::npos)
+  EXPECT_NE(r.status().message().find("bef-compile does not support triangular-solve of f8e5m2[2,2]"), std::string::npos)
       << r.status().message();
   EXPECT_EQ(r.status().message().find('\n'), std::string::npos) << r.status().message();
 }
