@@ -18,17 +18,8 @@ namespace kiln::bef {
 namespace {
 
 using ::kiln::testing::SampleArtifact;
-
-std::vector<uint8_t> Serialize(const Artifact& a) {
-  StatusOr<std::vector<uint8_t>> bytes = SerializeArtifact(a);
-  EXPECT_TRUE(bytes.ok()) << bytes.status().message();
-  return bytes.ok() ? *bytes : std::vector<uint8_t>{};
-}
-
-std::string LoadError(const std::vector<uint8_t>& bytes) {
-  StatusOr<Artifact> a = LoadArtifact(bytes);
-  return a.ok() ? "OK" : a.status().message();
-}
+using ::kiln::testing::Serialize;
+using ::kiln::testing::LoadError;
 
 uint64_t Xxh3Of(const void* data, size_t size) { return XXH3_64bits(data, size); }
 

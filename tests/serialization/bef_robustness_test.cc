@@ -22,20 +22,10 @@ namespace kiln::bef {
 namespace {
 
 using ::kiln::testing::SampleArtifact;
+using ::kiln::testing::Serialize;
+using ::kiln::testing::LoadError;
 using ::kiln::testing::SmallArtifact;
 namespace th = ::kiln::thunks;
-
-std::vector<uint8_t> Serialize(const Artifact& a) {
-  StatusOr<std::vector<uint8_t>> bytes = SerializeArtifact(a);
-  EXPECT_TRUE(bytes.ok()) << bytes.status().message();
-  return bytes.ok() ? *bytes : std::vector<uint8_t>{};
-}
-
-// The loader's error for `bytes`, or "OK".
-std::string LoadError(const std::vector<uint8_t>& bytes) {
-  StatusOr<Artifact> a = LoadArtifact(bytes);
-  return a.ok() ? "OK" : a.status().message();
-}
 
 bool Contains(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;

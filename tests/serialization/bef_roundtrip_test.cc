@@ -19,13 +19,8 @@ namespace {
 
 using ::kiln::testing::FloatBytes;
 using ::kiln::testing::SampleArtifact;
+using ::kiln::testing::Serialize;
 namespace th = ::kiln::thunks;
-
-std::vector<uint8_t> Serialize(const Artifact& a) {
-  StatusOr<std::vector<uint8_t>> bytes = SerializeArtifact(a);
-  EXPECT_TRUE(bytes.ok()) << bytes.status().message();
-  return bytes.ok() ? *bytes : std::vector<uint8_t>{};
-}
 
 Artifact Load(const std::vector<uint8_t>& bytes) {
   StatusOr<Artifact> a = LoadArtifact(bytes);

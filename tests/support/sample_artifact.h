@@ -8,6 +8,8 @@
 // depend on the code under test to build their inputs.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstring>
 #include <string>
 #include <vector>
@@ -25,6 +27,20 @@ inline th::Thunk MakeThunk(std::string name, th::ThunkBody body,
   t.info.hlo = std::move(hlo);
   t.body = std::move(body);
   return t;
+}
+
+// The artifact's .bef bytes (empty, with the test failed, if it does not
+// serialize).
+inline std::vector<uint8_t> Serialize(const bef::Artifact& a) {
+  StatusOr<std::vector<uint8_t>> bytes = bef::SerializeArtifact(a);
+  EXPECT_TRUE(bytes.ok()) << bytes.status().message();
+  return bytes.ok() ? *bytes : std::vector<uint8_t>{};
+}
+
+// The loader's error for `bytes`, or "OK".
+inline std::string LoadError(const std::vector<uint8_t>& bytes) {
+  StatusOr<bef::Artifact> a = bef::LoadArtifact(bytes);
+  return a.ok() ? "OK" : a.status().message();
 }
 
 inline th::BufferSlice S(int32_t allocation, int64_t offset, int64_t size) {
