@@ -13,8 +13,8 @@ CUDA emulator's H100 timing model (docs/cuda_emulator.md, issue 11): every
 launch gets a modeled time and the roofline-optimal time of the same work
 (compulsory DRAM traffic at 3.0 TB/s or ideal issue, plus the launch cost).
 
-For each module of a fixed set (MODULES below: synthetic reductions and a
-transpose in bench/gpu_roofline/modules/, five named corpus modules, and the
+For each module of a fixed set (MODULES below: synthetic reductions, a
+transpose and a softmax in bench/gpu_roofline/modules/, five named corpus modules, and the
 five largest corpus modules that compile for CUDA) it compiles the module
 with `bef-compile --targets=cuda`, runs it with `bef-run --device=cuda
 --export_profile=...` under the emulator (KILN_CUDA_EMULATOR, default
@@ -76,6 +76,7 @@ MODULES = [
     ("reduce_row_4096x4096_f32", "bench/gpu_roofline/modules/reduce_row_4096x4096_f32.hlo", None),
     ("reduce_col_4096x4096_f32", "bench/gpu_roofline/modules/reduce_col_4096x4096_f32.hlo", None),
     ("transpose_4096x4096_f32", "bench/gpu_roofline/modules/transpose_4096x4096_f32.hlo", None),
+    ("softmax_4096x1024_f32", "bench/gpu_roofline/modules/softmax_4096x1024_f32.hlo", None),
     ("layer_norm_1x4096x768_bf16", CORPUS + "/openxla_benchmarks/cpu_bench/layer_norm_1x4096x768_bf16.hlo", None),
     ("sum_axis_1x4096x1024_bf16", CORPUS + "/openxla_benchmarks/cpu_bench/sum_axis_1x4096x1024_bf16.hlo", None),
     ("mean_axis_1x4096x1024_bf16", CORPUS + "/openxla_benchmarks/cpu_bench/mean_axis_1x4096x1024_bf16.hlo", None),

@@ -64,7 +64,9 @@ class ElementalEmitter {
   // The values of every output of `inst` at `index`: one for an array, one
   // per element for a tuple-shaped (variadic) reduce.
   StatusOr<std::vector<mlir::Value>> EmitAll(const hlo::HloInstruction* inst, const Index& index) {
-    std::vector<const void*> key = Key(inst, index);
+    auto everywhere = everywhere_.find(inst);
+    if (everywhere != everywhere_.end()) return everywhere->second;
+    Key key = MakeKey(inst, index);
     for (auto scope = scopes_.rbegin(); scope != scopes_.rend(); ++scope) {
       auto it = scope->find(key);
       if (it != scope->end()) return it->second;
@@ -78,7 +80,14 @@ class ElementalEmitter {
   // so that emitting an epilogue reads a hero computed elsewhere (a GPU
   // reduction's combined result) instead of recomputing it.
   void Seed(const hlo::HloInstruction* inst, const Index& index, std::vector<mlir::Value> values) {
-    scopes_.back()[Key(inst, index)] = std::move(values);
+    scopes_.back()[MakeKey(inst, index)] = std::move(values);
+  }
+  // Makes `values` the value(s) of `inst` at every index from now on: a
+  // row-normalization kernel's reduce results and the per-row values
+  // computed from them, which are the same for every element of the row a
+  // thread computes. The values must dominate every later use.
+  void SeedEverywhere(const hlo::HloInstruction* inst, std::vector<mlir::Value> values) {
+    everywhere_[inst] = std::move(values);
   }
 
   // Applies scalar computation `fn` (a reducer or scatter combiner) to
@@ -117,11 +126,21 @@ class ElementalEmitter {
                               const Index& batch, int64_t operand_rank);
 
  private:
-  using Scope = std::map<std::vector<const void*>, std::vector<mlir::Value>>;
+  // An instruction and its index; an index value that is a constant is
+  // keyed by its value (nullptr, value), so that the unit dimensions each
+  // reshape or broadcast fills with a fresh 0 still find what is cached.
+  using Key = std::vector<std::pair<const void*, int64_t>>;
+  using Scope = std::map<Key, std::vector<mlir::Value>>;
 
-  static std::vector<const void*> Key(const hlo::HloInstruction* inst, const Index& index) {
-    std::vector<const void*> key{inst};
-    for (mlir::Value v : index) key.push_back(v.getAsOpaquePointer());
+  static Key MakeKey(const hlo::HloInstruction* inst, const Index& index) {
+    Key key{{inst, 0}};
+    for (mlir::Value v : index) {
+      if (auto c = v.getDefiningOp<mlir::arith::ConstantIndexOp>()) {
+        key.push_back({nullptr, c.value()});
+      } else {
+        key.push_back({v.getAsOpaquePointer(), 0});
+      }
+    }
     return key;
   }
 
@@ -192,6 +211,7 @@ class ElementalEmitter {
   std::vector<mlir::Value> params_;
   bool scalar_params_;
   std::vector<Scope> scopes_;
+  std::map<const hlo::HloInstruction*, std::vector<mlir::Value>> everywhere_;  // SeedEverywhere
 };
 
 }  // namespace kiln::codegen::internal

@@ -32,6 +32,7 @@
 #include "compiler/codegen/in_place_emitter.h"
 #include "compiler/codegen/kernel_module.h"
 #include "compiler/codegen/reduction_emitter.h"
+#include "compiler/codegen/row_normalization_emitter.h"
 #include "compiler/codegen/scalar_ops.h"
 #include "compiler/codegen/sort_emitter.h"
 #include "compiler/codegen/transpose_emitter.h"
@@ -198,6 +199,7 @@ StatusOr<KernelInfo> EmitKernel(mlir::ModuleOp module, const KernelSpec& spec, K
   if (IsSortKernel(comp)) return EmitSortKernel(module, spec, target);  // sort_emitter.h
   KILN_RETURN_IF_ERROR(CheckComputation(comp).WithContext("kernel " + spec.name));
   if (IsTiledTransposeKernel(comp)) return EmitTiledTransposeKernel(module, spec);
+  if (IsRowNormalizationKernel(comp)) return EmitRowNormalizationKernel(module, spec, target);
   if (target == KernelTarget::kCuda && IsGpuReductionKernel(comp)) return EmitGpuReductionKernel(module, spec);
   mlir::MLIRContext* ctx = module.getContext();
   mlir::OpBuilder b(ctx);

@@ -216,6 +216,7 @@ Status RunPasses(hlo::HloModule& module, const CompileOptions& options, CompileS
   if (options.verify_each_pass) pipeline.verify_each_pass = true;
   pipeline.bf16_gemm_operands = options.cuda;
   pipeline.int8_gemms = options.cuda;
+  pipeline.row_normalization = options.cuda;
   // Sorts CUDA runs as radix sorts; an artifact for the host alone keeps its
   // sort kernels, one for both runs the radix sort thunk on the host too
   // (kernels_lib/host_radix_sort).

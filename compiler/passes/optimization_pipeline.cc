@@ -23,6 +23,7 @@
 #include "compiler/passes/radix_sort_rewriter.h"
 #include "compiler/passes/ragged_dot_expander.h"
 #include "compiler/passes/rng_bit_generator_expander.h"
+#include "compiler/passes/row_normalization_fusion.h"
 #include "compiler/passes/topk_custom_call_rewriter.h"
 #include "compiler/passes/triangular_solve_upcast.h"
 #include "compiler/passes/tuple_simplifier.h"
@@ -85,7 +86,8 @@ Status RunOptimizationPipeline(hlo::HloModule& module, const PipelineOptions& op
   AddSimplification(pipeline);
   // Reductions too long or too narrow for one kernel become two.
   pipeline.AddPass<ReductionSplitter>();
-  // Kernels around the library calls.
+  // Kernels around the library calls; row normalizations first, whole.
+  if (options.row_normalization) pipeline.AddPass<RowNormalizationFusion>();
   pipeline.AddPass<KernelFusion>();
   pipeline.AddPass<MultiOutputFusion>();
   pipeline.AddPass<SiblingFusion>();

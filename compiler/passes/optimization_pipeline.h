@@ -29,6 +29,10 @@ struct PipelineOptions {
   // Sorts that a radix sort computes become calls of kiln's radix sort
   // kernels (compiling for CUDA, with the kernels built).
   bool radix_sort = false;
+  // Softmax, layer norm and other row normalizations become one kernel each
+  // (compiling for CUDA; RowNormalizationFusion): the host keeps its
+  // reduction and loop kernels when compiling for the host alone.
+  bool row_normalization = false;
 };
 
 // Runs kiln's HLO passes on `module` in place. `records` (optional)

@@ -11,7 +11,8 @@
 //     them (that would be a cycle).
 // Kernels whose root codegen must see (a tiled transpose hero, at the root
 // or under an epilogue: FindTiledTransposeHero; an in-place update) are
-// never merged: a tuple root would hide it.
+// never merged: a tuple root would hide it. Neither are row
+// normalizations (row_normalization.h), whose structure codegen needs.
 #include <algorithm>
 #include <map>
 #include <unordered_map>
@@ -22,6 +23,7 @@
 #include "compiler/passes/fusion_decisions.h"
 #include "compiler/passes/hlo_builder.h"
 #include "compiler/passes/passes.h"
+#include "compiler/passes/row_normalization.h"
 #include "compiler/passes/sequential_computations.h"
 
 namespace kiln::passes {
@@ -159,8 +161,9 @@ class Merger {
     const HloComputation* body = inst.called_computation("calls");
     if (!body || !body->root() || inst.control_successors().size() || inst.control_predecessors().size())
       return false;
-    return !FindTiledTransposeHero(*body) && InPlaceOperandNumbers(inst).empty() &&
-           body->root()->opcode() != HloOpcode::kDynamicUpdateSlice && body->root()->opcode() != HloOpcode::kScatter;
+    return !FindTiledTransposeHero(*body) && !AnalyzeRowNormalization(*body) &&
+           InPlaceOperandNumbers(inst).empty() && body->root()->opcode() != HloOpcode::kDynamicUpdateSlice &&
+           body->root()->opcode() != HloOpcode::kScatter;
   }
 
   static std::vector<int64_t> OutputDims(const HloInstruction& fusion) {

@@ -3,8 +3,11 @@
 // one-line errors for modules outside the supported op set.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <set>
 
+#include "compiler/passes/row_normalization.h"
 #include "serialization/artifact.h"
 #include "tests/e2e/e2e_test_util.h"
 #include "tests/support/corpus_files.h"
@@ -82,14 +85,25 @@ TEST(ArtifactE2ETest, EveryGeneratedPtxAssemblesForSm90) {
     ASSERT_EQ(image.cubins.size(), 1u);
     EXPECT_EQ(image.cubins[0].sm_arch, 90);
     EXPECT_GT(image.cubins[0].data.size(), 0u);
+    // The kernels of row-normalization fusions (named after their fusion).
+    std::set<std::string> row_normalizations;
+    auto optimized = hlo::ParseHloModule(artifact->hlo_text);
+    ASSERT_TRUE(optimized.ok()) << optimized.status().message();
+    for (const hlo::HloInstruction* inst : (*optimized)->entry()->instructions()) {
+      if (!passes::IsRowNormalizationFusion(*inst)) continue;
+      std::string name = inst->name();
+      std::replace(name.begin(), name.end(), '.', '_');
+      row_normalizations.insert(name);
+    }
     for (const bef::KernelEntry& k : image.kernels) {
       EXPECT_NE(image.ptx.find(".entry " + k.name), std::string::npos) << k.name;
       EXPECT_GE(k.launch.grid.x, 1);
       // Flat kernels: 256 threads per block, no shared memory. Tiled
       // transposes: 32x8 threads sharing one 32x33 tile (dynamic shared
-      // memory). Reductions: 32 lanes x 1..32 warps, static shared memory.
+      // memory). Reductions and row normalizations: 32 lanes x 1..32 warps,
+      // static shared memory.
       bool tiled = k.launch.shared_memory_bytes > 0;
-      bool reduction = k.name.find("reduce") != std::string::npos;
+      bool reduction = k.name.find("reduce") != std::string::npos || row_normalizations.count(k.name);
       if (reduction) {
         EXPECT_EQ(k.launch.block.x, 32) << k.name;
         EXPECT_LE(k.launch.block.x * k.launch.block.y, 1024) << k.name;

@@ -58,15 +58,17 @@ else
   expect_out_has "times are emulated" "profile says its times are emulated"
 fi
 expect_out_has "Emulator counters per execution" "counter table"
-# The softmax's row reductions: one launch of a 256-thread block.
-expect_out_has "reduce.28.fusion            1            1      32x8" "counter row: one block of 32x8 (a row reduction)"
+# The softmax (with the output layer's bias add): one row-normalization
+# kernel, one launch of a 256-thread block.
+expect_out_has "divide.40.fusion            1            1      32x8" \
+  "counter row: one block of 32x8 (a row normalization)"
 
 # The profile as JSON. The MLP runs 2 GEMMs (the two dots, on the cuBLAS
-# double) and 6 kernels, one launch each, so every thunk counts 2 over
+# double) and 2 kernels, one launch each, so every thunk counts 2 over
 # --iterations=2. DRAM bytes are whole 32-byte sectors (buffers are
-# 256-byte aligned): divide.40.fusion reads exponential.31 (f32[4,4], 64 B,
-# 2 sectors) and the sums (f32[4], 1 sector) and writes f32[4,4] (2
-# sectors): 160 B; reduce.38.fusion reads f32[4,4] and writes f32[4]: 96 B.
+# 256-byte aligned): divide.40.fusion reads dot.12 (f32[4,4], 64 B, 2
+# sectors) and b2 (f32[4], 1 sector) and writes add.14 and the softmax
+# (f32[4,4] each, 2 sectors each): 224 B.
 KILN_CUDA_EMULATOR=$EMULATOR run "$BEF_RUN" "$TMP/mlp.bef" --device=cuda "${MLP_ARGS[@]}" \
   --iterations=2 --export_profile="$TMP/profile.json"
 expect_code 0 "export_profile on the emulator"
@@ -81,15 +83,13 @@ source = ("modeled: H100 timing model on " if modeled else "emulated: ") + devic
 assert p["time_source"] == source and p["modeled"] is modeled, p
 assert p["results_computed"] is True and "note" not in p and p["runs"] == runs, p
 t = {e["name"]: e for e in p["thunks"]}
-kernels = ["add.14.fusion", "divide.40.fusion", "exponential.31.fusion", "maximum.11.gemm_r.fusion",
-           "reduce.28.fusion", "reduce.38.fusion"]
+kernels = ["divide.40.fusion", "maximum.11.gemm_r.fusion"]
 assert sorted(t) == sorted(kernels + ["dot.12.gemm", "dot.6.gemm"]), sorted(t)
 for name, e in t.items():
     assert e["kind"] == ("gemm" if name.endswith(".gemm") else "kernel"), e
     assert e["count"] == runs and e["launches"] == 1 and e["sampled_launches"] == 0, e
     assert e["modeled"] is modeled and (e["optimal_us"] is not None) is modeled, e
-assert t["divide.40.fusion"]["dram_bytes"] == 160, t["divide.40.fusion"]
-assert t["reduce.38.fusion"]["dram_bytes"] == 96, t["reduce.38.fusion"]
+assert t["divide.40.fusion"]["dram_bytes"] == 224, t["divide.40.fusion"]
 PY
 
 KILN_CUDA_EMULATOR=$EMULATOR run "$HLO_RUN" "$SRC/examples/mlp.hlo" --device=cuda --output= --output= \
@@ -103,7 +103,7 @@ import json, sys
 p = json.load(open(sys.argv[1]))
 assert p["device"] == "cuda: kiln emulator (sm_90, H100-class)" and p["runs"] == 1, p
 assert p["modeled"] is (sys.argv[2] == "True") and p["results_computed"] is True, p
-assert len(p["thunks"]) == 8 and all(e["count"] == 1 and e["launches"] == 1 for e in p["thunks"]), p
+assert len(p["thunks"]) == 4 and all(e["count"] == 1 and e["launches"] == 1 for e in p["thunks"]), p
 PY
 
 KILN_CUDA_EMULATOR=$TMP/missing.so run "$BEF_RUN" "$TMP/mlp.bef" --device=cuda
