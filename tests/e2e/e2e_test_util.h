@@ -5,12 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdlib>
 #include <random>
 #include <string>
 
 #include "common/random_literal.h"
 #include "common/value_compare.h"
+#include "compiler/driver/compiler.h"
 #include "compiler/evaluator/evaluator.h"
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/verifier.h"
@@ -53,6 +55,25 @@ inline void ExpectMatchesEvaluator(const std::string& text, runtime::Device& dev
   ASSERT_TRUE(module.ok()) << module.status().message();
   ASSERT_TRUE(hlo::VerifyModule(**module).ok()) << hlo::VerifyModule(**module).message();
   EXPECT_EQ(CompareWithEvaluator(**module, device, RandomArgs(**module, seed), tol), "") << text;
+}
+
+// The CUDA artifact's kernels: (grid, block x, block y) each, and its PTX.
+inline std::vector<std::array<int64_t, 3>> CudaLaunches(const std::string& text, std::string* ptx) {
+  auto module = hlo::ParseHloModule(text);
+  EXPECT_TRUE(module.ok()) << module.status().message();
+  if (!module.ok()) return {};
+  compiler::CompileOptions options;
+  options.cuda = true;
+  StatusOr<bef::Artifact> artifact = compiler::CompileModule(**module, options);
+  EXPECT_TRUE(artifact.ok()) << artifact.status().message();
+  if (!artifact.ok()) return {};
+  std::vector<std::array<int64_t, 3>> launches;
+  for (const bef::KernelImage& image : artifact->kernel_images) {
+    if (image.kind != bef::TargetKind::kCuda) continue;
+    *ptx = image.ptx;
+    for (const auto& k : image.kernels) launches.push_back({k.launch.grid.x, k.launch.block.x, k.launch.block.y});
+  }
+  return launches;
 }
 
 }  // namespace kiln::testing

@@ -213,25 +213,6 @@ TEST_F(RowNormalizationE2ETest, InfinitiesAndNaN) {
   Check(Module(Kind::kLogSoftmax, "f32", rows, n), &args, Tolerance("f32"));
 }
 
-// The CUDA artifact's kernels: (grid, block x, block y) each.
-std::vector<std::array<int64_t, 3>> CudaLaunches(const std::string& text, std::string* ptx) {
-  auto module = hlo::ParseHloModule(text);
-  EXPECT_TRUE(module.ok()) << module.status().message();
-  if (!module.ok()) return {};
-  compiler::CompileOptions options;
-  options.cuda = true;
-  StatusOr<bef::Artifact> artifact = compiler::CompileModule(**module, options);
-  EXPECT_TRUE(artifact.ok()) << artifact.status().message();
-  if (!artifact.ok()) return {};
-  std::vector<std::array<int64_t, 3>> launches;
-  for (const bef::KernelImage& image : artifact->kernel_images) {
-    if (image.kind != bef::TargetKind::kCuda) continue;
-    *ptx = image.ptx;
-    for (const auto& k : image.kernels) launches.push_back({k.launch.grid.x, k.launch.block.x, k.launch.block.y});
-  }
-  return launches;
-}
-
 TEST(RowNormalizationLaunchTest, FollowsTheDocumentedHeuristic) {
   std::string ptx;
   // bf16 [4096, 768]: V = 8, C = 96 -> T = 32 (a warp per row), I = 3;
