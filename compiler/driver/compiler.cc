@@ -217,6 +217,8 @@ Status RunPasses(hlo::HloModule& module, const CompileOptions& options, CompileS
   pipeline.bf16_gemm_operands = options.cuda;
   pipeline.int8_gemms = options.cuda;
   pipeline.row_normalization = options.cuda;
+  pipeline.dot_merger = options.cuda;
+  pipeline.tf32 = options.tf32;
   // Sorts CUDA runs as radix sorts; an artifact for the host alone keeps its
   // sort kernels, one for both runs the radix sort thunk on the host too
   // (kernels_lib/host_radix_sort).

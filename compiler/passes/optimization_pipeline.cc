@@ -13,6 +13,7 @@
 #include "compiler/passes/cpu_custom_call_rewriter.h"
 #include "compiler/passes/cse.h"
 #include "compiler/passes/cudnn_conv_custom_call_rewriter.h"
+#include "compiler/passes/dot_merger.h"
 #include "compiler/passes/dynamic_padder.h"
 #include "compiler/passes/gemm_custom_call_rewriter.h"
 #include "compiler/passes/gpu_solver_custom_call_rewriter.h"
@@ -84,6 +85,12 @@ Status RunOptimizationPipeline(hlo::HloModule& module, const PipelineOptions& op
   pipeline.AddPass<ComplexDotExpander>();  // ... and real ones
   pipeline.AddPass<DotCanonicalization>(options.bf16_gemm_operands, options.int8_gemms);
   AddSimplification(pipeline);
+  // Small GEMMs sharing an operand become one that fills the GPU.
+  if (options.dot_merger) {
+    DotMergerOptions merger;
+    merger.tf32 = options.tf32;
+    pipeline.AddPass<DotMerger>(merger);
+  }
   // Reductions too long or too narrow for one kernel become two.
   pipeline.AddPass<ReductionSplitter>();
   // Kernels around the library calls; row normalizations first, whole.

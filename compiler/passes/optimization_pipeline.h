@@ -33,6 +33,12 @@ struct PipelineOptions {
   // (compiling for CUDA; RowNormalizationFusion): the host keeps its
   // reduction and loop kernels when compiling for the host alone.
   bool row_normalization = false;
+  // GEMMs sharing an operand merge into one where the GPU runs that faster
+  // (compiling for CUDA; DotMerger).
+  bool dot_merger = false;
+  // f32 GEMMs at DEFAULT precision may use TF32 (--tf32): what the merger's
+  // time estimate assumes of them.
+  bool tf32 = true;
 };
 
 // Runs kiln's HLO passes on `module` in place. `records` (optional)

@@ -28,6 +28,17 @@ inline runtime::DeviceKind E2EDeviceKind() {
   return v && std::string(v) == "cuda" ? runtime::DeviceKind::kCuda : runtime::DeviceKind::kHost;
 }
 
+// A test fixture holding the device under test (E2EDeviceKind).
+class E2EDeviceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto device = runtime::Device::Create(E2EDeviceKind());
+    ASSERT_TRUE(device.ok()) << device.status().message();
+    device_ = std::move(*device);
+  }
+  std::unique_ptr<runtime::Device> device_;
+};
+
 // Seeded random arguments for every entry parameter.
 inline std::vector<Literal> RandomArgs(const hlo::HloModule& module, uint64_t seed) {
   std::mt19937_64 rng(seed);

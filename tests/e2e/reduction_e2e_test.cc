@@ -38,15 +38,7 @@ CompareOptions SumTolerance() {
   return tol;
 }
 
-class ReductionE2ETest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    auto device = runtime::Device::Create(E2EDeviceKind());
-    ASSERT_TRUE(device.ok()) << device.status().message();
-    device_ = std::move(*device);
-  }
-  std::unique_ptr<runtime::Device> device_;
-};
+using ReductionE2ETest = E2EDeviceTest;
 
 TEST_F(ReductionE2ETest, RowReductionsOfEveryWidth) {
   // Rows of 10 (8 lanes per row, ragged vectors), 300 (one warp), 5000 (one
