@@ -27,6 +27,8 @@ namespace kiln::kernels {
   X(cublasGetStatusName) \
   X(cublasSgemmStridedBatched) \
   X(cublasDgemmStridedBatched) \
+  X(cublasCgemmStridedBatched) \
+  X(cublasZgemmStridedBatched) \
   X(cublasSscal_v2) \
   X(cublasDscal_v2) \
   X(cublasCsscal_v2) \

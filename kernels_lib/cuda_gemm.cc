@@ -1,8 +1,11 @@
 // CUDA GEMM through cuBLAS; see cuda_gemm.h.
 #include "kernels_lib/cuda_gemm.h"
 
+#include <cuComplex.h>
+
 #include <limits>
 #include <string>
+#include <type_traits>
 
 #include "kernels_lib/gemm_plan.h"
 
@@ -13,10 +16,19 @@ bool FitsInt(int64_t v) { return v >= 0 && v <= std::numeric_limits<int>::max();
 
 cublasOperation_t Op(bool transpose) { return transpose ? CUBLAS_OP_T : CUBLAS_OP_N; }
 
+// alpha and beta in the GEMM's scalar type (complex: alpha's imaginary
+// part too).
+template <typename T>
+T Scalar(double real, double imag) {
+  if constexpr (std::is_same_v<T, cuComplex>) return make_cuComplex(static_cast<float>(real), static_cast<float>(imag));
+  else if constexpr (std::is_same_v<T, cuDoubleComplex>) return make_cuDoubleComplex(real, imag);
+  else return static_cast<T>(real);
+}
+
 template <typename T, typename Fn>
 cublasStatus_t Call(Fn fn, cublasHandle_t h, const ColumnMajorGemm& c, uint64_t a, uint64_t b,
                     uint64_t out) {
-  T alpha = static_cast<T>(c.alpha), beta = static_cast<T>(c.beta);
+  T alpha = Scalar<T>(c.alpha, c.alpha_imag), beta = Scalar<T>(c.beta, 0);
   return fn(h, Op(c.transpose_a), Op(c.transpose_b), static_cast<int>(c.m), static_cast<int>(c.n),
             static_cast<int>(c.k), &alpha, reinterpret_cast<const T*>(a), static_cast<int>(c.lda),
             static_cast<long long>(c.stride_a), reinterpret_cast<const T*>(b),
@@ -84,6 +96,15 @@ Status CudaGemm(const CublasLibrary& cublas, cublasHandle_t handle, const thunks
     return cublas.Check(Call<double>(cublas.cublasDgemmStridedBatched, handle, c, rhs, lhs, out),
                         "cublasDgemmStridedBatched");
   }
+  // c64 and c128 (transposes, never conjugates, as HLO's dot).
+  if (same && g.out_type == ElementType::kC64) {
+    return cublas.Check(Call<cuComplex>(cublas.cublasCgemmStridedBatched, handle, c, rhs, lhs, out),
+                        "cublasCgemmStridedBatched");
+  }
+  if (same && g.out_type == ElementType::kC128) {
+    return cublas.Check(Call<cuDoubleComplex>(cublas.cublasZgemmStridedBatched, handle, c, rhs, lhs, out),
+                        "cublasZgemmStridedBatched");
+  }
   if (g.lhs_type == ElementType::kBF16 && g.rhs_type == ElementType::kBF16 &&
       g.out_type == ElementType::kF32) {
     // bf16 operands, f32 accumulation and result: the tensor cores.
@@ -93,7 +114,7 @@ Status CudaGemm(const CublasLibrary& cublas, cublasHandle_t handle, const thunks
     return Int8Gemm(cublas, handle, c, rhs, lhs, out);
   return Error("Unimplemented: cuda gemm of " + std::string(ElementTypeName(g.lhs_type)) + " x " +
                std::string(ElementTypeName(g.rhs_type)) + " -> " +
-               std::string(ElementTypeName(g.out_type)) + " (only f32, f64, bf16 x bf16 -> f32 and s8 x s8 -> s32)");
+               std::string(ElementTypeName(g.out_type)) + " (only f32, f64, c64, c128, bf16 x bf16 -> f32 and s8 x s8 -> s32)");
 }
 
 }  // namespace kiln::kernels

@@ -19,7 +19,7 @@ StatusOr<ColumnMajorGemm> PlanColumnMajorGemm(const thunks::GemmThunk& g) {
                  " n=" + std::to_string(g.n) + " k=" + std::to_string(g.k) +
                  " batch=" + std::to_string(g.batch) + ")");
   }
-  if (g.alpha_imag != 0.0) return Error("Unimplemented: gemm: complex alpha on a real gemm");
+  if (g.alpha_imag != 0.0 && !IsComplex(g.out_type)) return Error("gemm: complex alpha on a real gemm");
   // Row-major leading dimensions of the stored matrices, as the host reads them.
   int64_t lhs_ld = LeadingDim(g.lhs_leading_dim, g.lhs_transposed ? g.m : g.k);
   int64_t rhs_ld = LeadingDim(g.rhs_leading_dim, g.rhs_transposed ? g.k : g.n);
@@ -37,6 +37,7 @@ StatusOr<ColumnMajorGemm> PlanColumnMajorGemm(const thunks::GemmThunk& g) {
   c.stride_b = g.lhs_batch_stride > 0 ? g.lhs_batch_stride : g.m * g.k;
   c.stride_c = g.out_batch_stride > 0 ? g.out_batch_stride : g.m * g.n;
   c.alpha = g.alpha_real;
+  c.alpha_imag = g.alpha_imag;
   c.beta = g.beta;
   return c;
 }

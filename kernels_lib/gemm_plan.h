@@ -23,10 +23,10 @@ struct ColumnMajorGemm {
   int64_t m = 0, n = 0, k = 0, batch = 1;
   int64_t lda = 0, ldb = 0, ldc = 0;
   int64_t stride_a = 0, stride_b = 0, stride_c = 0;  // elements between batch matrices
-  double alpha = 1.0, beta = 0.0;
+  double alpha = 1.0, alpha_imag = 0.0, beta = 0.0;  // alpha_imag: complex GEMMs only
 };
 
-// Checks dimensions (non-negative, real alpha) and applies the defaults the
+// Checks dimensions (non-negative; alpha real unless the GEMM is complex) and applies the defaults the
 // host gemm uses (dense leading dimensions and batch strides when 0).
 StatusOr<ColumnMajorGemm> PlanColumnMajorGemm(const thunks::GemmThunk& gemm);
 

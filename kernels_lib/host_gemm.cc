@@ -3,7 +3,9 @@
 
 #include <cblas.h>
 
+#include <complex>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "common/float_formats.h"
@@ -21,8 +23,27 @@ Status CheckShape(const thunks::GemmThunk& g) {
                  std::to_string(g.n) + " k=" + std::to_string(g.k) + " batch=" +
                  std::to_string(g.batch) + ")");
   }
-  if (g.alpha_imag != 0.0) return Error("Unimplemented: gemm: complex alpha on a real gemm");
+  if (g.alpha_imag != 0.0 && !IsComplex(g.out_type)) return Error("gemm: complex alpha on a real gemm");
   return Status::Ok();
+}
+
+// alpha and beta in the result's type: complex GEMMs take alpha's
+// imaginary part too.
+template <typename Out>
+Out Scalar(double real, double imag) {
+  if constexpr (std::is_same_v<Out, std::complex<float>> || std::is_same_v<Out, std::complex<double>>)
+    return Out(static_cast<typename Out::value_type>(real), static_cast<typename Out::value_type>(imag));
+  else
+    return static_cast<Out>(real);
+}
+
+// cblas_cgemm and cblas_zgemm take alpha and beta by address.
+template <typename C, typename Fn>
+auto ByAddress(Fn gemm) {
+  return [gemm](CBLAS_ORDER order, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k, C alpha,
+                const C* a, int64_t lda, const C* b, int64_t ldb, C beta, C* c, int64_t ldc) {
+    gemm(order, ta, tb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc);
+  };
 }
 
 // Operands of In, the result of Out (T for both, or OpenBLAS' bfloat16
@@ -39,8 +60,8 @@ void RunBatches(const thunks::GemmThunk& g, const In* lhs, const In* rhs, Out* o
   CBLAS_TRANSPOSE ta = g.lhs_transposed ? CblasTrans : CblasNoTrans;
   CBLAS_TRANSPOSE tb = g.rhs_transposed ? CblasTrans : CblasNoTrans;
   for (int64_t b = 0; b < g.batch; ++b) {
-    gemm_fn(CblasRowMajor, ta, tb, g.m, g.n, g.k, static_cast<Out>(g.alpha_real),
-            lhs + b * lhs_stride, lda, rhs + b * rhs_stride, ldb, static_cast<Out>(g.beta),
+    gemm_fn(CblasRowMajor, ta, tb, g.m, g.n, g.k, Scalar<Out>(g.alpha_real, g.alpha_imag),
+            lhs + b * lhs_stride, lda, rhs + b * rhs_stride, ldb, Scalar<Out>(g.beta, 0),
             out + b * out_stride, ldc);
   }
 }
@@ -117,6 +138,20 @@ Status HostGemm(const thunks::GemmThunk& g, const void* lhs, const void* rhs, vo
                [](auto... a) { cblas_dgemm(a...); });
     return Status::Ok();
   }
+  // c64 and c128: OpenBLAS' complex GEMMs (transposes, never conjugates,
+  // as HLO's dot).
+  if (same && g.out_type == ElementType::kC64) {
+    using C = std::complex<float>;
+    RunBatches(g, static_cast<const C*>(lhs), static_cast<const C*>(rhs), static_cast<C*>(out),
+               ByAddress<C>([](auto... a) { cblas_cgemm(a...); }));
+    return Status::Ok();
+  }
+  if (same && g.out_type == ElementType::kC128) {
+    using C = std::complex<double>;
+    RunBatches(g, static_cast<const C*>(lhs), static_cast<const C*>(rhs), static_cast<C*>(out),
+               ByAddress<C>([](auto... a) { cblas_zgemm(a...); }));
+    return Status::Ok();
+  }
   // bf16 x bf16 -> f32 (artifacts compiled for CUDA and the host share one
   // program): the operands widened to f32 (exact) and an sgemm, the f32
   // accumulation cuBLAS does (Debian's OpenBLAS has no sbgemm).
@@ -133,7 +168,7 @@ Status HostGemm(const thunks::GemmThunk& g, const void* lhs, const void* rhs, vo
     return Int8Gemm(g, static_cast<const int8_t*>(lhs), static_cast<const int8_t*>(rhs), static_cast<int32_t*>(out));
   return Error("Unimplemented: host gemm of " + std::string(ElementTypeName(g.lhs_type)) + " x " +
                std::string(ElementTypeName(g.rhs_type)) + " -> " +
-               std::string(ElementTypeName(g.out_type)) + " (only f32, f64, bf16 x bf16 -> f32 and s8 x s8 -> s32)");
+               std::string(ElementTypeName(g.out_type)) + " (only f32, f64, c64, c128, bf16 x bf16 -> f32 and s8 x s8 -> s32)");
 }
 
 }  // namespace kiln::kernels

@@ -20,7 +20,9 @@ using hlo::HloOpcode;
 
 namespace {
 
-bool IsGemmType(ElementType t) { return t == ElementType::kF32 || t == ElementType::kF64; }
+bool IsGemmType(ElementType t) {
+  return t == ElementType::kF32 || t == ElementType::kF64 || t == ElementType::kC64 || t == ElementType::kC128;
+}
 
 // The element types of the LAPACK / cuSOLVER and trsm calls.
 bool IsLinalgType(ElementType t) {
@@ -232,7 +234,7 @@ Status ComputationEmitter::EmitGemm(const HloInstruction& dot, th::SequenceThunk
   const Shape& ls = dot.operand(0)->shape();
   const Shape& rs = dot.operand(1)->shape();
   const Shape& os = dot.shape();
-  // f32 and f64 GEMMs, and bf16 x bf16 -> f32 (DotCanonicalization's form
+  // f32, f64, c64 and c128 GEMMs, and bf16 x bf16 -> f32 (DotCanonicalization's form
   // for CUDA).
   bool bf16 = ls.element_type() == ElementType::kBF16 && os.element_type() == ElementType::kF32;
   // s8 x s8 -> s32 in cuBLAS' int8 form (see passes/int8_gemm.h).
@@ -243,7 +245,7 @@ Status ComputationEmitter::EmitGemm(const HloInstruction& dot, th::SequenceThunk
       !(bf16 || int8 || (IsGemmType(ls.element_type()) && ls.element_type() == os.element_type())))
     return Error(dot.DebugName() + ": bef-compile does not support dot of " + ls.ToString(false) + " x " +
                  rs.ToString(false) + " -> " + os.ToString(false) +
-                 " (the GEMM libraries take f32, f64, bf16 x bf16 -> f32 and [b,m,k] x [b,n,k] s8 x s8 -> s32;"
+                 " (the GEMM libraries take f32, f64, c64, c128, bf16 x bf16 -> f32 and [b,m,k] x [b,n,k] s8 x s8 -> s32;"
                  " f16 is widened to f32)");
   th::GemmThunk g;
   KILN_ASSIGN_OR_RETURN(g.lhs, Slice(dot.operand(0), {}));

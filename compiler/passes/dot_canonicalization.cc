@@ -50,13 +50,21 @@ bool IsF8(ElementType t) { return IsFloat(t) && BitWidth(t) == 8; }
 // f32 for f32/bf16/f16/f8 (narrow floats are widened), f64 for f64; with
 // `bf16_operands`, a dot of bf16 or f8 operands gives the GEMM bf16 operands
 // (every f8 value is exact in bf16) and accumulates into f32, as XLA does
-// for f8 dots where no f8 GEMM is used. nullopt for integer and complex
-// dots, except with `int8_gemms` for IsInt8GemmDot's s8 x s8 -> s32.
+// for f8 dots where no f8 GEMM is used; c64 / c128 (the complex GEMMs) for
+// a complex result. nullopt for integer dots, except with `int8_gemms` for
+// IsInt8GemmDot's s8 x s8 -> s32.
 std::optional<GemmTypes> GemmTypesOf(const HloInstruction& dot, bool bf16_operands, bool int8_gemms) {
   if (int8_gemms && IsInt8GemmDot(dot)) return GemmTypes{ElementType::kS8, ElementType::kS32, true};
   ElementType lhs = dot.operand(0)->shape().element_type();
   ElementType rhs = dot.operand(1)->shape().element_type();
   ElementType out = dot.shape().element_type();
+  // Complex results: the complex GEMMs (cgemm / zgemm) of operands
+  // converted to the result type (a real operand becomes complex exactly).
+  if (IsComplex(out)) {
+    auto convertible = [](ElementType t) { return IsComplex(t) || t == ElementType::kF32 || t == ElementType::kF64; };
+    if (!convertible(lhs) || !convertible(rhs)) return std::nullopt;
+    return GemmTypes{out, out};
+  }
   bool any_f64 = false;
   for (ElementType t : {lhs, rhs, out}) {
     if (t == ElementType::kF64) any_f64 = true;

@@ -8,7 +8,6 @@
 #include "compiler/passes/batch_norm_expander.h"
 #include "compiler/passes/cholesky_rewriter.h"
 #include "compiler/passes/constant_folding.h"
-#include "compiler/passes/complex_dot_expander.h"
 #include "compiler/passes/complex_reduce_splitter.h"
 #include "compiler/passes/cpu_custom_call_rewriter.h"
 #include "compiler/passes/cse.h"
@@ -81,8 +80,7 @@ Status RunOptimizationPipeline(hlo::HloModule& module, const PipelineOptions& op
   pipeline.AddPass<RaggedDotExpander>();  // dense dots of masked operands
   pipeline.AddPass<CholeskyRewriter>();  // potrf and XLA's zero / NaN fill-in
   pipeline.AddPass<TriangularSolveUpcast>();  // trsm takes f32 and wider
-  pipeline.AddPass<IntegerDotExpander>(options.int8_gemms);  // the GEMM libraries take floats (and int8 on CUDA)
-  pipeline.AddPass<ComplexDotExpander>();  // ... and real ones
+  pipeline.AddPass<IntegerDotExpander>(options.int8_gemms);  // the GEMM libraries take floats, complex (and int8 on CUDA)
   pipeline.AddPass<DotCanonicalization>(options.bf16_gemm_operands, options.int8_gemms);
   AddSimplification(pipeline);
   // Small GEMMs sharing an operand become one that fills the GPU.

@@ -95,7 +95,7 @@ bool Tf32Overridden() {
 template <typename T>
 kiln::emu::model::GemmMath MathOf(cublasMath_t math, bool tf32_compute) {
   using kiln::emu::model::GemmMath;
-  if (std::is_same_v<T, double>) return GemmMath::kFp64Tensor;
+  if (std::is_same_v<T, double> || std::is_same_v<T, std::complex<double>>) return GemmMath::kFp64Tensor;
   if (std::is_same_v<T, bfloat16>) return GemmMath::kFp16Tensor;
   if (std::is_same_v<T, int8_t>) return GemmMath::kInt8Tensor;
   int base = math & ~CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION;
@@ -130,6 +130,17 @@ void Gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, float alp
 void Gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, double alpha, const double* a, int lda,
           const double* b, int ldb, double beta, double* c, int ldc) {
   cblas_dgemm(CblasColMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+// c64 and c128 (cuComplex and cuDoubleComplex, passed as std::complex).
+void Gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, std::complex<float> alpha,
+          const std::complex<float>* a, int lda, const std::complex<float>* b, int ldb, std::complex<float> beta,
+          std::complex<float>* c, int ldc) {
+  cblas_cgemm(CblasColMajor, ta, tb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc);
+}
+void Gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, std::complex<double> alpha,
+          const std::complex<double>* a, int lda, const std::complex<double>* b, int ldb, std::complex<double> beta,
+          std::complex<double>* c, int ldc) {
+  cblas_zgemm(CblasColMajor, ta, tb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc);
 }
 // bf16 operands, f32 accumulation and result: the operands widened to f32
 // (exact) and an sgemm (Debian's OpenBLAS is built without sbgemm).
@@ -261,7 +272,8 @@ cublasStatus_t GemmStridedBatched(const char* call, cublasHandle_t handle, cubla
       Gemm(CblasOp(transa), CblasOp(transb), m, n, k, a, a_i, lda, b_i, ldb, b, c, ldc);
     }
   }
-  kiln::emu::model::GemmShape shape{m, n, k, batches, sizeof(In), reads_ab, b != T(0), sizeof(T)};
+  kiln::emu::model::GemmShape shape{m, n, k, batches, sizeof(In), reads_ab, b != T(0), sizeof(T),
+                                    std::is_same_v<In, std::complex<float>> || std::is_same_v<In, std::complex<double>>};
   kiln::emu::model::GemmTime time = kiln::emu::model::ModelGemm(shape, math);
   timeline->AddLibraryCall(time.total, time.optimal);
   return CUBLAS_STATUS_SUCCESS;
@@ -479,6 +491,20 @@ cublasStatus_t TriangularSolve(const char* call, cublasHandle_t handle, cublasSi
   return CUBLAS_STATUS_SUCCESS;
 }
 
+// Complex GEMMs: cuComplex / cuDoubleComplex (Cu) are layout-compatible
+// with std::complex<float> / <double> (C), which the shared GEMM path
+// computes with.
+template <typename C, typename Cu>
+cublasStatus_t ComplexGemmStridedBatched(const char* call, cublasHandle_t handle, cublasOperation_t transa,
+                                         cublasOperation_t transb, int m, int n, int k, const Cu* alpha,
+                                         const Cu* A, int lda, long long strideA, const Cu* B, int ldb,
+                                         long long strideB, const Cu* beta, Cu* C_, int ldc, long long strideC,
+                                         int batches) {
+  auto in = [](const Cu* x) { return reinterpret_cast<const C*>(x); };
+  return GemmStridedBatched(call, handle, transa, transb, m, n, k, in(alpha), in(A), lda, strideA, in(B), ldb,
+                            strideB, in(beta), reinterpret_cast<C*>(C_), ldc, strideC, batches);
+}
+
 }  // namespace
 
 extern "C" {
@@ -586,6 +612,25 @@ KILN_EMU_EXPORT cublasStatus_t cublasDgemmStridedBatched(
     long long int strideB, const double* beta, double* C, int ldc, long long int strideC, int batchCount) {
   return GemmStridedBatched("cublasDgemmStridedBatched", handle, transa, transb, m, n, k, alpha, A, lda,
                             strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
+}
+
+KILN_EMU_EXPORT cublasStatus_t cublasCgemmStridedBatched(
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
+    const cuComplex* alpha, const cuComplex* A, int lda, long long int strideA, const cuComplex* B, int ldb,
+    long long int strideB, const cuComplex* beta, cuComplex* C, int ldc, long long int strideC, int batchCount) {
+  return ComplexGemmStridedBatched<std::complex<float>>("cublasCgemmStridedBatched", handle, transa, transb, m, n,
+                                                        k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc,
+                                                        strideC, batchCount);
+}
+
+KILN_EMU_EXPORT cublasStatus_t cublasZgemmStridedBatched(
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
+    const cuDoubleComplex* alpha, const cuDoubleComplex* A, int lda, long long int strideA,
+    const cuDoubleComplex* B, int ldb, long long int strideB, const cuDoubleComplex* beta, cuDoubleComplex* C,
+    int ldc, long long int strideC, int batchCount) {
+  return ComplexGemmStridedBatched<std::complex<double>>("cublasZgemmStridedBatched", handle, transa, transb, m,
+                                                         n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C,
+                                                         ldc, strideC, batchCount);
 }
 
 // The forms kiln calls: bf16 A and B, f32 C, f32 compute (tensor cores);

@@ -40,6 +40,10 @@ double PeakFlops(GemmMath math) {
 
 uint32_t CElementBytes(const GemmShape& s) { return s.c_element_bytes ? s.c_element_bytes : s.element_bytes; }
 
+// Real flops of one multiply-add: 2, or 8 for complex elements (4 real
+// multiplies and 4 adds, as cuBLAS' Cgemm counts them).
+double FlopsPerMultiplyAdd(const GemmShape& s) { return s.complex ? 8.0 : 2.0; }
+
 // Output tiles of kGemmTile^2 (smaller where m or n is), each split into
 // `split` slices of k, in waves over the SMs at the sustained rate; with
 // split > 1 the slices' partial tiles go through DRAM and a second launch
@@ -49,7 +53,7 @@ double SplitKSeconds(const GemmShape& s, double peak, int64_t split) {
   double k_slice = double((s.k + split - 1) / split);
   double tiles = tiles_of(s.m) * tiles_of(s.n) * double(s.batches) * double(split);
   double waves = tiles > 0 ? double(static_cast<uint64_t>((tiles + kSms - 1) / kSms)) : 0.0;
-  double tile_flops = 2.0 * double(std::min<int64_t>(s.m, kGemmTile)) *
+  double tile_flops = FlopsPerMultiplyAdd(s) * double(std::min<int64_t>(s.m, kGemmTile)) *
                       double(std::min<int64_t>(s.n, kGemmTile)) * k_slice;
   double seconds = waves * tile_flops / (peak / kSms * kGemmEfficiency);
   if (split > 1) {
@@ -77,7 +81,7 @@ GemmTime ModelGemm(const GemmShape& s, GemmMath math) {
   const double peak = PeakFlops(math);
   GemmTime t;
   double m = double(s.m), n = double(s.n), k = s.reads_ab ? double(s.k) : 0.0, batches = double(s.batches);
-  t.flops = 2 * m * n * k * batches;
+  t.flops = FlopsPerMultiplyAdd(s) * m * n * k * batches;
   t.bytes = batches * (double(CElementBytes(s)) * m * n * (s.reads_c ? 2 : 1) +
                        (s.reads_ab ? double(s.element_bytes) * (m * k + k * n) : 0.0));
   t.memory = t.bytes / kDramBytesPerSecond;

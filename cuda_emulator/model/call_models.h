@@ -30,6 +30,7 @@ struct GemmShape {
   bool reads_ab = true;  // k > 0 and alpha != 0
   bool reads_c = false;  // beta != 0
   uint32_t c_element_bytes = 0;  // of C; 0: element_bytes
+  bool complex = false;  // c64/c128: a multiply-add is 8 real flops, not 2
 };
 
 struct GemmTime {

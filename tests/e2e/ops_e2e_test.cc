@@ -317,8 +317,9 @@ ENTRY e {
 }
 
 TEST_F(OpsE2ETest, ComplexDots) {
-  // ComplexDotExpander: four real GEMMs; matrix-vector (XLA's
-  // MatrixVectorComplex), batched c64, and c128 with a transposed operand.
+  // Complex GEMMs (OpenBLAS cgemm/zgemm, cuBLAS Cgemm/Zgemm); matrix-vector
+  // (XLA's MatrixVectorComplex), batched c64, c128 with a transposed
+  // operand, and a real operand converted to complex.
   Check("  a = c64[5,5] parameter(0)\n  b = c64[5,1] parameter(1)\n"
         "  ROOT d = c64[5,1] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n");
   Check("  a = c64[2,3,8] parameter(0)\n  b = c64[2,8,4] parameter(1)\n"
@@ -326,6 +327,8 @@ TEST_F(OpsE2ETest, ComplexDots) {
         "rhs_contracting_dims={1}\n");
   Check("  a = c128[6,3] parameter(0)\n  b = c128[4,6] parameter(1)\n"
         "  ROOT d = c128[3,4] dot(a, b), lhs_contracting_dims={0}, rhs_contracting_dims={1}\n");
+  Check("  a = f32[4,7] parameter(0)\n  b = c64[7,3] parameter(1)\n"
+        "  ROOT d = c64[4,3] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n");
 }
 
 // RaggedDotExpander, in each mode, with group sizes chosen so that a group

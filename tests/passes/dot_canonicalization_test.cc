@@ -59,6 +59,14 @@ TEST(DotCanonicalization, MixedAndF16OperandsAreWidened) {
   ExpectGemmTypes(DotModule("f16", "f16", "f16"), true, ElementType::kF32, ElementType::kF32);
 }
 
+// Complex dots are complex GEMMs (cgemm / zgemm); a real operand of a
+// complex dot is converted to the result's type.
+TEST(DotCanonicalization, ComplexDotsAreComplexGemms) {
+  ExpectGemmTypes(DotModule("c64", "c64", "c64"), false, ElementType::kC64, ElementType::kC64);
+  ExpectGemmTypes(DotModule("c128", "c128", "c128"), true, ElementType::kC128, ElementType::kC128);
+  ExpectGemmTypes(DotModule("f32", "c64", "c64"), true, ElementType::kC64, ElementType::kC64);
+}
+
 // A canonical bf16 x bf16 -> f32 dot is left alone when kept, and widened
 // when not.
 TEST(DotCanonicalization, CanonicalBf16GemmIsAFixedPoint) {
