@@ -168,17 +168,11 @@ class GpuReductionEmitter {
     } else {
       out_shapes_.push_back(root->shape());
     }
-    std::vector<mlir::Type> arg_types;
-    for (int64_t i = 0; i < comp_.parameter_count(); ++i)
-      arg_types.push_back(BufferType(ctx, comp_.parameter(i)->shape()));
-    for (const Shape& s : out_shapes_) arg_types.push_back(BufferType(ctx, s));
-    b_.setInsertionPointToEnd(module_.getBody());
-    auto func = mlir::func::FuncOp::create(b_, loc_, spec_.name, b_.getFunctionType(arg_types, {}));
-    mlir::Block* entry = func.addEntryBlock();
-    b_.setInsertionPointToStart(entry);
-    args_.assign(entry->args_begin(), entry->args_end());
-    outs_.assign(args_.end() - static_cast<std::ptrdiff_t>(out_shapes_.size()), args_.end());
-    args_.resize(args_.size() - out_shapes_.size());
+    KernelFunction kernel =
+        BeginKernelFunction(b_, loc_, module_, spec_.name, comp_.ParameterShapes(), out_shapes_);
+    mlir::Block* entry = kernel.entry;
+    args_ = kernel.params;
+    outs_ = kernel.outputs;
     for (const HloInstruction* h : plan_.heroes) {
       ElementType t = h->operand(0)->shape().element_type();
       widened_.push_back(HeroOutputs(*h) == 1 && (t == ElementType::kF16 || t == ElementType::kBF16) &&
@@ -201,7 +195,7 @@ class GpuReductionEmitter {
     b_.setInsertionPointToEnd(entry);
     mlir::func::ReturnOp::create(b_, loc_);
     LaunchDims launch{{plan_.blocks, 1, 1}, {kWarp, plan_.warps, 1}, 0};
-    KernelInfo info(spec_.name, static_cast<int>(arg_types.size()), out_shapes_[0].ElementCount(), launch);
+    KernelInfo info(spec_.name, static_cast<int>(kernel.entry->getNumArguments()), out_shapes_[0].ElementCount(), launch);
     return info;
   }
 

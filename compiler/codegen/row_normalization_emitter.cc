@@ -150,17 +150,13 @@ class RowNormalizationEmitter {
 
   StatusOr<KernelInfo> Emit(KernelTarget target) {
     mlir::MLIRContext* ctx = module_.getContext();
-    std::vector<mlir::Type> arg_types;
-    for (int64_t i = 0; i < comp_.parameter_count(); ++i)
-      arg_types.push_back(BufferType(ctx, comp_.parameter(i)->shape()));
-    for (const HloInstruction* out : plan_.rn.outputs) arg_types.push_back(BufferType(ctx, out->shape()));
-    b_.setInsertionPointToEnd(module_.getBody());
-    auto func = mlir::func::FuncOp::create(b_, loc_, spec_.name, b_.getFunctionType(arg_types, {}));
-    mlir::Block* entry = func.addEntryBlock();
-    b_.setInsertionPointToStart(entry);
-    args_.assign(entry->args_begin(), entry->args_end());
-    outs_.assign(args_.end() - static_cast<std::ptrdiff_t>(plan_.rn.outputs.size()), args_.end());
-    args_.resize(args_.size() - plan_.rn.outputs.size());
+    std::vector<Shape> out_shapes;
+    for (const HloInstruction* out : plan_.rn.outputs) out_shapes.push_back(out->shape());
+    KernelFunction kernel =
+        BeginKernelFunction(b_, loc_, module_, spec_.name, comp_.ParameterShapes(), out_shapes);
+    mlir::Block* entry = kernel.entry;
+    args_ = kernel.params;
+    outs_ = kernel.outputs;
     for (const std::vector<const HloInstruction*>& stage : plan_.rn.stages)
       for (const HloInstruction* r : stage) {
         ElementType t = r->operand(0)->shape().element_type();
@@ -186,9 +182,9 @@ class RowNormalizationEmitter {
     const Shape& first = plan_.rn.outputs[0]->shape();
     if (cuda) {
       LaunchDims launch{{plan_.blocks, 1, 1}, {kWarp, plan_.warps, 1}, 0};
-      return KernelInfo(spec_.name, static_cast<int>(arg_types.size()), first.ElementCount(), launch);
+      return KernelInfo(spec_.name, static_cast<int>(kernel.entry->getNumArguments()), first.ElementCount(), launch);
     }
-    KernelInfo info(spec_.name, static_cast<int>(arg_types.size()), first.ElementCount());
+    KernelInfo info(spec_.name, static_cast<int>(kernel.entry->getNumArguments()), first.ElementCount());
     info.host_split_dim = 0;
     info.host_units = rows;
     info.host_work = rows * k * static_cast<int64_t>(plan_.rn.stages.size() + 1);

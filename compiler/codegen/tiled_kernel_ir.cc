@@ -9,6 +9,23 @@ namespace kiln::codegen::internal {
 
 using mlir::Value;
 
+KernelFunction BeginKernelFunction(mlir::OpBuilder& b, mlir::Location loc, mlir::ModuleOp module,
+                                   const std::string& name, const std::vector<Shape>& params,
+                                   const std::vector<Shape>& outputs) {
+  mlir::MLIRContext* ctx = module.getContext();
+  std::vector<mlir::Type> arg_types;
+  for (const Shape& s : params) arg_types.push_back(BufferType(ctx, s));
+  for (const Shape& s : outputs) arg_types.push_back(BufferType(ctx, s));
+  b.setInsertionPointToEnd(module.getBody());
+  KernelFunction k;
+  k.func = mlir::func::FuncOp::create(b, loc, name, b.getFunctionType(arg_types, {}));
+  k.entry = k.func.addEntryBlock();
+  b.setInsertionPointToStart(k.entry);
+  k.params.assign(k.entry->args_begin(), k.entry->args_begin() + static_cast<std::ptrdiff_t>(params.size()));
+  k.outputs.assign(k.entry->args_begin() + static_cast<std::ptrdiff_t>(params.size()), k.entry->args_end());
+  return k;
+}
+
 std::vector<std::vector<int64_t>> GroupDims(const Shape& shape, const std::vector<int64_t>& sizes) {
   std::vector<std::vector<int64_t>> groups(sizes.size());
   int64_t d = 0;

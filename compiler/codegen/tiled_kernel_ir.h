@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "common/shape.h"
@@ -34,6 +35,19 @@ inline constexpr char kBarrierFunc[] = "kiln.barrier";
 // whose calls return `value` of the lane n above in the warp (a lane with
 // no such lane gets its own value), every lane of the warp taking part.
 inline constexpr char kShuffleDownPrefix[] = "kiln.shuffle_down.";
+
+// A kernel function `name(params..., outputs...)` of dense buffer
+// arguments, added at the end of `module` with an empty entry block where
+// `b` now inserts; its arguments split into the parameters' and the
+// outputs'.
+struct KernelFunction {
+  mlir::func::FuncOp func;
+  mlir::Block* entry = nullptr;
+  std::vector<mlir::Value> params, outputs;
+};
+KernelFunction BeginKernelFunction(mlir::OpBuilder& b, mlir::Location loc, mlir::ModuleOp module,
+                                   const std::string& name, const std::vector<Shape>& params,
+                                   const std::vector<Shape>& outputs);
 
 // Assigns the dimensions of `shape` to groups of the given sizes, in order:
 // each group of size > 1 is a run of consecutive dimensions larger than 1
