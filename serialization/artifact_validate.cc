@@ -11,13 +11,28 @@ namespace {
 
 namespace th = ::kiln::thunks;
 
+// A CUDA entry's launch is the driver's (th::CheckCudaLaunch). A host
+// entry's grid.x counts the work units its [begin, end) ranges over and
+// block.x the iterations per unit: int64 counts of any size, not bounded
+// like a CUDA grid (a reduction of 2^32 elements is one unit of 2^32).
+Status ValidateEntryLaunch(TargetKind kind, const th::LaunchDims& launch) {
+  if (kind == TargetKind::kCuda) return th::CheckCudaLaunch(launch);
+  if (launch.grid.x < 1 || launch.block.x < 0) {
+    return Error("invalid host work units " + std::to_string(launch.grid.x) + " of " +
+                 std::to_string(launch.block.x) + " iterations");
+  }
+  return Status::Ok();
+}
+
 Status ValidateImage(const KernelImage& image) {
   const std::string what = std::string(TargetKindName(image.kind)) + " kernel image " +
                            th::QuoteForMessage(image.target);
   std::set<std::string> names;
   for (const KernelEntry& k : image.kernels) {
     if (k.name.empty()) return Error(what + " has a kernel without a name");
+    const std::string kernel = what + " kernel " + th::QuoteForMessage(k.name);
     if (!names.insert(k.name).second) return Error(what + " lists kernel " + th::QuoteForMessage(k.name) + " twice");
+    KILN_RETURN_IF_ERROR(ValidateEntryLaunch(image.kind, k.launch).WithContext(kernel));
   }
   if (image.kind == TargetKind::kCuda) {
     std::set<int32_t> archs;

@@ -51,6 +51,9 @@ struct KernelArgument {
 
 // Launches a compiled kernel, found by name in the artifact's kernel image
 // for the running target (cubin/PTX on CUDA, the shared object on the host).
+// `launch` is the CUDA launch, left at its default (1,1,1) when the artifact
+// has no CUDA image: the host runs a kernel over the work units its host
+// kernel entry records (any int64 count), never over these dimensions.
 struct KernelThunk {
   std::string kernel_name;
   std::vector<KernelArgument> args;

@@ -319,13 +319,7 @@ class Validator {
 
   Status Check(const KernelThunk& k) const {
     if (k.kernel_name.empty()) return Error("empty kernel name");
-    for (const Dim3& d : {k.launch.grid, k.launch.block}) {
-      if (d.x < 1 || d.y < 1 || d.z < 1 || d.x > (1LL << 31) || d.y > 65535 || d.z > 65535) {
-        return Error("invalid launch dimensions (" + std::to_string(d.x) + "," +
-                     std::to_string(d.y) + "," + std::to_string(d.z) + ")");
-      }
-    }
-    if (k.launch.shared_memory_bytes < 0) return Error("negative shared memory size");
+    KILN_RETURN_IF_ERROR(CheckCudaLaunch(k.launch));
     for (size_t i = 0; i < k.args.size(); ++i) {
       KILN_RETURN_IF_ERROR(CheckSlice(k.args[i].slice, "argument " + std::to_string(i)));
     }
@@ -660,6 +654,17 @@ std::optional<int64_t> CheckedByteSize(const Shape& shape) {
     elements = *product;
   }
   return Mul(elements, StorageBytes(shape.element_type()));
+}
+
+Status CheckCudaLaunch(const LaunchDims& launch) {
+  for (const Dim3& d : {launch.grid, launch.block}) {
+    if (d.x < 1 || d.y < 1 || d.z < 1 || d.x > (1LL << 31) || d.y > 65535 || d.z > 65535) {
+      return Error("invalid launch dimensions (" + std::to_string(d.x) + "," + std::to_string(d.y) + "," +
+                   std::to_string(d.z) + ")");
+    }
+  }
+  if (launch.shared_memory_bytes < 0) return Error("negative shared memory size");
+  return Status::Ok();
 }
 
 Status ValidateProgram(const ThunkProgram& program) { return Validator(program).Run(); }

@@ -22,6 +22,13 @@ inline constexpr int kMaxThunkDepth = 64;
 // OK, or one line naming the first problem found.
 Status ValidateProgram(const ThunkProgram& program);
 
+// A CUDA launch within the driver's bounds: grid and block dimensions at
+// least 1, x at most 2^31, y and z at most 65535, no negative shared memory.
+// A Kernel thunk's launch is the CUDA launch (its default when the artifact
+// has no CUDA image); host kernels take their work units from the host
+// image's kernel entries, which these bounds do not apply to.
+Status CheckCudaLaunch(const LaunchDims& launch);
+
 // Byte size of a shape's dense storage (tuple: sum of leaves), or nullopt
 // if a dimension is negative or the size overflows int64.
 std::optional<int64_t> CheckedByteSize(const Shape& shape);

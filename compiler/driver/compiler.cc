@@ -82,8 +82,10 @@ int64_t CountThunks(const th::SequenceThunk& root) {
   return n;
 }
 
-// Adds the kernel images for the requested targets and fixes the launch
-// dimensions of every KernelThunk (the CUDA grid when CUDA is a target).
+// Adds the kernel images for the requested targets and, when CUDA is one,
+// sets every KernelThunk's launch to its kernel's CUDA launch. The host
+// entries' work units (grid.x, any int64) stay in the host image: they are
+// no CUDA launch, and a host-only artifact's thunks keep the default one.
 Status AddKernelImages(const emitter::EmittedProgram& emitted, const CompileOptions& options,
                        bef::Artifact& artifact) {
   std::vector<codegen::KernelSpec> specs;
@@ -102,7 +104,6 @@ Status AddKernelImages(const emitter::EmittedProgram& emitted, const CompileOpti
     image.kind = bef::TargetKind::kHost;
     image.shared_object = std::move(result.host->shared_object);
     image.kernels = Entries(result.host->kernels);
-    for (const bef::KernelEntry& e : image.kernels) dims[e.name] = e.launch;
     artifact.targets.push_back(image.target);
     artifact.kernel_images.push_back(std::move(image));
   }

@@ -123,7 +123,7 @@ TEST_F(BefDumpTool, TextShowsEverySection) {
       // ".version 8.0\n.target sm_90\n" is 13 + 14 = 27 bytes.
       "kernels:\n  cuda (cuda): 3 kernels, cubin sm_90 7 bytes, cubin sm_80 5 bytes, ptx 27 bytes\n"
       "    fusion_3 grid=(1,1,1) block=(64,1,1)\n",
-      "  host-x86_64 (host): 3 kernels, shared object 8 bytes\n    fusion_3\n",
+      "  host-x86_64 (host): 3 kernels, shared object 8 bytes\n    fusion_3 units=1x1\n",
       "program: 26 thunks\n  kernel fusion.3 fn=fusion_3 grid=(1,1,1) block=(64,1,1) "
       "args=[a0[0:64], a4[0:16], a5[0:64] (written)]  ; hlo: add.1, multiply.2\n",
       "  while while.9 pred=a5[700:701] trip_count=10\n    condition:\n",

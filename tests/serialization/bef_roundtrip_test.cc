@@ -196,6 +196,38 @@ TEST(BefSerialize, RefusesInvalidArtifacts) {
   EXPECT_EQ(bytes.status().message(), "cannot serialize artifact: target 'rocm' has no kernel image");
 }
 
+// A host kernel entry counts work units and iterations per unit in int64,
+// past any CUDA grid bound (a reduction of 2^32 elements is one unit of
+// 2^32); a CUDA entry keeps the driver's bounds.
+TEST(BefSerialize, HostWorkUnitsAreNotCudaLaunchDimensions) {
+  Artifact a = SampleArtifact();
+  KernelImage& host = a.kernel_images[1];
+  ASSERT_EQ(host.kind, TargetKind::kHost);
+  host.kernels[0].launch.grid.x = int64_t{3} << 31;  // units
+  host.kernels[1].launch.block.x = int64_t{1} << 32;  // iterations of one unit
+  StatusOr<std::vector<uint8_t>> bytes = SerializeArtifact(a);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  StatusOr<Artifact> loaded = LoadArtifact(*bytes);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_EQ(loaded->kernel_images[1].kernels[0].launch.grid.x, int64_t{3} << 31);
+  EXPECT_EQ(loaded->kernel_images[1].kernels[1].launch.block.x, int64_t{1} << 32);
+
+  host.kernels[0].launch.grid.x = 0;
+  bytes = SerializeArtifact(a);
+  ASSERT_FALSE(bytes.ok());
+  EXPECT_EQ(bytes.status().message(),
+            "cannot serialize artifact: host kernel image 'host-x86_64' kernel 'fusion_3': invalid "
+            "host work units 0 of 1 iterations");
+
+  a = SampleArtifact();
+  a.kernel_images[0].kernels[2].launch.grid.x = int64_t{3} << 31;
+  bytes = SerializeArtifact(a);
+  ASSERT_FALSE(bytes.ok());
+  EXPECT_EQ(bytes.status().message(),
+            "cannot serialize artifact: cuda kernel image 'cuda' kernel 'add_21': invalid launch "
+            "dimensions (6442450944,1,1)");
+}
+
 TEST(BefFile, WriteAndLoad) {
   const std::string path = ::testing::TempDir() + "/bef_roundtrip_test.bef";
   ASSERT_TRUE(WriteArtifactFile(SampleArtifact(), path).ok());

@@ -56,6 +56,10 @@ std::string KernelsText(const bef::Artifact& a) {
         if (k.launch.shared_memory_bytes) {
           out += " smem=" + std::to_string(k.launch.shared_memory_bytes);
         }
+      } else {
+        // Host work units ([begin, end) of the kernel's entry) and the
+        // iterations of each.
+        out += " units=" + std::to_string(k.launch.grid.x) + "x" + std::to_string(k.launch.block.x);
       }
       out += "\n";
     }
