@@ -38,6 +38,7 @@ std::string CompileStatsToJson(const CompileStats& s) {
   field("instructions_after_passes", std::to_string(s.instructions_after_passes));
   field("fusions", std::to_string(s.fusions));
   field("kernels", std::to_string(s.kernels));
+  field("distinct_kernels", std::to_string(s.distinct_kernels));
   field("thunks", std::to_string(s.thunks));
   field("bytes_accessed_unfused", std::to_string(s.bytes_accessed_unfused));
   field("bytes_accessed_fused", std::to_string(s.bytes_accessed_fused));

@@ -13,7 +13,8 @@ struct CompileStats {
   int64_t instructions = 0;               // in the input module (all computations)
   int64_t instructions_after_passes = 0;  // after the middle-end, fused computations excluded
   int64_t fusions = 0;
-  int64_t kernels = 0;
+  int64_t kernels = 0;           // kernel thunks' fused computations
+  int64_t distinct_kernels = 0;  // kernels generated per target (kernel_dedup.h)
   int64_t thunks = 0;
   // Bytes every instruction would read and write if each were its own
   // kernel (input module), and what the thunk program actually moves.

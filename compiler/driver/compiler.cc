@@ -12,6 +12,7 @@
 #include "compiler/codegen/kernel_codegen.h"
 #include "compiler/driver/fusion_report.h"
 #include "compiler/driver/kernel_aliasing.h"
+#include "compiler/driver/kernel_dedup.h"
 #include "compiler/emitter/thunk_emitter.h"
 #include "compiler/hlo/printer.h"
 #include "compiler/passes/optimization_pipeline.h"
@@ -50,19 +51,24 @@ StatusOr<int32_t> SmArch(const std::string& arch) {
   return v;
 }
 
-void SetLaunchDims(th::SequenceThunk& seq, const std::map<std::string, th::LaunchDims>& dims) {
+// Makes every Kernel thunk under `seq` launch its distinct kernel
+// (`distinct_name`), with that kernel's CUDA launch when `dims` has one.
+void LaunchDistinctKernels(th::SequenceThunk& seq, const std::map<std::string, std::string>& distinct_name,
+                           const std::map<std::string, th::LaunchDims>& dims) {
   for (th::Thunk& t : seq.thunks) {
     if (auto* k = t.As<th::KernelThunk>()) {
+      auto name = distinct_name.find(k->kernel_name);
+      if (name != distinct_name.end()) k->kernel_name = name->second;
       auto it = dims.find(k->kernel_name);
       if (it != dims.end()) k->launch = it->second;
     }
-    if (auto* s = t.As<th::SequenceThunk>()) SetLaunchDims(*s, dims);
+    if (auto* s = t.As<th::SequenceThunk>()) LaunchDistinctKernels(*s, distinct_name, dims);
     if (auto* w = t.As<th::WhileThunk>()) {
-      SetLaunchDims(w->condition, dims);
-      SetLaunchDims(w->body, dims);
+      LaunchDistinctKernels(w->condition, distinct_name, dims);
+      LaunchDistinctKernels(w->body, distinct_name, dims);
     }
     if (auto* c = t.As<th::ConditionalThunk>())
-      for (th::SequenceThunk& b : c->branches) SetLaunchDims(b, dims);
+      for (th::SequenceThunk& b : c->branches) LaunchDistinctKernels(b, distinct_name, dims);
   }
 }
 
@@ -82,15 +88,18 @@ int64_t CountThunks(const th::SequenceThunk& root) {
   return n;
 }
 
-// Adds the kernel images for the requested targets and, when CUDA is one,
-// sets every KernelThunk's launch to its kernel's CUDA launch. The host
-// entries' work units (grid.x, any int64) stay in the host image: they are
-// no CUDA launch, and a host-only artifact's thunks keep the default one.
+// Adds the kernel images for the requested targets, each kernel once
+// however many fusions share it (kernel_dedup.h; every Kernel thunk then
+// launches its distinct kernel), and, when CUDA is a target, sets every
+// KernelThunk's launch to its kernel's CUDA launch. The host entries' work
+// units (grid.x, any int64) stay in the host image: they are no CUDA
+// launch, and a host-only artifact's thunks keep the default one.
 Status AddKernelImages(const emitter::EmittedProgram& emitted, const CompileOptions& options,
-                       bef::Artifact& artifact) {
-  std::vector<codegen::KernelSpec> specs;
-  std::map<std::string, codegen::KernelArgumentAliasing> aliasing = KernelAliasing(artifact.program);
-  for (const emitter::KernelRequest& k : emitted.kernels) specs.push_back({k.name, k.computation, aliasing[k.name]});
+                       bef::Artifact& artifact, CompileStats& stats) {
+  DistinctKernels distinct = DeduplicateKernels(emitted.kernels, KernelAliasing(artifact.program));
+  stats.kernels = static_cast<int64_t>(emitted.kernels.size());
+  stats.distinct_kernels = static_cast<int64_t>(distinct.specs.size());
+  const std::vector<codegen::KernelSpec>& specs = distinct.specs;
   codegen::CodegenOptions cg;
   cg.host = options.host;
   cg.cuda = options.cuda;
@@ -122,7 +131,7 @@ Status AddKernelImages(const emitter::EmittedProgram& emitted, const CompileOpti
     artifact.targets.push_back(image.target);
     artifact.kernel_images.push_back(std::move(image));
   }
-  SetLaunchDims(artifact.program.root, dims);
+  LaunchDistinctKernels(artifact.program.root, distinct.distinct_name, dims);
   return Status::Ok();
 }
 
@@ -299,9 +308,8 @@ StatusOr<bef::Artifact> CompileModule(const hlo::HloModule& input, const Compile
   artifact.program = std::move(emitted.program);
   artifact.hlo_text = std::move(optimized);
   start = Clock::now();
-  KILN_RETURN_IF_ERROR(AddKernelImages(emitted, options, artifact));
+  KILN_RETURN_IF_ERROR(AddKernelImages(emitted, options, artifact, s));
   s.codegen_seconds = Since(start);
-  s.kernels = static_cast<int64_t>(emitted.kernels.size());
   s.thunks = CountThunks(artifact.program.root);
   KILN_RETURN_IF_ERROR(WriteDump(options, "thunk_program.txt", th::ProgramToText(artifact.program)));
   KILN_RETURN_IF_ERROR(bef::ValidateArtifact(artifact).WithContext("internal error: invalid artifact"));

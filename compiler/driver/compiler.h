@@ -4,8 +4,9 @@
 //      canonicalization into GEMMs, kernel fusion, dead code elimination;
 //   2. a sequential schedule and buffer assignment per computation, and the
 //      thunk program (compiler/emitter);
-//   3. kernel codegen through MLIR for the requested targets
-//      (compiler/codegen: host shared object, CUDA PTX + cubin);
+//   3. kernel codegen through MLIR for the requested targets, each distinct
+//      kernel once (kernel_dedup.h; compiler/codegen: host shared object,
+//      CUDA PTX + cubin);
 //   4. the artifact (serialization/artifact.h), deterministic byte for byte.
 // With a dump directory, every stage's output is written there.
 #pragma once

@@ -122,8 +122,8 @@ TEST_F(BefDumpTool, TextShowsEverySection) {
       "constants: 1, 16 bytes\n  c0 constant.1 16 bytes: 00 00 80 3f",
       // ".version 8.0\n.target sm_90\n" is 13 + 14 = 27 bytes.
       "kernels:\n  cuda (cuda): 3 kernels, cubin sm_90 7 bytes, cubin sm_80 5 bytes, ptx 27 bytes\n"
-      "    fusion_3 grid=(1,1,1) block=(64,1,1)\n",
-      "  host-x86_64 (host): 3 kernels, shared object 8 bytes\n    fusion_3 units=1x1\n",
+      "    fusion_3 grid=(1,1,1) block=(64,1,1) users=1\n",
+      "  host-x86_64 (host): 3 kernels, shared object 8 bytes\n    fusion_3 units=1x1 users=1\n",
       "program: 26 thunks\n  kernel fusion.3 fn=fusion_3 grid=(1,1,1) block=(64,1,1) "
       "args=[a0[0:64], a4[0:16], a5[0:64] (written)]  ; hlo: add.1, multiply.2\n",
       "  while while.9 pred=a5[700:701] trip_count=10\n    condition:\n",
@@ -174,6 +174,7 @@ TEST_F(BefDumpTool, JsonIsValidAndStructured) {
       "assert p[19]['kind'] == 'radix-sort' and p[19]['order'] == 'float-numpy' and p[19]['descending'] is True\n"
       "assert p[19]['values_out'] == {'allocation': 5, 'offset': 3840, 'size': 64} and p[19]['rows'] == 2\n"
       "assert d['kernel_images'][0]['cubins'][0] == {'sm_arch': 90, 'size': 7}\n"
+      "assert [k['users'] for i in d['kernel_images'] for k in i['kernels']] == [1] * 6\n"
       "assert d['hlo_text'].startswith('HloModule sample')\n"
       "c = d['checksums']\n"
       "assert c['algorithm'] == 'xxh3-64' and len(c['file']) == 18, c\n"
@@ -195,6 +196,29 @@ TEST_F(BefDumpTool, JsonIsValidAndStructured) {
   std::ofstream(sections_path) << sections;
   EXPECT_EQ(std::system(("python3 " + script_path + " " + json_path + " " + sections_path + " " + sample_).c_str()), 0)
       << r.out;
+}
+
+// A kernel that two Kernel thunks launch (deduplicated fusions) is listed
+// once per image with its two users; one nothing launches has none.
+TEST_F(BefDumpTool, KernelsShowTheirUsers) {
+  Artifact a = kiln::testing::SampleArtifact();
+  thunks::Thunk again = a.program.root.thunks[0];
+  again.info.profile_name = "fusion.4";
+  a.program.root.thunks.push_back(again);
+  for (KernelImage& image : a.kernel_images) image.kernels.push_back({"unused", {}});
+  const std::string path = dir_ + "/shared.bef";
+  ASSERT_TRUE(WriteArtifactFile(a, path).ok());
+  Result r = Run(path);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(Contains(r.out, "cuda (cuda): 4 kernels")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "    fusion_3 grid=(1,1,1) block=(64,1,1) users=2\n")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "    fusion_3 units=1x1 users=2\n")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "    unused units=1x1 users=0\n")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "  kernel fusion.4 fn=fusion_3 ")) << r.out;
+  r = Run("--json " + path);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(Contains(r.out, "\"name\": \"fusion_3\"")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "\"users\": 2")) << r.out;
 }
 
 TEST_F(BefDumpTool, ErrorsAreOneLine) {

@@ -45,10 +45,11 @@ check 'grep -q "^total: [0-9]* fusions" dump/fusion_report.txt' "fusion report t
 check 'python3 - <<PY
 import json
 s = json.load(open("stats.json"))
-need = ["instructions", "instructions_after_passes", "fusions", "kernels", "thunks", "bytes_accessed_unfused",
+need = ["instructions", "instructions_after_passes", "fusions", "kernels", "distinct_kernels", "thunks", "bytes_accessed_unfused",
         "bytes_accessed_fused", "temp_peak_bytes", "temp_lower_bound_bytes", "compile_seconds", "pass_seconds"]
 assert all(k in s for k in need), s
 assert s["instructions"] == 33 and s["kernels"] >= 1 and s["thunks"] >= s["kernels"], s
+assert 1 <= s["distinct_kernels"] <= s["kernels"], s
 assert s["bytes_accessed_fused"] <= s["bytes_accessed_unfused"], s
 assert s["temp_peak_bytes"] >= s["temp_lower_bound_bytes"], s
 assert "kernel-fusion" in s["pass_seconds"], s

@@ -39,6 +39,7 @@ std::string Dims(const thunks::Dim3& d) {
 }
 
 std::string KernelsText(const bef::Artifact& a) {
+  const std::map<std::string, int64_t> users = KernelUsers(a);
   std::string out;
   for (const bef::KernelImage& image : a.kernel_images) {
     out += "  " + image.target + " (" + std::string(bef::TargetKindName(image.kind)) + "): " +
@@ -61,7 +62,8 @@ std::string KernelsText(const bef::Artifact& a) {
         // iterations of each.
         out += " units=" + std::to_string(k.launch.grid.x) + "x" + std::to_string(k.launch.block.x);
       }
-      out += "\n";
+      auto u = users.find(k.name);
+      out += " users=" + std::to_string(u == users.end() ? 0 : u->second) + "\n";
     }
   }
   return out;
@@ -95,6 +97,14 @@ int CountThunks(const thunks::SequenceThunk& root) {
 }
 
 }  // namespace
+
+std::map<std::string, int64_t> KernelUsers(const bef::Artifact& artifact) {
+  std::map<std::string, int64_t> users;
+  thunks::ForEachThunk(artifact.program.root, [&](const thunks::Thunk& t, int) {
+    if (const auto* k = t.As<thunks::KernelThunk>()) ++users[k->kernel_name];
+  });
+  return users;
+}
 
 std::string ChecksumHex(uint64_t checksum) {
   char hex[24];

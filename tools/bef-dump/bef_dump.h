@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "serialization/artifact.h"
@@ -25,5 +26,10 @@ std::string ArtifactToJson(const bef::Artifact& artifact, const std::string& pat
 
 // "0x0123456789abcdef": a checksum as bef-dump prints it (text and JSON).
 std::string ChecksumHex(uint64_t checksum);
+
+// Kernel name -> how many Kernel thunks launch it (a kernel shared by
+// structurally identical fusions has several; one inside a loop body
+// counts once).
+std::map<std::string, int64_t> KernelUsers(const bef::Artifact& artifact);
 
 }  // namespace kiln::tools

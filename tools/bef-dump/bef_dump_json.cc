@@ -34,6 +34,7 @@ class ArtifactJson {
     Signature(a.program.signature);
     Allocations(a.program);
     Constants(a.program);
+    users_ = KernelUsers(a);
     Images(a.kernel_images);
     j_.Key("program");
     Sequence(a.program.root);
@@ -224,6 +225,8 @@ class ArtifactJson {
         Dims("grid", k.launch.grid);
         Dims("block", k.launch.block);
         j_.Field("shared_memory_bytes", k.launch.shared_memory_bytes);
+        auto u = users_.find(k.name);
+        j_.Field("users", u == users_.end() ? int64_t{0} : u->second);
         j_.EndObject();
       }
       j_.EndArray();
@@ -490,6 +493,7 @@ class ArtifactJson {
   }
 
   JsonWriter j_;
+  std::map<std::string, int64_t> users_;  // KernelUsers of the artifact being rendered
 };
 
 }  // namespace
