@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# ThreadSanitizer run of the concurrency load test on the host: 8 threads x
+# 1,000 executions of the README example on one loaded executable.
+#
+# Builds only the runtime and tests/load/concurrency_load_test with
+# -fsanitize=thread in build-tsan/ (no LLVM/MLIR code is compiled there),
+# and runs it on the .bef that the ordinary build's bef-compile makes
+# (build/tests/load/mlp.bef, built first if missing). Not part of the
+# default test run (it takes minutes on 2 cores); exits non-zero when TSan
+# reports a race or a result is wrong.
+#
+# Usage: scripts/tsan.sh [iterations per thread, default 1000]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ITERATIONS=${1:-1000}
+BUILD_DIR=${KILN_BUILD_DIR:-build}
+TSAN_DIR=${KILN_TSAN_BUILD_DIR:-build-tsan}
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
+
+KILN_BUILD_DIR=$BUILD_DIR bash scripts/build.sh load_test_artifact
+if [ ! -f "$TSAN_DIR/build.ninja" ]; then
+  cmake -S . -B "$TSAN_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_C_FLAGS=-fsanitize=thread -DCMAKE_CXX_FLAGS=-fsanitize=thread \
+    -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread >/dev/null
+fi
+cmake --build "$TSAN_DIR" -- concurrency_load_test
+
+# halt_on_error: the first race fails the run; second_deadlock_stack for
+# lock-order reports.
+TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}" \
+KILN_LOAD_BEF="$PWD/$BUILD_DIR/tests/load/mlp.bef" KILN_LOAD_DEVICE=host KILN_LOAD_ITERATIONS="$ITERATIONS" \
+  "$TSAN_DIR/tests/load/concurrency_load_test"
