@@ -140,8 +140,14 @@ StatusOr<Event> LoadedExecutable::Execute(std::vector<Buffer> args,
   KILN_ASSIGN_OR_RETURN(args, ProgramArguments(binding, std::move(args)));
   auto state = std::make_shared<Event::State>();
   device_.stream(options.stream)
-      .Enqueue([impl = impl_, state, args = std::move(args), options = std::move(program_options)] {
-        state->Complete(CallerResult(*impl->binding, impl->executable->Run(args, options)));
+      .Enqueue([impl = impl_, state, args = std::move(args), options = std::move(program_options)]() mutable {
+        StatusOr<ExecutionResult> result = CallerResult(*impl->binding, impl->executable->Run(args, options));
+        // Let go of the executable and the arguments before the caller
+        // wakes: once Wait returns, dropping the last LoadedExecutable
+        // releases its device objects at once, on the caller's thread.
+        impl.reset();
+        args.clear();
+        state->Complete(std::move(result));
       });
   return Event(state);
 }

@@ -209,7 +209,9 @@ class LoadedExecutable {
   LoadedExecutable(Device& device, std::shared_ptr<const Impl> impl);
   Device& device_;
   // Shared with queued executions, so the kernels stay loaded until the
-  // last one finishes even if the executable is destroyed first.
+  // last one finishes even if the executable is destroyed first. An
+  // execution lets go of it before its Event is ready: after Wait, dropping
+  // the executable releases its memory and modules at once.
   std::shared_ptr<const Impl> impl_;
 };
 

@@ -17,6 +17,7 @@ add_library(kiln_cuda_emulator SHARED
   driver/driver_modules.cc
   driver/driver_streams.cc
   driver/emulated_device.cc
+  driver/fault_injector.cc
   driver/module_table.cc
   driver/timeline.cc
   libs/cublas_double.cc

@@ -1,5 +1,6 @@
 // Driver API: initialization, the device and the primary context, plus
-// kilnEmuDescription and kilnEmuResultsComputed. Memory, streams and events, modules and launches are
+// kilnEmuDescription, kilnEmuResultsComputed, kilnEmuInjectFault and
+// kilnEmuLiveObjects. Memory, streams and events, modules and launches are
 // in the driver_*.cc files beside this one; all share EmulatedDevice.
 #include <algorithm>
 #include <cstring>
@@ -57,6 +58,22 @@ KILN_EMU_EXPORT const char* kilnEmuDescription(void) {
 KILN_EMU_EXPORT int kilnEmuApiVersion(void) { return KILN_EMU_API_VERSION; }
 
 KILN_EMU_EXPORT int kilnEmuResultsComputed(void) { return SampleBlocks() == 0 ? 1 : 0; }
+
+KILN_EMU_EXPORT int kilnEmuInjectFault(int kind, int64_t after_n_calls) {
+  kiln::emu::driver::ClearErrorDetail();
+  if (kind < 0 || kind >= kiln::emu::driver::kFaultKinds) {
+    return Fail(CUDA_ERROR_INVALID_VALUE, "kilnEmuInjectFault: unknown fault kind " + std::to_string(kind));
+  }
+  Device().faults().Arm(static_cast<kiln::emu::driver::FaultKind>(kind), after_n_calls);
+  return CUDA_SUCCESS;
+}
+
+KILN_EMU_EXPORT int kilnEmuLiveObjects(KilnEmuLiveObjects* out) {
+  kiln::emu::driver::ClearErrorDetail();
+  if (!out) return Fail(CUDA_ERROR_INVALID_VALUE, "kilnEmuLiveObjects: null pointer");
+  *out = Device().LiveObjects();
+  return CUDA_SUCCESS;
+}
 
 KILN_EMU_EXPORT CUresult cuInit(unsigned int Flags) {
   if (Flags != 0) return Fail(CUDA_ERROR_INVALID_VALUE, "cuInit: Flags must be 0");

@@ -4,7 +4,8 @@
 // kernel's .reqntid/.maxntid, the shared-memory budget), then run to
 // completion by emu::Launch on the device's thread pool while the memory
 // ledger is read-locked; the launch keeps its stream busy for its modeled
-// time (emu::Launch fills model_ns). In sampling mode (KILN_EMU_SAMPLE)
+// time (emu::Launch fills model_ns). An injected launch fault
+// (fault_injector.h) fails the call before any block runs. In sampling mode (KILN_EMU_SAMPLE)
 // only a sample of the blocks runs. A fault inside the kernel is reported
 // on stderr and makes the context sticky-failed (EmulatedDevice::FailLaunch).
 #include <algorithm>
@@ -65,6 +66,8 @@ extern "C" KILN_EMU_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gr
   if (std::string e = ShapeError(*function, config); !e.empty()) return Fail(CUDA_ERROR_INVALID_VALUE, call + e);
   if (kiln::Status s = kiln::emu::CheckBlockRegisters(kernel, config); !s.ok())
     return Fail(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, call + s.message());
+  std::string injected = device.faults().Take(kiln::emu::driver::FaultKind::kLaunch, call.substr(0, call.size() - 2));
+  if (!injected.empty()) return Fail(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, injected);
 
   kiln::StatusOr<KilnEmuCounters> counters = [&] {
     auto lock = device.memory().ReadLock();  // no cuMemFree while blocks run

@@ -62,6 +62,9 @@ KILN_EMU_EXPORT CUresult cuMemAlloc(CUdeviceptr* dptr, size_t bytesize) {
   if (CUresult r = Device().EnterContext(); r != CUDA_SUCCESS) return r;
   if (!dptr) return Fail(CUDA_ERROR_INVALID_VALUE, "cuMemAlloc: null pointer");
   if (bytesize == 0) return Fail(CUDA_ERROR_INVALID_VALUE, "cuMemAlloc: 0 bytes requested");
+  std::string injected = Device().faults().Take(kiln::emu::driver::FaultKind::kAllocation,
+                                                "cuMemAlloc of " + std::to_string(bytesize) + " bytes");
+  if (!injected.empty()) return Fail(CUDA_ERROR_OUT_OF_MEMORY, injected);
   uint64_t available = kiln::emu::driver::kTotalMemoryBytes - Device().memory().bytes_in_use();
   if (bytesize > available) {
     return Fail(CUDA_ERROR_OUT_OF_MEMORY, "cuMemAlloc of " + std::to_string(bytesize) + " bytes: " +
@@ -91,6 +94,9 @@ KILN_EMU_EXPORT CUresult cuMemHostAlloc(void** pp, size_t bytesize, unsigned int
     return Fail(CUDA_ERROR_INVALID_VALUE, "cuMemHostAlloc: unknown flags " + std::to_string(Flags));
   }
   if (bytesize == 0) return Fail(CUDA_ERROR_INVALID_VALUE, "cuMemHostAlloc: 0 bytes requested");
+  std::string injected = Device().faults().Take(kiln::emu::driver::FaultKind::kAllocation,
+                                                "cuMemHostAlloc of " + std::to_string(bytesize) + " bytes");
+  if (!injected.empty()) return Fail(CUDA_ERROR_OUT_OF_MEMORY, injected);
   kiln::StatusOr<uint64_t> p = Device().memory().Allocate(bytesize, MemoryKind::kPinnedHost);
   if (!p.ok()) return Fail(CUDA_ERROR_OUT_OF_MEMORY, "cuMemHostAlloc: " + p.status().message());
   *pp = reinterpret_cast<void*>(*p);

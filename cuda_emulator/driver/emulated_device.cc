@@ -36,7 +36,8 @@ CUresult EmulatedDevice::Initialize() {
     StatusOr<CheckOptions> checks = CheckOptions::FromEnvironment();
     StatusOr<int> threads = EmulatorThreadCount();
     StatusOr<uint32_t> sample = SampleBlocksFromEnvironment();
-    for (const Status& s : {checks.status(), threads.status(), sample.status()}) {
+    Status faults = faults_.ArmFromEnvironment();
+    for (const Status& s : {checks.status(), threads.status(), sample.status(), faults}) {
       if (s.ok()) continue;
       init_result_ = CUDA_ERROR_INVALID_VALUE;
       init_detail_ = "cuInit: " + s.message();
@@ -111,6 +112,19 @@ CUresult EmulatedDevice::SetCurrent(CUcontext context) {
 }
 
 CUcontext EmulatedDevice::current() const { return context_alive_.load() ? t_current : nullptr; }
+
+KilnEmuLiveObjects EmulatedDevice::LiveObjects() {
+  KilnEmuLiveObjects live{};
+  live.device_allocations = memory_.live_allocations(MemoryKind::kDevice);
+  live.device_bytes = memory_.bytes_in_use();
+  live.host_allocations = memory_.live_allocations(MemoryKind::kPinnedHost);
+  live.modules = modules_.size();
+  live.streams = timeline_.stream_count();
+  live.events = timeline_.event_count();
+  live.library_handles = static_cast<uint64_t>(library_handles_.load());
+  live.library_descriptors = static_cast<uint64_t>(library_descriptors_.load());
+  return live;
+}
 
 CUresult EmulatedDevice::FailLaunch(const std::string& message) {
   // The report reaches callers through kilnEmuLastErrorDetail (kiln's

@@ -23,6 +23,7 @@
 #include <mutex>
 #include <string>
 
+#include "cuda_emulator/driver/fault_injector.h"
 #include "cuda_emulator/driver/module_table.h"
 #include "cuda_emulator/driver/timeline.h"
 #include "cuda_emulator/exec/device_memory.h"
@@ -35,7 +36,8 @@ class EmulatedDevice {
  public:
   static EmulatedDevice& Get();
 
-  // cuInit: reads KILN_EMU_CHECK, KILN_EMU_THREADS and KILN_EMU_SAMPLE and
+  // cuInit: reads KILN_EMU_CHECK, KILN_EMU_THREADS, KILN_EMU_SAMPLE and
+  // KILN_EMU_FAULT and
   // starts the pool on the first call; every call returns the first call's
   // result.
   CUresult Initialize();
@@ -64,6 +66,12 @@ class EmulatedDevice {
   uint32_t sample_blocks() const { return sample_blocks_; }
   Timeline& timeline() { return timeline_; }
   ModuleTable& modules() { return modules_; }
+  FaultInjector& faults() { return faults_; }
+
+  // The library doubles count the handles and descriptors they hand out.
+  void CountLibraryHandles(int64_t delta) { library_handles_.fetch_add(delta); }
+  void CountLibraryDescriptors(int64_t delta) { library_descriptors_.fetch_add(delta); }
+  KilnEmuLiveObjects LiveObjects();
 
  private:
   EmulatedDevice() = default;
@@ -86,6 +94,8 @@ class EmulatedDevice {
   DeviceMemory memory_;
   Timeline timeline_;
   ModuleTable modules_;
+  FaultInjector faults_;
+  std::atomic<int64_t> library_handles_{0}, library_descriptors_{0};
 };
 
 }  // namespace kiln::emu::driver

@@ -40,6 +40,11 @@ std::shared_ptr<LoadedModule> ModuleTable::FindFunction(CUfunction handle,
   return modules_.at(reinterpret_cast<CUmodule>(it->second));
 }
 
+uint64_t ModuleTable::size() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return modules_.size();
+}
+
 void ModuleTable::Clear() {
   std::lock_guard<std::mutex> lock(mu_);
   functions_.clear();

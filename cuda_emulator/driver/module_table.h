@@ -43,6 +43,7 @@ class ModuleTable {
   // Forgets every module (context destruction; their memory goes with the
   // device memory).
   void Clear();
+  uint64_t size();  // live modules
 
  private:
   std::mutex mu_;

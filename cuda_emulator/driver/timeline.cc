@@ -188,6 +188,16 @@ CUresult Timeline::CountersBetween(CUevent start, CUevent end, KilnEmuCounters* 
   return CUDA_SUCCESS;
 }
 
+uint64_t Timeline::stream_count() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return streams_.size();
+}
+
+uint64_t Timeline::event_count() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return events_.size();
+}
+
 void Timeline::Clear() {
   std::lock_guard<std::mutex> lock(mu_);
   events_.clear();

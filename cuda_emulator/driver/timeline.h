@@ -83,6 +83,10 @@ class Timeline {
 
   // Destroys every stream and event (context destruction).
   void Clear();
+  // Live streams made by cuStreamCreate (the default stream not counted)
+  // and live events.
+  uint64_t stream_count();
+  uint64_t event_count();
 
  private:
   struct Event {

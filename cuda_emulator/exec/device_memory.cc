@@ -147,6 +147,13 @@ Status DeviceMemory::Free(uint64_t address, MemoryKind kind) {
   return Status::Ok();
 }
 
+uint64_t DeviceMemory::live_allocations(MemoryKind kind) const {
+  std::shared_lock lock(mu_);
+  uint64_t n = 0;
+  for (const auto& [base, a] : live_) n += a->kind == kind ? 1 : 0;
+  return n;
+}
+
 void DeviceMemory::Reset() {
   std::unique_lock lock(mu_);
   for (auto& [base, a] : live_) {

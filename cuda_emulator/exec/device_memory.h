@@ -82,6 +82,8 @@ class DeviceMemory {
 
   // Bytes of live device memory (pinned host memory not counted).
   uint64_t bytes_in_use() const { return bytes_in_use_.load(std::memory_order_relaxed); }
+  // Live allocations of `kind` (kilnEmuLiveObjects).
+  uint64_t live_allocations(MemoryKind kind) const;
 
   std::shared_lock<std::shared_mutex> ReadLock() const {
     return std::shared_lock<std::shared_mutex>(mu_);

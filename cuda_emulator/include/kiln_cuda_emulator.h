@@ -21,7 +21,7 @@ extern "C" {
 /* Bumped whenever an entry point or KilnEmuCounters changes; a runtime
  * refuses an emulator whose kilnEmuApiVersion() differs from the version it
  * was built with (the counters would be read at the wrong offsets). */
-#define KILN_EMU_API_VERSION 3
+#define KILN_EMU_API_VERSION 4
 
 /* Warp-instruction classes (the first index of warp_instructions), by the
  * pipe that executes them. Instructions that are not memory, control or
@@ -178,6 +178,44 @@ int kilnEmuResultsComputed(void);
  * memcheck or race report naming kernel, block, thread, PTX line and
  * address), or "" when it has none. One line. */
 const char* kilnEmuLastErrorDetail(void);
+
+/* Fault injection: the calls an armed fault makes fail, with the error a
+ * GPU or library reports before any work started (the context stays
+ * usable; the detail says the failure was injected). */
+enum KilnEmuFaultKind {
+  /* cuMemAlloc and cuMemHostAlloc: CUDA_ERROR_OUT_OF_MEMORY */
+  KILN_EMU_FAULT_ALLOC = 0,
+  /* cuLaunchKernel: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES */
+  KILN_EMU_FAULT_LAUNCH = 1,
+  /* the library doubles' compute calls (cuBLAS GEMM, trsm, geam, scal;
+   * cuDNN convolutions and tensor ops; cuFFT executions; cuSOLVER
+   * factorizations): CUBLAS_STATUS_EXECUTION_FAILED and the like */
+  KILN_EMU_FAULT_LIBRARY = 2
+};
+
+/* Arms fault `kind`: the next `after_n_calls` calls of that kind (from any
+ * thread) succeed and the one after fails; the fault then disarms itself.
+ * A negative count disarms it. KILN_EMU_FAULT=alloc:<n>,launch:<n>,
+ * library:<n> (any subset) arms faults at cuInit. Returns CUDA_SUCCESS (0)
+ * or CUDA_ERROR_INVALID_VALUE for an unknown kind. */
+int kilnEmuInjectFault(int kind, int64_t after_n_calls);
+
+/* The objects alive in the emulated driver and library doubles, for leak
+ * checks: a program that releases what it created returns to the same
+ * counts. */
+typedef struct KilnEmuLiveObjects {
+  uint64_t device_allocations;      /* cuMemAlloc, module globals */
+  uint64_t device_bytes;            /* their bytes */
+  uint64_t host_allocations;        /* cuMemHostAlloc */
+  uint64_t modules;                 /* cuModuleLoadData(Ex) */
+  uint64_t streams;                 /* cuStreamCreate */
+  uint64_t events;                  /* cuEventCreate */
+  uint64_t library_handles;         /* cuBLAS, cuDNN and cuSOLVER handles, cuFFT plans */
+  uint64_t library_descriptors;     /* cuDNN tensor, filter and convolution descriptors */
+} KilnEmuLiveObjects;
+
+/* Fills *out; returns CUDA_SUCCESS (0) or a CUresult error code. */
+int kilnEmuLiveObjects(KilnEmuLiveObjects* out);
 
 /* The counters of every launch issued on the stream between two recorded
  * events, in the way cuEventElapsedTime measures the time between them.

@@ -79,6 +79,11 @@ std::shared_ptr<kiln::emu::driver::StreamTimeline> EnterHandleStream(const char*
   if (Device().EnterContext() != CUDA_SUCCESS) return nullptr;  // detail set
   std::shared_ptr<kiln::emu::driver::StreamTimeline> timeline = Device().timeline().Find(handle->stream);
   if (!timeline) Reject(CUBLAS_STATUS_EXECUTION_FAILED, std::string(call) + ": the handle's stream was destroyed");
+  std::string injected = Device().faults().Take(kiln::emu::driver::FaultKind::kLibrary, call);
+  if (timeline && !injected.empty()) {
+    Reject(CUBLAS_STATUS_EXECUTION_FAILED, std::move(injected));
+    return nullptr;
+  }
   return timeline;
 }
 
@@ -513,6 +518,7 @@ KILN_EMU_EXPORT cublasStatus_t cublasCreate_v2(cublasHandle_t* handle) {
   if (!handle) return Reject(CUBLAS_STATUS_INVALID_VALUE, "cublasCreate: the handle pointer is null");
   if (Device().EnterContext() != CUDA_SUCCESS) return CUBLAS_STATUS_NOT_INITIALIZED;  // detail set
   *handle = new cublasContext();
+  Device().CountLibraryHandles(1);
   return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -520,6 +526,7 @@ KILN_EMU_EXPORT cublasStatus_t cublasDestroy_v2(cublasHandle_t handle) {
   kiln::emu::driver::ClearErrorDetail();
   if (!handle) return Reject(CUBLAS_STATUS_NOT_INITIALIZED, "cublasDestroy: the handle is null");
   delete handle;
+  Device().CountLibraryHandles(-1);
   return CUBLAS_STATUS_SUCCESS;
 }
 

@@ -399,6 +399,8 @@ cudnnStatus_t Run(const char* call, cudnnHandle_t handle, Conv& c, const cudnnCo
   if (Device().EnterContext() != CUDA_SUCCESS) return CUDNN_STATUS_EXECUTION_FAILED;  // detail set
   std::shared_ptr<kiln::emu::driver::StreamTimeline> timeline = Device().timeline().Find(handle->stream);
   if (!timeline) return Reject(CUDNN_STATUS_EXECUTION_FAILED, std::string(call) + ": the handle's stream was destroyed");
+  if (std::string injected = Device().faults().Take(kiln::emu::driver::FaultKind::kLibrary, call); !injected.empty())
+    return Reject(CUDNN_STATUS_EXECUTION_FAILED, std::move(injected));
   double a = c.f64 ? *static_cast<const double*>(alpha) : *static_cast<const float*>(alpha);
   double b = c.f64 ? *static_cast<const double*>(beta) : *static_cast<const float*>(beta);
   {
@@ -495,6 +497,7 @@ KILN_EMU_EXPORT cudnnStatus_t cudnnCreate(cudnnHandle_t* handle) {
   if (!handle) return Reject(CUDNN_STATUS_BAD_PARAM, "cudnnCreate: the handle pointer is null");
   if (Device().EnterContext() != CUDA_SUCCESS) return CUDNN_STATUS_NOT_INITIALIZED;  // detail set
   *handle = new cudnnContext();
+  Device().CountLibraryHandles(1);
   return CUDNN_STATUS_SUCCESS;
 }
 
@@ -502,6 +505,7 @@ KILN_EMU_EXPORT cudnnStatus_t cudnnDestroy(cudnnHandle_t handle) {
   kiln::emu::driver::ClearErrorDetail();
   if (!handle) return Reject(CUDNN_STATUS_BAD_PARAM, "cudnnDestroy: the handle is null");
   delete handle;
+  Device().CountLibraryHandles(-1);
   return CUDNN_STATUS_SUCCESS;
 }
 
@@ -516,10 +520,12 @@ KILN_EMU_EXPORT cudnnStatus_t cudnnSetStream(cudnnHandle_t handle, cudaStream_t 
 KILN_EMU_EXPORT cudnnStatus_t cudnnCreateTensorDescriptor(cudnnTensorDescriptor_t* d) {
   if (!d) return Reject(CUDNN_STATUS_BAD_PARAM, "cudnnCreateTensorDescriptor: null pointer");
   *d = new cudnnTensorStruct();
+  Device().CountLibraryDescriptors(1);
   return CUDNN_STATUS_SUCCESS;
 }
 
 KILN_EMU_EXPORT cudnnStatus_t cudnnDestroyTensorDescriptor(cudnnTensorDescriptor_t d) {
+  if (d) Device().CountLibraryDescriptors(-1);
   delete d;
   return CUDNN_STATUS_SUCCESS;
 }
@@ -543,10 +549,12 @@ KILN_EMU_EXPORT cudnnStatus_t cudnnSetTensorNdDescriptor(cudnnTensorDescriptor_t
 KILN_EMU_EXPORT cudnnStatus_t cudnnCreateFilterDescriptor(cudnnFilterDescriptor_t* d) {
   if (!d) return Reject(CUDNN_STATUS_BAD_PARAM, "cudnnCreateFilterDescriptor: null pointer");
   *d = new cudnnFilterStruct();
+  Device().CountLibraryDescriptors(1);
   return CUDNN_STATUS_SUCCESS;
 }
 
 KILN_EMU_EXPORT cudnnStatus_t cudnnDestroyFilterDescriptor(cudnnFilterDescriptor_t d) {
+  if (d) Device().CountLibraryDescriptors(-1);
   delete d;
   return CUDNN_STATUS_SUCCESS;
 }
@@ -570,10 +578,12 @@ KILN_EMU_EXPORT cudnnStatus_t cudnnSetFilterNdDescriptor(cudnnFilterDescriptor_t
 KILN_EMU_EXPORT cudnnStatus_t cudnnCreateConvolutionDescriptor(cudnnConvolutionDescriptor_t* d) {
   if (!d) return Reject(CUDNN_STATUS_BAD_PARAM, "cudnnCreateConvolutionDescriptor: null pointer");
   *d = new cudnnConvolutionStruct();
+  Device().CountLibraryDescriptors(1);
   return CUDNN_STATUS_SUCCESS;
 }
 
 KILN_EMU_EXPORT cudnnStatus_t cudnnDestroyConvolutionDescriptor(cudnnConvolutionDescriptor_t d) {
+  if (d) Device().CountLibraryDescriptors(-1);
   delete d;
   return CUDNN_STATUS_SUCCESS;
 }
@@ -737,6 +747,8 @@ KILN_EMU_EXPORT cudnnStatus_t cudnnTransformTensor(cudnnHandle_t handle, const v
   if (Device().EnterContext() != CUDA_SUCCESS) return CUDNN_STATUS_EXECUTION_FAILED;
   std::shared_ptr<kiln::emu::driver::StreamTimeline> timeline = Device().timeline().Find(handle->stream);
   if (!timeline) return Reject(CUDNN_STATUS_EXECUTION_FAILED, std::string(call) + ": the handle's stream was destroyed");
+  if (std::string injected = Device().faults().Take(kiln::emu::driver::FaultKind::kLibrary, call); !injected.empty())
+    return Reject(CUDNN_STATUS_EXECUTION_FAILED, std::move(injected));
   bool f64 = xd->type == CUDNN_DATA_DOUBLE;
   double a = f64 ? *static_cast<const double*>(alpha) : *static_cast<const float*>(alpha);
   double b = f64 ? *static_cast<const double*>(beta) : *static_cast<const float*>(beta);
@@ -787,6 +799,8 @@ KILN_EMU_EXPORT cudnnStatus_t cudnnSetTensor(cudnnHandle_t handle, const cudnnTe
   if (Device().EnterContext() != CUDA_SUCCESS) return CUDNN_STATUS_EXECUTION_FAILED;
   std::shared_ptr<kiln::emu::driver::StreamTimeline> timeline = Device().timeline().Find(handle->stream);
   if (!timeline) return Reject(CUDNN_STATUS_EXECUTION_FAILED, std::string(call) + ": the handle's stream was destroyed");
+  if (std::string injected = Device().faults().Take(kiln::emu::driver::FaultKind::kLibrary, call); !injected.empty())
+    return Reject(CUDNN_STATUS_EXECUTION_FAILED, std::move(injected));
   View yv{"y", yd->type, static_cast<uint8_t*>(y), yd->dims, yd->strides};
   const int eb = ElementBytes(yd->type);
   const double v = Load(yd->type, static_cast<const uint8_t*>(value));

@@ -246,6 +246,8 @@ cufftResult Exec(const char* call, cufftHandle handle, cufftType expected, const
   if (Device().EnterContext() != CUDA_SUCCESS) return CUFFT_EXEC_FAILED;  // detail set
   std::shared_ptr<kiln::emu::driver::StreamTimeline> timeline = Device().timeline().Find(plan.stream);
   if (!timeline) return Reject(CUFFT_EXEC_FAILED, std::string(call) + ": the plan's stream was destroyed");
+  if (std::string injected = Device().faults().Take(kiln::emu::driver::FaultKind::kLibrary, call); !injected.empty())
+    return Reject(CUFFT_EXEC_FAILED, std::move(injected));
   {
     auto lock = Device().memory().ReadLock();  // no cuMemFree while it runs
     std::string fault = CheckRange(call, "input", in_address, in_bytes, false);
@@ -304,6 +306,7 @@ KILN_EMU_EXPORT cufftResult cufftPlanMany(cufftHandle* plan, int rank, int* n, i
   std::lock_guard<std::mutex> lock(Plans().mu);
   cufftHandle h = Plans().next++;
   Plans().plans[h] = p;
+  Device().CountLibraryHandles(1);
   *plan = h;
   return CUFFT_SUCCESS;
 }
@@ -312,6 +315,7 @@ KILN_EMU_EXPORT cufftResult cufftDestroy(cufftHandle plan) {
   kiln::emu::driver::ClearErrorDetail();
   std::lock_guard<std::mutex> lock(Plans().mu);
   if (Plans().plans.erase(plan) == 0) return Reject(CUFFT_INVALID_PLAN, "cufftDestroy: not a live plan");
+  Device().CountLibraryHandles(-1);
   return CUFFT_SUCCESS;
 }
 

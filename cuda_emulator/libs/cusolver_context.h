@@ -34,6 +34,11 @@ inline std::shared_ptr<driver::StreamTimeline> EnterSolverStream(const char* cal
   if (device.EnterContext() != CUDA_SUCCESS) return nullptr;  // detail set
   std::shared_ptr<driver::StreamTimeline> timeline = device.timeline().Find(handle->stream);
   if (!timeline) RejectSolverCall(*status, std::string(call) + ": the handle's stream was destroyed");
+  std::string injected = device.faults().Take(driver::FaultKind::kLibrary, call);
+  if (timeline && !injected.empty()) {
+    RejectSolverCall(*status, std::move(injected));
+    return nullptr;
+  }
   return timeline;
 }
 

@@ -134,6 +134,7 @@ KILN_EMU_EXPORT cusolverStatus_t cusolverDnCreate(cusolverDnHandle_t* handle) {
   if (!handle) return Reject(CUSOLVER_STATUS_INVALID_VALUE, "cusolverDnCreate: the handle pointer is null");
   if (Device().EnterContext() != CUDA_SUCCESS) return CUSOLVER_STATUS_NOT_INITIALIZED;  // detail set
   *handle = new cusolverDnContext();
+  Device().CountLibraryHandles(1);
   return CUSOLVER_STATUS_SUCCESS;
 }
 
@@ -141,6 +142,7 @@ KILN_EMU_EXPORT cusolverStatus_t cusolverDnDestroy(cusolverDnHandle_t handle) {
   kiln::emu::driver::ClearErrorDetail();
   if (!handle) return Reject(CUSOLVER_STATUS_NOT_INITIALIZED, "cusolverDnDestroy: the handle is null");
   delete handle;
+  Device().CountLibraryHandles(-1);
   return CUSOLVER_STATUS_SUCCESS;
 }
 

@@ -3,7 +3,8 @@
 # line, results against hand-computed values (examples/mlp.hlo, see
 # examples/README.md), the profile's emulator counters and its JSON export
 # (--export_profile: thunk counts, launches, DRAM bytes), one-line errors for
-# a bad emulator path and a bad KILN_EMU_CHECK, and a corrupted artifact
+# a bad emulator path, a bad KILN_EMU_CHECK and KILN_EMU_FAULT, an injected
+# launch failure, and a corrupted artifact
 # that is executed, not only loaded: its PTX is edited inside the .bef so
 # that a kernel indexes 128x past its buffer, and memcheck must stop it with
 # one line naming the kernel, block, thread, PTX line and address (the
@@ -113,6 +114,16 @@ expect_err_line "missing.so (named by KILN_CUDA_EMULATOR)" "missing emulator lib
 KILN_CUDA_EMULATOR=$EMULATOR KILN_EMU_CHECK=bogus run "$BEF_RUN" "$TMP/mlp.bef" --device=cuda
 expect_code 1 "bad KILN_EMU_CHECK"
 expect_err_line "KILN_EMU_CHECK: unknown check 'bogus'" "bad KILN_EMU_CHECK"
+
+# Fault injection from the environment: the first kernel launch fails with
+# one line naming the call; a malformed KILN_EMU_FAULT fails cuInit.
+KILN_CUDA_EMULATOR=$EMULATOR KILN_EMU_FAULT=launch:0 run "$BEF_RUN" "$TMP/mlp.bef" --device=cuda "${MLP_ARGS[@]}"
+expect_code 1 "injected launch failure"
+expect_err_line "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES" "injected launch failure"
+expect_err_line "injected launch failure (kiln emulator fault injection)" "injected launch failure"
+KILN_CUDA_EMULATOR=$EMULATOR KILN_EMU_FAULT=frobnicate:1 run "$BEF_RUN" "$TMP/mlp.bef" --device=cuda
+expect_code 1 "bad KILN_EMU_FAULT"
+expect_err_line "KILN_EMU_FAULT: 'frobnicate:1' is not <kind>:<calls>" "bad KILN_EMU_FAULT"
 
 # Corrupt the artifact's PTX: the first 'shl.b64 %rdA, %rdB, 4;' added
 # straight to a buffer address (a thread's index scaled to its 16-byte

@@ -1,0 +1,201 @@
+// Device errors on the emulated CUDA device: the emulator's fault injection
+// (kilnEmuInjectFault) fails an allocation, a kernel launch or a cuBLAS
+// call in the middle of an execution of the README example
+// ($KILN_LOAD_BEF). Each fault must come back from Wait as one line naming
+// the failing call and the injected error; the next execution on the same
+// device must give correct results (checked against the MLP computed
+// independently in double precision); and nothing may leak: the emulator's
+// live objects (allocations, modules, streams, events, library handles;
+// kilnEmuLiveObjects) return to the counts before the fault. Skipped
+// without a CUDA device or with a device that is not the emulator.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "cuda_emulator/include/kiln_cuda_emulator.h"
+#include "runtime/runtime.h"
+#include "serialization/artifact.h"
+#include "tests/support/mlp_example.h"
+
+namespace kiln::testing {
+namespace {
+
+using runtime::Device;
+using runtime::DeviceKind;
+using runtime::ExecutionResult;
+using runtime::LoadedExecutable;
+
+// The emulator's fault and leak entry points, from the library the runtime
+// loaded (null when it is not loaded or lacks them).
+struct Emulator {
+  int (*inject)(int, int64_t) = nullptr;
+  int (*live)(KilnEmuLiveObjects*) = nullptr;
+};
+
+Emulator FindEmulator() {
+  Emulator e;
+  const char* path = std::getenv("KILN_CUDA_EMULATOR");
+  if (!path || !*path) return e;
+  void* lib = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+  if (!lib) return e;
+  e.inject = reinterpret_cast<int (*)(int, int64_t)>(dlsym(lib, "kilnEmuInjectFault"));
+  e.live = reinterpret_cast<int (*)(KilnEmuLiveObjects*)>(dlsym(lib, "kilnEmuLiveObjects"));
+  return e;
+}
+
+std::string Describe(const KilnEmuLiveObjects& l) {
+  char text[256];
+  std::snprintf(text, sizeof text,
+                "%llu device allocations (%llu bytes), %llu pinned, %llu modules, %llu streams, %llu events, "
+                "%llu library handles, %llu descriptors",
+                (unsigned long long)l.device_allocations, (unsigned long long)l.device_bytes,
+                (unsigned long long)l.host_allocations, (unsigned long long)l.modules,
+                (unsigned long long)l.streams, (unsigned long long)l.events,
+                (unsigned long long)l.library_handles, (unsigned long long)l.library_descriptors);
+  return text;
+}
+
+void ExpectOneLine(const std::string& error, std::initializer_list<const char*> parts) {
+  EXPECT_EQ(error.find('\n'), std::string::npos) << error;
+  for (const char* p : parts) EXPECT_NE(error.find(p), std::string::npos) << "no '" << p << "' in: " << error;
+  std::printf("  error: %s\n", error.c_str());
+}
+
+#define EXPECT_LIVE_EQ(a, b) EXPECT_EQ(Describe(a), Describe(b))
+
+class DeviceFaultTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* bef = std::getenv("KILN_LOAD_BEF");
+    ASSERT_TRUE(bef && *bef) << "KILN_LOAD_BEF must name the compiled examples/mlp.hlo";
+    StatusOr<bef::Artifact> artifact = bef::LoadArtifactFile(bef);
+    ASSERT_TRUE(artifact.ok()) << artifact.status().message();
+    artifact_ = std::move(*artifact);
+    StatusOr<std::unique_ptr<Device>> device = Device::Create(DeviceKind::kCuda);
+    if (!device.ok()) GTEST_SKIP() << device.status().message();
+    device_ = std::move(*device);
+    emulator_ = FindEmulator();
+    if (!emulator_.inject || !emulator_.live) GTEST_SKIP() << "the CUDA device is not an emulator with fault injection";
+  }
+
+  void TearDown() override {
+    if (!emulator_.inject) return;
+    for (int kind : {KILN_EMU_FAULT_ALLOC, KILN_EMU_FAULT_LAUNCH, KILN_EMU_FAULT_LIBRARY}) emulator_.inject(kind, -1);
+  }
+
+  KilnEmuLiveObjects Live() const {
+    KilnEmuLiveObjects l{};
+    EXPECT_EQ(emulator_.live(&l), 0);
+    return l;
+  }
+
+  void Inject(KilnEmuFaultKind kind, int64_t after) const { ASSERT_EQ(emulator_.inject(kind, after), 0); }
+
+  std::unique_ptr<LoadedExecutable> Load() const {
+    StatusOr<std::unique_ptr<LoadedExecutable>> exe = LoadedExecutable::Load(*device_, artifact_);
+    EXPECT_TRUE(exe.ok()) << exe.status().message();
+    return exe.ok() ? std::move(*exe) : nullptr;
+  }
+
+  // The error of an execution that must fail (Execute or Wait).
+  static std::string FailingRun(const LoadedExecutable& exe, uint64_t seed) {
+    StatusOr<std::vector<runtime::Buffer>> args = MlpArguments(MakeMlpInputs(seed));
+    if (!args.ok()) return "no arguments: " + args.status().message();
+    StatusOr<ExecutionResult> r = exe.ExecuteSync(std::move(*args));
+    return r.ok() ? std::string("(no error)") : r.status().message();
+  }
+
+  // Runs with inputs from `seed` and checks the results.
+  static void CorrectRun(const LoadedExecutable& exe, uint64_t seed) {
+    StatusOr<std::vector<runtime::Buffer>> args = MlpArguments(MakeMlpInputs(seed));
+    ASSERT_TRUE(args.ok()) << args.status().message();
+    StatusOr<ExecutionResult> r = exe.ExecuteSync(std::move(*args));
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(CheckMlpOutputs(r->outputs, ComputeMlp(MakeMlpInputs(seed))), "");
+  }
+
+  void FaultMidExecution(KilnEmuFaultKind kind, uint64_t seed, std::initializer_list<const char*> error_parts);
+
+  bef::Artifact artifact_;
+  std::unique_ptr<Device> device_;
+  Emulator emulator_;
+};
+
+// The first execution allocates the stream's workspace (device memory, then
+// pinned staging): failing either allocation leaves nothing behind.
+TEST_F(DeviceFaultTest, AllocationFailure) {
+  std::unique_ptr<LoadedExecutable> exe = Load();
+  ASSERT_TRUE(exe);
+  const KilnEmuLiveObjects loaded = Live();
+  for (int64_t after = 0; after < 2; ++after) {
+    Inject(KILN_EMU_FAULT_ALLOC, after);
+    std::string error = FailingRun(*exe, 100 + after);
+    ExpectOneLine(error, {after == 0 ? "cuMemAlloc" : "cuMemHostAlloc", "CUDA_ERROR_OUT_OF_MEMORY",
+                          "injected alloc failure"});
+    EXPECT_LIVE_EQ(Live(), loaded);
+  }
+  CorrectRun(*exe, 200);
+  const KilnEmuLiveObjects running = Live();
+  CorrectRun(*exe, 201);
+  EXPECT_LIVE_EQ(Live(), running);
+  std::printf("  live after load: %s\n  live while running: %s\n", Describe(loaded).c_str(),
+              Describe(running).c_str());
+}
+
+// A launch fails after some kernels and copies of the execution were
+// issued.
+// On a warm executable, fault `kind` fails the first, then the second call
+// of its kind in an execution (the README example has two kernels and two
+// GEMMs); each time the next execution is correct and nothing leaks.
+void DeviceFaultTest::FaultMidExecution(KilnEmuFaultKind kind, uint64_t seed,
+                                        std::initializer_list<const char*> error_parts) {
+  std::unique_ptr<LoadedExecutable> exe = Load();
+  ASSERT_TRUE(exe);
+  CorrectRun(*exe, seed);
+  const KilnEmuLiveObjects running = Live();
+  for (int64_t after = 0; after < 2; ++after) {
+    Inject(kind, after);
+    ExpectOneLine(FailingRun(*exe, seed + 10 + after), error_parts);
+    EXPECT_LIVE_EQ(Live(), running);
+    CorrectRun(*exe, seed + 20 + after);
+    EXPECT_LIVE_EQ(Live(), running);
+  }
+}
+
+TEST_F(DeviceFaultTest, LaunchFailure) {
+  FaultMidExecution(KILN_EMU_FAULT_LAUNCH, 300,
+                    {"cuLaunchKernel", "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", "injected launch failure"});
+}
+
+// cuBLAS fails one of the two GEMMs.
+TEST_F(DeviceFaultTest, LibraryFailure) {
+  FaultMidExecution(KILN_EMU_FAULT_LIBRARY, 400,
+                    {"cublas", "CUBLAS_STATUS_EXECUTION_FAILED", "injected library failure"});
+}
+
+// Unloading after faults releases everything the executable made; only the
+// device's own objects (streams, the cuBLAS handle of its stream) remain.
+TEST_F(DeviceFaultTest, UnloadAfterFaultsReleasesEverything) {
+  std::unique_ptr<LoadedExecutable> warm = Load();
+  ASSERT_TRUE(warm);
+  CorrectRun(*warm, 500);  // creates the device's cuBLAS handle
+  warm.reset();
+  const KilnEmuLiveObjects device_only = Live();
+  std::unique_ptr<LoadedExecutable> exe = Load();
+  ASSERT_TRUE(exe);
+  Inject(KILN_EMU_FAULT_ALLOC, 0);
+  EXPECT_NE(FailingRun(*exe, 510), "(no error)");
+  Inject(KILN_EMU_FAULT_LAUNCH, 1);
+  EXPECT_NE(FailingRun(*exe, 511), "(no error)");
+  Inject(KILN_EMU_FAULT_LIBRARY, 1);
+  EXPECT_NE(FailingRun(*exe, 512), "(no error)");
+  CorrectRun(*exe, 513);
+  exe.reset();
+  EXPECT_LIVE_EQ(Live(), device_only);
+}
+
+}  // namespace
+}  // namespace kiln::testing
