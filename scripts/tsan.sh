@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# ThreadSanitizer run of the concurrency load test on the host: 8 threads x
-# 1,000 executions of the README example on one loaded executable.
+# ThreadSanitizer run of the concurrency load test: 8 threads x 1,000
+# executions of the README example on one loaded executable, on the host,
+# then on the emulated CUDA device when the ordinary build has the emulator
+# (the runtime's CUDA backend is instrumented, the emulator library it
+# loads is not; about 30 s under TSan).
 #
 # Builds only the runtime and tests/load/concurrency_load_test with
 # -fsanitize=thread in build-tsan/ (no LLVM/MLIR code is compiled there),
@@ -17,7 +20,12 @@ BUILD_DIR=${KILN_BUILD_DIR:-build}
 TSAN_DIR=${KILN_TSAN_BUILD_DIR:-build-tsan}
 export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
 
+# The .bef (and the emulator, when this build has one) from the ordinary build.
 KILN_BUILD_DIR=$BUILD_DIR bash scripts/build.sh load_test_artifact
+EMULATOR=$PWD/$BUILD_DIR/cuda_emulator/libkiln_cuda_emulator.so
+if grep -q "^build cuda_emulator/libkiln_cuda_emulator.so" "$BUILD_DIR/build.ninja"; then
+  KILN_BUILD_DIR=$BUILD_DIR bash scripts/build.sh kiln_cuda_emulator
+fi
 if [ ! -f "$TSAN_DIR/build.ninja" ]; then
   cmake -S . -B "$TSAN_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_C_FLAGS=-fsanitize=thread -DCMAKE_CXX_FLAGS=-fsanitize=thread \
@@ -27,6 +35,9 @@ cmake --build "$TSAN_DIR" -- concurrency_load_test
 
 # halt_on_error: the first race fails the run; second_deadlock_stack for
 # lock-order reports.
-TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}" \
-KILN_LOAD_BEF="$PWD/$BUILD_DIR/tests/load/mlp.bef" KILN_LOAD_DEVICE=host KILN_LOAD_ITERATIONS="$ITERATIONS" \
-  "$TSAN_DIR/tests/load/concurrency_load_test"
+export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
+export KILN_LOAD_BEF="$PWD/$BUILD_DIR/tests/load/mlp.bef" KILN_LOAD_ITERATIONS="$ITERATIONS"
+KILN_LOAD_DEVICE=host "$TSAN_DIR/tests/load/concurrency_load_test"
+if [ -f "$EMULATOR" ]; then
+  KILN_LOAD_DEVICE=cuda KILN_CUDA_EMULATOR="$EMULATOR" "$TSAN_DIR/tests/load/concurrency_load_test"
+fi

@@ -6,14 +6,18 @@
 // device must give correct results (checked against the MLP computed
 // independently in double precision); and nothing may leak: the emulator's
 // live objects (allocations, modules, streams, events, library handles;
-// kilnEmuLiveObjects) return to the counts before the fault. Skipped
+// kilnEmuLiveObjects) return to the counts before the fault. The last case
+// injects 20 faults while 4 threads execute on 4 streams. Skipped
 // without a CUDA device or with a device that is not the emulator.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "cuda_emulator/include/kiln_cuda_emulator.h"
 #include "runtime/runtime.h"
@@ -66,6 +70,8 @@ void ExpectOneLine(const std::string& error, std::initializer_list<const char*> 
 
 #define EXPECT_LIVE_EQ(a, b) EXPECT_EQ(Describe(a), Describe(b))
 
+constexpr int kStreams = 4;  // the device's; the single-stream cases use stream 0
+
 class DeviceFaultTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -74,7 +80,7 @@ class DeviceFaultTest : public ::testing::Test {
     StatusOr<bef::Artifact> artifact = bef::LoadArtifactFile(bef);
     ASSERT_TRUE(artifact.ok()) << artifact.status().message();
     artifact_ = std::move(*artifact);
-    StatusOr<std::unique_ptr<Device>> device = Device::Create(DeviceKind::kCuda);
+    StatusOr<std::unique_ptr<Device>> device = Device::Create(DeviceKind::kCuda, kStreams);
     if (!device.ok()) GTEST_SKIP() << device.status().message();
     device_ = std::move(*device);
     emulator_ = FindEmulator();
@@ -100,21 +106,25 @@ class DeviceFaultTest : public ::testing::Test {
     return exe.ok() ? std::move(*exe) : nullptr;
   }
 
-  // The error of an execution that must fail (Execute or Wait).
-  static std::string FailingRun(const LoadedExecutable& exe, uint64_t seed) {
+  // Runs with the inputs of `seed` on `stream`: "" when the results are
+  // correct, else the error (from Execute or Wait) or the wrong value.
+  static std::string Run(const LoadedExecutable& exe, uint64_t seed, int stream = 0) {
     StatusOr<std::vector<runtime::Buffer>> args = MlpArguments(MakeMlpInputs(seed));
     if (!args.ok()) return "no arguments: " + args.status().message();
-    StatusOr<ExecutionResult> r = exe.ExecuteSync(std::move(*args));
-    return r.ok() ? std::string("(no error)") : r.status().message();
+    runtime::ExecuteOptions options;
+    options.stream = stream;
+    StatusOr<ExecutionResult> r = exe.ExecuteSync(std::move(*args), options);
+    if (!r.ok()) return r.status().message();
+    std::string bad = CheckMlpOutputs(r->outputs, ComputeMlp(MakeMlpInputs(seed)));
+    return bad.empty() ? "" : "wrong result: " + bad;
   }
-
-  // Runs with inputs from `seed` and checks the results.
-  static void CorrectRun(const LoadedExecutable& exe, uint64_t seed) {
-    StatusOr<std::vector<runtime::Buffer>> args = MlpArguments(MakeMlpInputs(seed));
-    ASSERT_TRUE(args.ok()) << args.status().message();
-    StatusOr<ExecutionResult> r = exe.ExecuteSync(std::move(*args));
-    ASSERT_TRUE(r.ok()) << r.status().message();
-    EXPECT_EQ(CheckMlpOutputs(r->outputs, ComputeMlp(MakeMlpInputs(seed))), "");
+  // The error of an execution that must fail.
+  static std::string FailingRun(const LoadedExecutable& exe, uint64_t seed) {
+    std::string error = Run(exe, seed);
+    return error.empty() ? "(no error)" : error;
+  }
+  static void CorrectRun(const LoadedExecutable& exe, uint64_t seed, int stream = 0) {
+    EXPECT_EQ(Run(exe, seed, stream), "");
   }
 
   void FaultMidExecution(KilnEmuFaultKind kind, uint64_t seed, std::initializer_list<const char*> error_parts);
@@ -195,6 +205,60 @@ TEST_F(DeviceFaultTest, UnloadAfterFaultsReleasesEverything) {
   CorrectRun(*exe, 513);
   exe.reset();
   EXPECT_LIVE_EQ(Live(), device_only);
+}
+
+// Faults while 4 threads execute on the device's 4 streams: a fifth
+// thread arms a launch or a library fault, alternately, and waits until an
+// execution reports it before arming the next. Every execution either is
+// correct or fails with the injected error; exactly one execution fails
+// per fault; the other streams carry on; nothing leaks.
+TEST_F(DeviceFaultTest, FaultsUnderConcurrentLoad) {
+  constexpr int kFaults = 20;
+  constexpr int kRunsPerThread = 250;
+  std::unique_ptr<LoadedExecutable> exe = Load();
+  ASSERT_TRUE(exe);
+  for (int s = 0; s < kStreams; ++s) CorrectRun(*exe, 600 + s, s);  // every stream's workspace
+  const KilnEmuLiveObjects running = Live();
+
+  std::atomic<int> injected_errors{0}, other_failures{0}, running_threads{kStreams}, executions{0};
+  std::atomic<bool> all_fired{false};
+  std::vector<std::string> first_failure(kStreams);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kStreams; ++t) {
+    threads.emplace_back([&, t] {
+      // At least kRunsPerThread executions, and on until every fault fired
+      // (bounded, should a fault never fire).
+      for (int i = 0; (i < kRunsPerThread || !all_fired.load()) && i < 100 * kRunsPerThread; ++i) {
+        ++executions;
+        std::string error = Run(*exe, 1000u * (t + 1) + i, t);
+        if (error.empty()) continue;
+        if (error.find("injected") != std::string::npos && error.find('\n') == std::string::npos) {
+          ++injected_errors;
+        } else if (other_failures++ == 0) {
+          first_failure[t] = error;
+        }
+      }
+      --running_threads;
+    });
+  }
+  int armed = 0;
+  for (; armed < kFaults && running_threads.load() > 0; ++armed) {
+    Inject(armed % 2 ? KILN_EMU_FAULT_LIBRARY : KILN_EMU_FAULT_LAUNCH, 0);
+    while (injected_errors.load() <= armed && running_threads.load() > 0) std::this_thread::yield();
+  }
+  all_fired = true;
+  for (std::thread& t : threads) t.join();
+  TearDown();  // disarms a fault that found no execution left
+
+  for (const std::string& f : first_failure) EXPECT_EQ(f, "");
+  EXPECT_EQ(other_failures.load(), 0);
+  EXPECT_EQ(armed, kFaults) << "a fault never fired";
+  EXPECT_EQ(injected_errors.load(), kFaults);
+  std::printf("  %d executions on %d streams, %d injected faults, %d failed with them\n", executions.load(),
+              kStreams, armed, injected_errors.load());
+  EXPECT_LIVE_EQ(Live(), running);
+  for (int s = 0; s < kStreams; ++s) CorrectRun(*exe, 700 + s, s);
+  EXPECT_LIVE_EQ(Live(), running);
 }
 
 }  // namespace
