@@ -6,8 +6,10 @@
 // device must give correct results (checked against the MLP computed
 // independently in double precision); and nothing may leak: the emulator's
 // live objects (allocations, modules, streams, events, library handles;
-// kilnEmuLiveObjects) return to the counts before the fault. The last case
-// injects 20 faults while 4 threads execute on 4 streams. Skipped
+// kilnEmuLiveObjects) return to the counts before the fault. One case
+// injects 20 faults while 4 threads execute on 4 streams; the last fails
+// every allocation, launch and library call (cuDNN, cuFFT, cuBLAS,
+// cuSOLVER) of a module with library thunks in turn. Skipped
 // without a CUDA device or with a device that is not the emulator.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
@@ -62,9 +64,9 @@ std::string Describe(const KilnEmuLiveObjects& l) {
   return text;
 }
 
-void ExpectOneLine(const std::string& error, std::initializer_list<const char*> parts) {
+void ExpectOneLine(const std::string& error, std::initializer_list<std::string> parts) {
   EXPECT_EQ(error.find('\n'), std::string::npos) << error;
-  for (const char* p : parts) EXPECT_NE(error.find(p), std::string::npos) << "no '" << p << "' in: " << error;
+  for (const std::string& p : parts) EXPECT_NE(error.find(p), std::string::npos) << "no '" << p << "' in: " << error;
   std::printf("  error: %s\n", error.c_str());
 }
 
@@ -127,7 +129,7 @@ class DeviceFaultTest : public ::testing::Test {
     EXPECT_EQ(Run(exe, seed, stream), "");
   }
 
-  void FaultMidExecution(KilnEmuFaultKind kind, uint64_t seed, std::initializer_list<const char*> error_parts);
+  void FaultMidExecution(KilnEmuFaultKind kind, uint64_t seed, std::initializer_list<std::string> error_parts);
 
   bef::Artifact artifact_;
   std::unique_ptr<Device> device_;
@@ -161,7 +163,7 @@ TEST_F(DeviceFaultTest, AllocationFailure) {
 // of its kind in an execution (the README example has two kernels and two
 // GEMMs); each time the next execution is correct and nothing leaks.
 void DeviceFaultTest::FaultMidExecution(KilnEmuFaultKind kind, uint64_t seed,
-                                        std::initializer_list<const char*> error_parts) {
+                                        std::initializer_list<std::string> error_parts) {
   std::unique_ptr<LoadedExecutable> exe = Load();
   ASSERT_TRUE(exe);
   CorrectRun(*exe, seed);
@@ -259,6 +261,112 @@ TEST_F(DeviceFaultTest, FaultsUnderConcurrentLoad) {
   EXPECT_LIVE_EQ(Live(), running);
   for (int s = 0; s < kStreams; ++s) CorrectRun(*exe, 700 + s, s);
   EXPECT_LIVE_EQ(Live(), running);
+}
+
+// ---- every call of a module with library thunks --------------------------
+
+// Arguments of the library module ($KILN_LOAD_LIBRARY_BEF, from
+// tests/load/data/library_calls.hlo) from `seed`: values in [-1, 1), and
+// for the Cholesky operand (argument 3, n x n) m m^T + n I, which is
+// symmetric positive definite.
+StatusOr<std::vector<runtime::Buffer>> LibraryArguments(const LoadedExecutable& exe, uint64_t seed) {
+  std::vector<runtime::Buffer> args;
+  uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (const Shape& shape : exe.argument_shapes()) {
+    KILN_ASSIGN_OR_RETURN(runtime::Buffer b, runtime::Buffer::Allocate(shape));
+    float* v = reinterpret_cast<float*>(b.data());
+    const int64_t n = b.size() / static_cast<int64_t>(sizeof(float));
+    for (int64_t i = 0; i < n; ++i) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      v[i] = static_cast<float>(static_cast<double>(state >> 40) / static_cast<double>(1ull << 23) - 1.0);
+    }
+    args.push_back(std::move(b));
+  }
+  if (args.size() != 4) return Error("the library module takes 4 arguments");
+  const int64_t n = args[3].shape().dims().at(0);
+  std::vector<float> m(reinterpret_cast<float*>(args[3].data()), reinterpret_cast<float*>(args[3].data()) + n * n);
+  float* a = reinterpret_cast<float*>(args[3].data());
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      float sum = i == j ? static_cast<float>(n) : 0.0f;
+      for (int64_t k = 0; k < n; ++k) sum += m[i * n + k] * m[j * n + k];
+      a[i * n + j] = sum;
+    }
+  }
+  return args;
+}
+
+using Outputs = std::vector<std::vector<uint8_t>>;
+
+// The outputs of one execution with the inputs of `seed`, or its error.
+StatusOr<Outputs> RunLibraryModule(const LoadedExecutable& exe, uint64_t seed) {
+  KILN_ASSIGN_OR_RETURN(std::vector<runtime::Buffer> args, LibraryArguments(exe, seed));
+  KILN_ASSIGN_OR_RETURN(ExecutionResult r, exe.ExecuteSync(std::move(args)));
+  Outputs out;
+  for (const runtime::Buffer& b : r.outputs) out.emplace_back(b.data(), b.data() + b.size());
+  return out;
+}
+
+// Each allocation (of the first execution: workspace, staging, library
+// scratch), each kernel launch and each library call (cuDNN, cuFFT, cuBLAS,
+// cuSOLVER) of an execution is failed in turn, every time on a device and
+// executable of their own, until an execution has no call left to fail.
+// Each failure is one line naming the injected error; the same executable's
+// next execution gives the results of a fault-free execution (the
+// emulator's results are deterministic; the e2e tests check them against
+// the evaluator); and once that device is gone, the emulator's live objects
+// are what they were before it was made.
+TEST_F(DeviceFaultTest, EveryCallOfALibraryModuleFailsCleanly) {
+  const char* bef = std::getenv("KILN_LOAD_LIBRARY_BEF");
+  ASSERT_TRUE(bef && *bef) << "KILN_LOAD_LIBRARY_BEF must name the compiled tests/load/data/library_calls.hlo";
+  StatusOr<bef::Artifact> artifact = bef::LoadArtifactFile(bef);
+  ASSERT_TRUE(artifact.ok()) << artifact.status().message();
+  constexpr uint64_t kSeed = 900;
+  Outputs reference;
+  {
+    StatusOr<std::unique_ptr<LoadedExecutable>> exe = LoadedExecutable::Load(*device_, *artifact);
+    ASSERT_TRUE(exe.ok()) << exe.status().message();
+    StatusOr<Outputs> r = RunLibraryModule(**exe, kSeed);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    reference = std::move(*r);
+  }
+  const struct {
+    KilnEmuFaultKind kind;
+    const char* name;
+    int at_least;  // calls of the kind in the module's first execution
+  } kinds[] = {{KILN_EMU_FAULT_ALLOC, "alloc", 3}, {KILN_EMU_FAULT_LAUNCH, "launch", 1},
+               {KILN_EMU_FAULT_LIBRARY, "library", 6}};
+  for (const auto& k : kinds) {
+    int failed = 0;
+    bool clean_run = false;
+    for (int64_t after = 0; after < 64 && !clean_run; ++after) {
+      SCOPED_TRACE(std::string(k.name) + " fault after " + std::to_string(after) + " calls");
+      const KilnEmuLiveObjects before = Live();
+      {
+        StatusOr<std::unique_ptr<Device>> device = Device::Create(DeviceKind::kCuda);
+        ASSERT_TRUE(device.ok()) << device.status().message();
+        StatusOr<std::unique_ptr<LoadedExecutable>> exe = LoadedExecutable::Load(**device, *artifact);
+        ASSERT_TRUE(exe.ok()) << exe.status().message();
+        Inject(k.kind, after);
+        StatusOr<Outputs> faulted = RunLibraryModule(**exe, kSeed);
+        if (faulted.ok()) {
+          clean_run = true;  // fewer calls of the kind than `after`
+          Inject(k.kind, -1);
+          EXPECT_TRUE(*faulted == reference);
+        } else {
+          ++failed;
+          ExpectOneLine(faulted.status().message(), {"injected " + std::string(k.name) + " failure"});
+          StatusOr<Outputs> next = RunLibraryModule(**exe, kSeed);
+          ASSERT_TRUE(next.ok()) << next.status().message();
+          EXPECT_TRUE(*next == reference);
+        }
+      }
+      EXPECT_LIVE_EQ(Live(), before);
+    }
+    EXPECT_TRUE(clean_run);
+    EXPECT_GE(failed, k.at_least) << k.name;
+    std::printf("  %s: %d calls failed one at a time, each recovered\n", k.name, failed);
+  }
 }
 
 }  // namespace
