@@ -5,8 +5,8 @@
 // completion by emu::Launch on the device's thread pool while the memory
 // ledger is read-locked; the launch keeps its stream busy for its modeled
 // time (emu::Launch fills model_ns). An injected launch fault
-// (fault_injector.h) fails the call before any block runs. In sampling mode (KILN_EMU_SAMPLE)
-// only a sample of the blocks runs. A fault inside the kernel is reported
+// (fault_injector.h) fails the call before any block runs. In sampling
+// mode (KILN_EMU_SAMPLE) only a sample of the blocks runs. A fault inside the kernel is reported
 // on stderr and makes the context sticky-failed (EmulatedDevice::FailLaunch).
 #include <algorithm>
 #include <string>

@@ -18,6 +18,7 @@
 // ThreadSanitizer (no LLVM needed) and runs the host case.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
