@@ -3,7 +3,6 @@
 // kernels that differ in anything that changes their code never share.
 #include "compiler/driver/kernel_dedup.h"
 
-
 #include "compiler/hlo/structural_fingerprint.h"
 
 namespace kiln::compiler {
