@@ -39,9 +39,13 @@ namespace kiln::codegen::internal {
 namespace {
 
 constexpr char kHostTriple[] = "x86_64-unknown-linux-gnu";
-// Generic x86-64: the shared object is an artifact that may run on another
-// machine than the compiler's. (Vectorization for newer ISAs is later work.)
-constexpr char kHostCpu[] = "x86-64";
+// x86-64-v2 (SSE4.2, POPCNT: every x86-64 CPU since 2009): the shared
+// object is an artifact that may run on another machine than the
+// compiler's. v2 rather than the original x86-64 for SSE4.1's vector
+// rounding, which the vectorized exp and floor/ceil kernels need (without
+// it each element calls the C library). Objects for newer levels are
+// later work.
+constexpr char kHostCpu[] = "x86-64-v2";
 constexpr char kCudaTriple[] = "nvptx64-nvidia-cuda";
 
 void InitializeTargets() {

@@ -3,8 +3,9 @@
 // static-shape memref argument becomes one pointer) and differ in:
 //   * host: scf.parallel runs as a nest of sequential loops, its split
 //     dimension bounded by the kernel's trailing begin/end arguments (the
-//     runtime runs disjoint ranges on its threads); transcendental math
-//     ops call libm.
+//     runtime runs disjoint ranges on its threads); f32 transcendentals
+//     are polynomial approximations (ApproximateHostMath), the rest call
+//     libm.
 //   * CUDA: the kernel's scf.parallel becomes one thread per element
 //     (blockIdx.x * blockDim.x + threadIdx.x, guarded by the element count
 //     and delinearized into the loop's dimensions);
@@ -41,6 +42,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -53,6 +55,7 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "mlir/Transforms/DialectConversion.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 
@@ -109,6 +112,104 @@ constexpr MathCall kMathCalls[] = {
     // The host backend already lowers frem to fmod.
     {"arith.remf", nullptr, nullptr, "__nv_fmodf", "__nv_fmod"},
 };
+
+// Host f32 transcendentals become polynomial approximations in the IR
+// (MLIR's math approximations: range reduction, a minimax polynomial or
+// rational function, exact special-case selects) instead of scalar libm
+// calls, so a loop of them vectorizes. Only the functions whose error was
+// measured at a few ulp over their whole f32 domain are listed
+// (tests/codegen/host_math_accuracy_test.cc sweeps them against f64);
+// sin/cos/tan stay libm calls (the approximations' range reduction loses
+// accuracy for large arguments), and so do cbrt and atan2 (wrong at
+// infinities and zeros) and pow. f64 always calls libm.
+constexpr llvm::StringLiteral kHostApproximatedMath[] = {
+    "math.exp", "math.expm1", "math.log", "math.log1p", "math.tanh", "math.erf",
+};
+
+// The approximations of exp and log are accurate on normal numbers: exp
+// flushes results below 2^-126 to zero and loses accuracy just below its
+// overflow, log reads a subnormal input as 2^-126. Both are steered there:
+//   exp(x) = exp(x + 64) * exp(-64) for x < -80 and
+//          = exp(x - 64) * exp(64)  for x > 80
+// (x -+ 64 is exact in those ranges, and the product rounds once, into the
+// subnormal range at the low end), and
+//   log(x) = log(x * 2^23) - 23 ln 2 for x < 2^-126
+// (the scaled input is normal; zero, negatives and -0 keep their -inf and
+// NaN). Elsewhere the offsets are 0 and the scales 1, which change nothing.
+void GuardExtremeArguments(mlir::ModuleOp module) {
+  namespace arith = mlir::arith;
+  using Pf = arith::CmpFPredicate;
+  std::vector<mlir::Operation*> ops;
+  module.walk([&](mlir::Operation* op) {
+    if (mlir::isa<mlir::math::ExpOp, mlir::math::LogOp>(op) && op->getResult(0).getType().isF32())
+      ops.push_back(op);
+  });
+  mlir::OpBuilder b(module.getContext());
+  for (mlir::Operation* op : ops) {
+    b.setInsertionPoint(op);
+    mlir::Location loc = op->getLoc();
+    auto f32 = [&](float v) { return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v)).getResult(); };
+    auto select = [&](Value c, Value t, Value f) { return arith::SelectOp::create(b, loc, c, t, f).getResult(); };
+    Value x = op->getOperand(0);
+    Value input, low, high;
+    if (mlir::isa<mlir::math::ExpOp>(op)) {
+      low = arith::CmpFOp::create(b, loc, Pf::OLT, x, f32(-80.0f));
+      high = arith::CmpFOp::create(b, loc, Pf::OGT, x, f32(80.0f));
+      input = arith::AddFOp::create(b, loc, x, select(low, f32(64.0f), select(high, f32(-64.0f), f32(0.0f))));
+    } else {
+      low = arith::CmpFOp::create(b, loc, Pf::OLT, x, f32(0x1p-126f));
+      input = select(low, arith::MulFOp::create(b, loc, x, f32(0x1p23f)), x);
+    }
+    op->setOperand(0, input);
+    b.setInsertionPointAfter(op);
+    Value r = op->getResult(0);
+    mlir::Operation* fixed;
+    if (high) {  // exp(-64), exp(64)
+      Value scale = select(low, f32(1.60381089e-28f), select(high, f32(6.23514908e27f), f32(1.0f)));
+      fixed = arith::MulFOp::create(b, loc, r, scale);
+    } else {  // 23 ln 2
+      Value corrected = arith::SubFOp::create(b, loc, r, f32(15.9423847f));
+      fixed = arith::SelectOp::create(b, loc, low, corrected, r);
+      llvm::SmallPtrSet<mlir::Operation*, 2> readers = {corrected.getDefiningOp(), fixed};
+      r.replaceAllUsesExcept(fixed->getResult(0), readers);
+      continue;
+    }
+    r.replaceAllUsesExcept(fixed->getResult(0), fixed);
+  }
+}
+
+Status ApplyApproximations(mlir::ModuleOp module, llvm::function_ref<bool(llvm::StringRef)> ops) {
+  mlir::RewritePatternSet patterns(module.getContext());
+  mlir::populateMathPolynomialApproximationPatterns(patterns, ops);
+  if (mlir::failed(mlir::applyPatternsGreedily(module, std::move(patterns))))
+    return Error("internal error: math approximation did not converge");
+  return Status::Ok();
+}
+
+// The approximations' polynomials are written with math.fma. The host
+// kernels' baseline x86-64 has no FMA instruction, where llvm.fma is a
+// call to the C library's exact (and slow) fmaf; a multiply and an add
+// that LLVM may contract where the CPU has FMA keep them vectorized.
+void ContractableFma(mlir::ModuleOp module) {
+  auto contract = mlir::arith::FastMathFlags::contract;
+  module.walk([&](mlir::math::FmaOp fma) {
+    mlir::OpBuilder b(fma);
+    Value product = mlir::arith::MulFOp::create(b, fma.getLoc(), fma.getA(), fma.getB(), contract);
+    fma.replaceAllUsesWith(mlir::arith::AddFOp::create(b, fma.getLoc(), product, fma.getC(), contract).getResult());
+    fma.erase();
+  });
+}
+
+// expm1's approximation is written with exp, so it is expanded before the
+// exps are guarded.
+Status ApproximateHostMath(mlir::ModuleOp module) {
+  KILN_RETURN_IF_ERROR(ApplyApproximations(module, [](llvm::StringRef op) { return op == "math.expm1"; }));
+  GuardExtremeArguments(module);
+  KILN_RETURN_IF_ERROR(
+      ApplyApproximations(module, [](llvm::StringRef op) { return llvm::is_contained(kHostApproximatedMath, op); }));
+  ContractableFma(module);
+  return Status::Ok();
+}
 
 // Replaces the math ops of kMathCalls by calls to declared functions
 // (func.func private, converted to llvm.func with everything else).
@@ -672,6 +773,7 @@ StatusOr<std::vector<uint8_t>> LowerToHostObject(const KernelModule& km,
   KILN_RETURN_IF_ERROR(BindSplitDimensionToArguments(*module, kernels));
   KILN_RETURN_IF_ERROR(ExpandComplexOps(*module));
   KILN_RETURN_IF_ERROR(ExpandNarrowFloatConversions(*module, NarrowFloats::kAllNarrow));
+  KILN_RETURN_IF_ERROR(ApproximateHostMath(*module));
   bool unused = false;
   KILN_RETURN_IF_ERROR(ReplaceMathWithCalls(*module, Target::kHost, &unused));
   KILN_RETURN_IF_ERROR(ConvertToLLVMDialect(*module));

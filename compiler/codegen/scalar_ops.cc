@@ -312,10 +312,14 @@ StatusOr<Value> ScalarOps::FloatUnary(const hlo::HloInstruction& inst, Value x) 
       break;
     case HloOpcode::kCbrt: r = math::CbrtOp::create(b_, loc_, c); break;
     case HloOpcode::kTanh: r = math::TanhOp::create(b_, loc_, c); break;
-    case HloOpcode::kLogistic: {  // 1 / (1 + exp(-x))
-      Value e = math::ExpOp::create(b_, loc_, arith::NegFOp::create(b_, loc_, c));
-      r = arith::DivFOp::create(b_, loc_, FloatConst(ct, 1),
-                                arith::AddFOp::create(b_, loc_, FloatConst(ct, 1), e));
+    case HloOpcode::kLogistic: {
+      // With e = exp(-|x|): 1 / (1 + e) for x >= 0, e / (1 + e) below, so
+      // exp never overflows and tiny results keep their (subnormal) value.
+      Value e = math::ExpOp::create(b_, loc_, arith::NegFOp::create(b_, loc_, math::AbsFOp::create(b_, loc_, c)));
+      Value denominator = arith::AddFOp::create(b_, loc_, FloatConst(ct, 1), e);
+      Value negative = arith::CmpFOp::create(b_, loc_, Pf::OLT, c, FloatConst(ct, 0));
+      Value numerator = arith::SelectOp::create(b_, loc_, negative, e, FloatConst(ct, 1));
+      r = arith::DivFOp::create(b_, loc_, numerator, denominator);
       break;
     }
     case HloOpcode::kSin: r = math::SinOp::create(b_, loc_, c); break;
