@@ -15,6 +15,7 @@
 #include "kernels_lib/convolution_geometry.h"
 #include "kernels_lib/depthwise_convolution.h"
 #include "kernels_lib/im2col.h"
+#include "kernels_lib/openblas_kernels.h"
 
 namespace kiln::kernels {
 namespace {
@@ -249,6 +250,7 @@ void Run(const ConvolutionGeometry& g, const thunks::ConvolutionThunk& conv, con
 
 Status HostConvolution(const thunks::ConvolutionThunk& conv, const void* input, const void* kernel,
                        void* output, int64_t im2col_budget_bytes) {
+  EnsureOpenBlasKernelsMatchCpu();
   KILN_ASSIGN_OR_RETURN(ConvolutionGeometry g, PlanConvolution(conv));
   const ET in = conv.operand_shapes[0].element_type();
   const ET k = conv.operand_shapes[1].element_type();

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "common/float_formats.h"
+#include "kernels_lib/onednn_gemm.h"
+#include "kernels_lib/openblas_kernels.h"
 
 namespace kiln::kernels {
 namespace {
@@ -123,8 +125,10 @@ std::vector<float> WidenBf16(const void* data, size_t count) {
 }  // namespace
 
 Status HostGemm(const thunks::GemmThunk& g, const void* lhs, const void* rhs, void* out) {
+  EnsureOpenBlasKernelsMatchCpu();
   KILN_RETURN_IF_ERROR(CheckShape(g));
   if (g.m == 0 || g.n == 0 || g.batch == 0) return Status::Ok();
+  if (OneDnnTakesGemm(g)) return OneDnnGemm(g, lhs, rhs, out);
   bool same = g.lhs_type == g.rhs_type && g.rhs_type == g.out_type;
   if (same && g.out_type == ElementType::kF32) {
     RunBatches(g, static_cast<const float*>(lhs), static_cast<const float*>(rhs),
@@ -153,8 +157,9 @@ Status HostGemm(const thunks::GemmThunk& g, const void* lhs, const void* rhs, vo
     return Status::Ok();
   }
   // bf16 x bf16 -> f32 (artifacts compiled for CUDA and the host share one
-  // program): the operands widened to f32 (exact) and an sgemm, the f32
-  // accumulation cuBLAS does (Debian's OpenBLAS has no sbgemm).
+  // program) that oneDNN does not take (alpha != 1 or beta != 0): the
+  // operands widened to f32 (exact) and an sgemm, the f32 accumulation
+  // cuBLAS does (Debian's OpenBLAS has no sbgemm).
   if (g.lhs_type == ElementType::kBF16 && g.rhs_type == ElementType::kBF16 &&
       g.out_type == ElementType::kF32) {
     std::vector<float> wide_lhs = WidenBf16(lhs, OperandElements(g, /*lhs=*/true));

@@ -1,4 +1,5 @@
-// Host GEMM: executes a GemmThunk on host memory with OpenBLAS (cblas).
+// Host GEMM: executes a GemmThunk on host memory with OpenBLAS (cblas), or
+// with oneDNN where it is faster (onednn_gemm.h).
 //
 // The thunk describes row-major matrices with explicit leading dimensions
 // and batch strides (in elements), which map one-to-one onto cblas'

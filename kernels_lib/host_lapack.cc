@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "thunks/linalg_geometry.h"
+#include "kernels_lib/openblas_kernels.h"
 
 // LAPACK's Fortran entry points in libopenblas (reference LAPACK's
 // signatures; trailing size_t arguments are gfortran's hidden lengths of
@@ -271,6 +272,7 @@ bool FitsInt(int64_t v) { return v >= 0 && v <= std::numeric_limits<int>::max() 
 }  // namespace
 
 Status HostLinalg(const th::LinalgThunk& l, const LinalgBuffers& buffers) {
+  EnsureOpenBlasKernelsMatchCpu();
   KILN_ASSIGN_OR_RETURN(th::LinalgGeometry g, th::GetLinalgGeometry(l));
   if (buffers.results.size() != g.results.size() || (l.op == th::LinalgOp::kOrgqr && !buffers.tau))
     return Error("host " + std::string(th::LinalgOpName(l.op)) + ": wrong number of buffers");

@@ -1,5 +1,6 @@
 // Host Cholesky and triangular solve through OpenBLAS; see host_linalg.h.
 #include "kernels_lib/host_linalg.h"
+#include "kernels_lib/openblas_kernels.h"
 
 #include <cblas.h>
 #include <f77blas.h>
@@ -87,6 +88,7 @@ void SolveBatches(const th::TriangularSolveThunk& t, const T* a, T* b) {
 }  // namespace
 
 Status HostCholesky(const th::CholeskyThunk& c, void* a, int32_t* info) {
+  EnsureOpenBlasKernelsMatchCpu();
   KILN_RETURN_IF_ERROR(CheckDims("host cholesky", {c.n, c.batch}));
   if (c.batch == 0) return Status::Ok();
   switch (c.type) {
@@ -100,6 +102,7 @@ Status HostCholesky(const th::CholeskyThunk& c, void* a, int32_t* info) {
 }
 
 Status HostTriangularSolve(const th::TriangularSolveThunk& t, const void* a, void* b) {
+  EnsureOpenBlasKernelsMatchCpu();
   KILN_RETURN_IF_ERROR(CheckDims("host triangular-solve", {t.m, t.n, t.batch}));
   if (t.m == 0 || t.n == 0 || t.batch == 0) return Status::Ok();
   switch (t.type) {

@@ -8,7 +8,7 @@ PACKAGES=(
   llvm-22-dev libmlir-22-dev mlir-22-tools lld-22 liblld-22-dev clang-22 libclang-rt-22-dev
   libzstd-dev zlib1g-dev libflatbuffers-dev flatbuffers-compiler libxxhash-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev
-  libopenblas-dev libfftw3-dev nlohmann-json3-dev
+  libopenblas-dev libfftw3-dev libdnnl-dev nlohmann-json3-dev
 )
 
 missing=()
