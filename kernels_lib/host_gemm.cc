@@ -120,6 +120,55 @@ std::vector<float> WidenBf16(const void* data, size_t count) {
   return out;
 }
 
+// Every value of an 8-bit float type, by bit pattern, as f32 (exact).
+std::vector<float> F8Table(ElementType type) {
+  std::vector<float> table(256);
+  for (uint32_t bits = 0; bits < 256; ++bits) table[bits] = static_cast<float>(DecodeNarrowFloat(type, bits));
+  return table;
+}
+
+std::vector<float> WidenF8(ElementType type, const void* data, size_t count) {
+  const std::vector<float> table = F8Table(type);
+  const uint8_t* in = static_cast<const uint8_t*>(data);
+  std::vector<float> out(count);
+  for (size_t i = 0; i < count; ++i) out[i] = table[in[i]];
+  return out;
+}
+
+// Elements from the result's first batch to the end of its last.
+size_t ResultElements(const thunks::GemmThunk& g) {
+  const int64_t ldc = LeadingDim(g.out_leading_dim, g.n);
+  const int64_t stride = g.out_batch_stride > 0 ? g.out_batch_stride : g.m * g.n;
+  return static_cast<size_t>((g.batch - 1) * stride + (g.m - 1) * ldc + g.n);
+}
+
+// An FP8 GEMM (thunks::IsFp8Gemm): the operands decoded to f32 (exact) and
+// an sgemm, f32 accumulation as on the FP8 tensor cores; a bf16 or f16
+// result is the f32 one rounded to nearest even once, as cuBLASLt's
+// epilogue rounds it. A narrow result with beta != 0 would need C read in
+// its type, which nothing emits.
+Status Fp8Gemm(const thunks::GemmThunk& g, const void* lhs, const void* rhs, void* out) {
+  std::vector<float> wide_lhs = WidenF8(g.lhs_type, lhs, OperandElements(g, /*lhs=*/true));
+  std::vector<float> wide_rhs = WidenF8(g.rhs_type, rhs, OperandElements(g, /*lhs=*/false));
+  if (g.out_type == ElementType::kF32) {
+    RunBatches(g, wide_lhs.data(), wide_rhs.data(), static_cast<float*>(out), [](auto... a) { cblas_sgemm(a...); });
+    return Status::Ok();
+  }
+  if (g.beta != 0) return Error("Unimplemented: fp8 gemm with a narrow result and beta != 0");
+  const int64_t ldc = LeadingDim(g.out_leading_dim, g.n);
+  const int64_t stride = g.out_batch_stride > 0 ? g.out_batch_stride : g.m * g.n;
+  std::vector<float> wide_out(ResultElements(g));
+  RunBatches(g, wide_lhs.data(), wide_rhs.data(), wide_out.data(), [](auto... a) { cblas_sgemm(a...); });
+  uint16_t* narrow = static_cast<uint16_t*>(out);
+  for (int64_t b = 0; b < g.batch; ++b)
+    for (int64_t i = 0; i < g.m; ++i)
+      for (int64_t j = 0; j < g.n; ++j) {
+        const int64_t at = b * stride + i * ldc + j;
+        narrow[at] = static_cast<uint16_t>(EncodeNarrowFloat(g.out_type, wide_out[static_cast<size_t>(at)]));
+      }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status HostGemm(const thunks::GemmThunk& g, const void* lhs, const void* rhs, void* out) {
@@ -166,9 +215,11 @@ Status HostGemm(const thunks::GemmThunk& g, const void* lhs, const void* rhs, vo
   // s8 x s8 -> s32: the int8 GEMMs compiled for CUDA, in a program the host shares.
   if (g.lhs_type == ElementType::kS8 && g.rhs_type == ElementType::kS8 && g.out_type == ElementType::kS32)
     return Int8Gemm(g, static_cast<const int8_t*>(lhs), static_cast<const int8_t*>(rhs), static_cast<int32_t*>(out));
+  if (thunks::IsFp8Gemm(g)) return Fp8Gemm(g, lhs, rhs, out);
   return Error("Unimplemented: host gemm of " + std::string(ElementTypeName(g.lhs_type)) + " x " +
                std::string(ElementTypeName(g.rhs_type)) + " -> " +
-               std::string(ElementTypeName(g.out_type)) + " (only f32, f64, c64, c128, bf16 x bf16 -> f32 and s8 x s8 -> s32)");
+               std::string(ElementTypeName(g.out_type)) +
+               " (only f32, f64, c64, c128, bf16 x bf16 -> f32, s8 x s8 -> s32 and fp8 gemms)");
 }
 
 }  // namespace kiln::kernels
