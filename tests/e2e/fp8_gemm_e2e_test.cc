@@ -25,14 +25,8 @@ namespace {
 // The FP8 GemmThunks of `text` compiled for host and CUDA, as
 // "lhs x rhs -> out" each (with " m=.. n=.. k=.." when `dims`).
 std::vector<std::string> Fp8Gemms(const std::string& text, bool dims = false) {
-  auto module = hlo::ParseHloModule(text);
-  EXPECT_TRUE(module.ok()) << module.status().message();
-  if (!module.ok()) return {};
-  compiler::CompileOptions options;
-  options.cuda = true;
-  StatusOr<bef::Artifact> artifact = compiler::CompileModule(**module, options);
-  EXPECT_TRUE(artifact.ok()) << artifact.status().message();
-  if (!artifact.ok()) return {};
+  std::optional<bef::Artifact> artifact = CompileForHostAndCuda(text);
+  if (!artifact) return {};
   std::vector<std::string> gemms;
   thunks::ForEachThunk(artifact->program.root, [&](const thunks::Thunk& t, int) {
     const auto* g = t.As<thunks::GemmThunk>();

@@ -17,6 +17,18 @@ const hlo::HloInstruction* OnlyDot(const hlo::HloModule& module) {
   return dot;
 }
 
+// Runs the pass on `text`, expecting a change and the original module's
+// results (bit for bit); returns the rewritten module (null on failure).
+std::unique_ptr<hlo::HloModule> Hoisted(const std::string& text) {
+  auto before = test_support::MustParse(text);
+  auto after = test_support::MustParse(text);
+  if (!before || !after) return nullptr;
+  Fp8ScaleHoisting pass;
+  EXPECT_TRUE(test_support::MustRunPass(pass, *after));
+  test_support::ExpectSameResults(*before, *after);
+  return after;
+}
+
 // f8 operands a[32,64] and b[48,64], widened to `wide`, scaled by
 // constants 0.5 and 4 (`scale_b` false: b unscaled), dotted into `out`.
 std::string ScaledDot(const std::string& lhs, const std::string& rhs, const std::string& wide, const std::string& out,
@@ -33,18 +45,13 @@ std::string ScaledDot(const std::string& lhs, const std::string& rhs, const std:
 
 TEST(Fp8ScaleHoisting, ScaledOperandsBecomeAnF8DotTimesTheScales) {
   for (bool scale_b : {true, false}) {
-    const std::string text = ScaledDot("f8e4m3fn", "f8e5m2", "f32", "f32", scale_b);
-    auto before = test_support::MustParse(text);
-    auto after = test_support::MustParse(text);
-    if (!before || !after) return;
-    Fp8ScaleHoisting pass;
-    EXPECT_TRUE(test_support::MustRunPass(pass, *after));
+    auto after = Hoisted(ScaledDot("f8e4m3fn", "f8e5m2", "f32", "f32", scale_b));
+    ASSERT_NE(after, nullptr);
     const hlo::HloInstruction* dot = OnlyDot(*after);
     ASSERT_NE(dot, nullptr);
     EXPECT_EQ(dot->operand(0)->name(), "a") << hlo::PrintModule(*after);
     EXPECT_EQ(dot->operand(1)->name(), "b");
     EXPECT_EQ(dot->shape().ToString(false), "f32[32,48]");
-    test_support::ExpectSameResults(*before, *after);
   }
 }
 
@@ -59,17 +66,13 @@ ENTRY e {
   cb = bf16[48,64] convert(b)
   ROOT d = bf16[32,48] dot(ca, cb), lhs_contracting_dims={1}, rhs_contracting_dims={1}
 })";
-  auto before = test_support::MustParse(text);
-  auto after = test_support::MustParse(text);
-  if (!before || !after) return;
-  Fp8ScaleHoisting pass;
-  EXPECT_TRUE(test_support::MustRunPass(pass, *after));
+  auto after = Hoisted(text);
+  ASSERT_NE(after, nullptr);
   const hlo::HloInstruction* dot = OnlyDot(*after);
   ASSERT_NE(dot, nullptr);
   EXPECT_EQ(dot->operand(0)->shape().element_type(), ElementType::kF8E5M2);
   EXPECT_EQ(dot->shape().ToString(false), "bf16[32,48]");
   EXPECT_EQ(dot, after->entry()->root());
-  test_support::ExpectSameResults(*before, *after);
 }
 
 // No FP8 GEMM for the result: f8e5m2 on both sides, k not a multiple of 16,
