@@ -7,8 +7,12 @@
 // heuristic asks for, and kernels::CudaFp8Gemm on row-major thunks.
 #include <gtest/gtest.h>
 
+#include <dlfcn.h>
+
 #include <cstring>
 #include <vector>
+
+#include "cuda_emulator/include/kiln_cuda_emulator.h"
 
 #include "kernels_lib/cuda_fp8_gemm.h"
 #include "tests/cuda_emulator/backend_test_util.h"
@@ -196,6 +200,15 @@ TEST_F(CublasLtDoubleTest, CudaFp8GemmOnARowMajorThunk) {
         std::memcpy(&value, &bits, 4);
         EXPECT_EQ(value, 16.0 * (b + 1) * values[j]) << b << "," << i << "," << j;
       }
+  // The descriptors go with the GEMM (the emulator's live-object count).
+  auto live = reinterpret_cast<int (*)(KilnEmuLiveObjects*)>(
+      dlsym(dlopen(KILN_CUDA_EMULATOR_PATH, RTLD_NOW | RTLD_NOLOAD), "kilnEmuLiveObjects"));
+  ASSERT_NE(live, nullptr);
+  KilnEmuLiveObjects with{}, without{};
+  ASSERT_EQ(live(&with), 0);
+  gemm->reset();
+  ASSERT_EQ(live(&without), 0);
+  EXPECT_EQ(with.library_descriptors - without.library_descriptors, 4u);  // the matmul and 3 layouts
   // Not the TN form: refused before any call.
   g.rhs_transposed = false;
   g.rhs_leading_dim = n;
