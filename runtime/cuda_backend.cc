@@ -63,6 +63,7 @@ CudaBackend::~CudaBackend() {
   for (cublasHandle_t h : cublas_handles_) {
     if (h) cublas_->cublasDestroy_v2(h);
   }
+  if (cublaslt_handle_) cublaslt_->cublasLtDestroy(cublaslt_handle_);
   for (cudnnHandle_t h : cudnn_handles_) {
     if (h) cudnn_->cudnnDestroy(h);
   }
@@ -115,6 +116,25 @@ StatusOr<cublasHandle_t> CudaBackend::CublasHandle(int i) {
   }
   h = created;
   return h;
+}
+
+StatusOr<const kernels::CublasLtLibrary*> CudaBackend::CublasLt() {
+  std::lock_guard<std::mutex> lock(cublaslt_mu_);
+  if (!cublaslt_) {
+    // The emulator doubles cuBLASLt in the same library, as it does cuBLAS.
+    KILN_ASSIGN_OR_RETURN(cublaslt_, driver_->is_emulator() ? kernels::CublasLtLibrary::Load({driver_->library()})
+                                                            : kernels::CublasLtLibrary::Load());
+  }
+  return cublaslt_.get();
+}
+
+StatusOr<cublasLtHandle_t> CudaBackend::CublasLtHandle() {
+  KILN_ASSIGN_OR_RETURN(const kernels::CublasLtLibrary* lib, CublasLt());
+  std::lock_guard<std::mutex> lock(cublaslt_mu_);
+  if (cublaslt_handle_) return cublaslt_handle_;
+  KILN_RETURN_IF_ERROR(MakeCurrent());
+  KILN_RETURN_IF_ERROR(lib->Check(lib->cublasLtCreate(&cublaslt_handle_), "cublasLtCreate"));
+  return cublaslt_handle_;
 }
 
 StatusOr<const kernels::CudnnLibrary*> CudaBackend::Cudnn() {

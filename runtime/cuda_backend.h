@@ -1,7 +1,8 @@
 // CudaBackend: one CUDA device as a runtime Backend: the dlopen'ed driver,
 // the device's primary context, one CUstream per Device stream, cuBLAS
 // (loaded when the first program with a Gemm, TriangularSolve or inverse
-// Fft thunk is loaded), cuDNN (loaded by the first Convolution thunk run),
+// Fft thunk is loaded), cuBLASLt (loaded with the first program with an
+// FP8 Gemm thunk; one handle, which no stream binds), cuDNN (loaded by the first Convolution thunk run),
 // cuSOLVER (loaded with the first program with a Cholesky thunk), each with
 // one handle per stream, one grown-on-demand library scratch block per
 // stream, cuFFT (loaded when the first program with an Fft thunk is
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "kernels_lib/cublas_library.h"
+#include "kernels_lib/cublaslt_library.h"
 #include "kernels_lib/cudnn_library.h"
 #include "kernels_lib/cufft_library.h"
 #include "kernels_lib/cusolver_library.h"
@@ -55,6 +57,11 @@ class CudaBackend : public Backend {
   StatusOr<const kernels::CublasLibrary*> Cublas();
   // The cuBLAS handle bound to stream `i`, created on first use.
   StatusOr<cublasHandle_t> CublasHandle(int i);
+  // Loads cuBLASLt once (error "cuBLASLt unavailable: ...").
+  StatusOr<const kernels::CublasLtLibrary*> CublasLt();
+  // The device's cuBLASLt handle, created on first use (every call names
+  // its stream, so the streams share it).
+  StatusOr<cublasLtHandle_t> CublasLtHandle();
   // Loads cuDNN once (error "cuDNN unavailable: ...").
   StatusOr<const kernels::CudnnLibrary*> Cudnn();
   // The cuDNN handle bound to stream `i`, created on first use.
@@ -87,6 +94,10 @@ class CudaBackend : public Backend {
   std::mutex cublas_mu_;
   std::unique_ptr<kernels::CublasLibrary> cublas_;
   std::vector<cublasHandle_t> cublas_handles_;  // by stream; null until used
+
+  std::mutex cublaslt_mu_;
+  std::unique_ptr<kernels::CublasLtLibrary> cublaslt_;
+  cublasLtHandle_t cublaslt_handle_ = nullptr;
 
   std::mutex cudnn_mu_;
   std::unique_ptr<kernels::CudnnLibrary> cudnn_;

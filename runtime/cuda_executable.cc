@@ -137,6 +137,7 @@ class CudaExecutable : public BackendExecutable {
 
   Status LoadKernels(const bef::Artifact& artifact);
   Status PrepareFfts();
+  Status PrepareFp8Gemms();
   Status UploadConstants();
   StatusOr<ExecutionResult> Run(const std::vector<Buffer>& args,
                                 const ExecuteOptions& options) const override;
@@ -154,6 +155,7 @@ class CudaExecutable : public BackendExecutable {
   MemoryPlan plan_;
   std::unique_ptr<CudaModule> module_;  // null when the program has no kernels
   CudaFftMap ffts_;
+  CudaFp8GemmMap fp8_gemms_;
   CUdeviceptr constants_ = 0;
   mutable std::mutex mu_;  // guards workspaces_ creation
   mutable std::vector<std::unique_ptr<Workspace>> workspaces_;
@@ -164,6 +166,7 @@ CudaExecutable::~CudaExecutable() {
   (void)backend_.MakeCurrent();  // may run on any thread; nothing to report to
   workspaces_.clear();
   ffts_.clear();  // destroys the cuFFT plans
+  fp8_gemms_.clear();  // and the cuBLASLt descriptors
   module_.reset();
   if (constants_) backend_.driver().cuMemFree(constants_);
 }
@@ -201,6 +204,26 @@ Status CudaExecutable::PrepareFfts() {
       return;
     }
     ffts_[f] = std::move(*fft);
+  });
+  return status;
+}
+
+// cuBLASLt's descriptors and algorithm for each FP8 GEMM, once per program.
+Status CudaExecutable::PrepareFp8Gemms() {
+  Status status;
+  th::ForEachThunk(binding_->program.root, [&](const th::Thunk& t, int) {
+    const auto* g = t.As<th::GemmThunk>();
+    if (!g || !th::IsFp8Gemm(*g) || !status.ok()) return;
+    StatusOr<std::unique_ptr<kernels::CudaFp8Gemm>> gemm = [&]() -> StatusOr<std::unique_ptr<kernels::CudaFp8Gemm>> {
+      KILN_ASSIGN_OR_RETURN(const kernels::CublasLtLibrary* lt, backend_.CublasLt());
+      KILN_ASSIGN_OR_RETURN(cublasLtHandle_t handle, backend_.CublasLtHandle());
+      return kernels::CudaFp8Gemm::Create(*lt, handle, *g);
+    }();
+    if (!gemm.ok()) {
+      status = gemm.status().WithContext("thunk '" + t.info.profile_name + "'");
+      return;
+    }
+    fp8_gemms_[g] = std::move(*gemm);
   });
   return status;
 }
@@ -322,6 +345,7 @@ StatusOr<ExecutionResult> CudaExecutable::Issue(const std::vector<Buffer>& args,
   ctx.stream = backend_.stream(options.stream);
   ctx.module = module_.get();
   ctx.ffts = &ffts_;
+  ctx.fp8_gemms = &fp8_gemms_;
   ctx.host_scalar = ws.staging + plan_.scalar_staging;
   ctx.copy_scratch = ws.device + static_cast<CUdeviceptr>(plan_.copy_scratch);
   ctx.copy_scratch_bytes = plan_.copy_scratch_bytes;
@@ -422,6 +446,7 @@ StatusOr<std::unique_ptr<BackendExecutable>> CudaBackend::Load(
   if (UsesCusolver(binding->program)) KILN_RETURN_IF_ERROR(Cusolver().status());
   if (UsesRadixSort(binding->program)) KILN_RETURN_IF_ERROR(RadixSortModule().status());
   KILN_RETURN_IF_ERROR(exe->PrepareFfts());
+  KILN_RETURN_IF_ERROR(exe->PrepareFp8Gemms());
   KILN_RETURN_IF_ERROR(exe->UploadConstants());
   return std::unique_ptr<BackendExecutable>(std::move(exe));
 }

@@ -59,7 +59,21 @@ Status RunKernel(const th::KernelThunk& k, CudaExecutionContext& ctx) {
       "cuLaunchKernel of '" + k.kernel_name + "'");
 }
 
+// cuBLASLt's FP8 GEMM: its workspace lives in the per-stream library
+// scratch (the algorithm's size is known at load, not at compile time).
+Status RunFp8Gemm(const th::GemmThunk& g, CudaExecutionContext& ctx) {
+  if (!ctx.fp8_gemms || !ctx.fp8_gemms->count(&g)) return Error("fp8 gemm thunk was not prepared");
+  const kernels::CudaFp8Gemm& gemm = *ctx.fp8_gemms->at(&g);
+  CUdeviceptr workspace = 0;
+  if (gemm.workspace_bytes() > 0) {
+    KILN_ASSIGN_OR_RETURN(workspace, ctx.backend->LibraryScratch(ctx.stream_index, gemm.workspace_bytes()));
+  }
+  return gemm.Run(ctx.stream, Address(ctx, g.lhs), Address(ctx, g.rhs),
+                  Address(ctx, g.out), workspace);
+}
+
 Status RunGemm(const th::GemmThunk& g, CudaExecutionContext& ctx) {
+  if (th::IsFp8Gemm(g)) return RunFp8Gemm(g, ctx);
   KILN_ASSIGN_OR_RETURN(const kernels::CublasLibrary* cublas, ctx.backend->Cublas());
   KILN_ASSIGN_OR_RETURN(cublasHandle_t handle, ctx.backend->CublasHandle(ctx.stream_index));
   return kernels::CudaGemm(*cublas, handle, g, Address(ctx, g.lhs), Address(ctx, g.rhs),

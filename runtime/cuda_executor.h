@@ -9,7 +9,9 @@
 // cuStreamSynchronize). Known-trip-count loops never wait. Kernel launches
 // pass one device pointer per argument slice (the generated PTX's bare-
 // pointer ABI, see compiler/codegen/kernel_codegen.h); Gemm and
-// TriangularSolve go to cuBLAS, Convolution to cuDNN, Cholesky and Linalg
+// TriangularSolve go to cuBLAS (FP8 Gemms to cuBLASLt, with the
+// executable's per-thunk descriptors and algorithm, the workspace in
+// library scratch), Convolution to cuDNN, Cholesky and Linalg
 // (LAPACK's routines) to cuSOLVER, RadixSort to kiln's radix sort kernels
 // (cuda_radix_sort.h), Fft to cuFFT (the executable's per-thunk plans; an input cuFFT would
 // overwrite is first copied into library scratch); Copy and Memset to
@@ -22,6 +24,7 @@
 #include <vector>
 
 #include "kernels_lib/cuda_fft.h"
+#include "kernels_lib/cuda_fp8_gemm.h"
 #include "runtime/cuda_backend.h"
 #include "runtime/cuda_module.h"
 #include "runtime/rng_state_table.h"
@@ -56,6 +59,10 @@ struct CudaTimedThunk {
 // The cuFFT plans of a loaded program, one CudaFft per Fft thunk.
 using CudaFftMap = std::unordered_map<const thunks::FftThunk*, std::unique_ptr<kernels::CudaFft>>;
 
+// The cuBLASLt descriptors and algorithm of a loaded program, one per FP8
+// Gemm thunk.
+using CudaFp8GemmMap = std::unordered_map<const thunks::GemmThunk*, std::unique_ptr<kernels::CudaFp8Gemm>>;
+
 struct CudaExecutionContext {
   CudaBackend* backend = nullptr;
   CUstream stream = nullptr;
@@ -64,6 +71,7 @@ struct CudaExecutionContext {
   std::vector<CUdeviceptr> allocation_base;
   const CudaModule* module = nullptr;  // null when the program has no kernels
   const CudaFftMap* ffts = nullptr;
+  const CudaFp8GemmMap* fp8_gemms = nullptr;
   uint8_t* host_scalar = nullptr;      // pinned, >= 8 bytes: control-flow reads
   // Device scratch for copies between overlapping slices of one allocation.
   CUdeviceptr copy_scratch = 0;

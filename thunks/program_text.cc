@@ -109,6 +109,7 @@ std::string Body(const GemmThunk& g, const ThunkInfo&) {
   if (g.alpha_imag != 0) s += (g.alpha_imag > 0 ? "+" : "") + FormatDouble(g.alpha_imag) + "i";
   s += " beta=" + FormatDouble(g.beta);
   if (g.tf32) s += " tf32";
+  if (IsFp8Gemm(g)) s += " fp8=cublaslt";  // the FP8 tensor cores through cuBLASLt on CUDA
   if (g.workspace) s += " workspace=" + g.workspace->ToString();
   return s;
 }

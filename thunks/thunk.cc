@@ -14,6 +14,17 @@ void AddBuffers(const std::vector<CollectiveBuffer>& buffers, std::vector<Buffer
 
 }  // namespace
 
+bool IsFp8GemmOperandType(ElementType type) {
+  return type == ElementType::kF8E4M3FN || type == ElementType::kF8E5M2;
+}
+
+bool IsFp8Gemm(const GemmThunk& g) {
+  const bool out_ok =
+      g.out_type == ElementType::kF32 || g.out_type == ElementType::kBF16 || g.out_type == ElementType::kF16;
+  return IsFp8GemmOperandType(g.lhs_type) && IsFp8GemmOperandType(g.rhs_type) &&
+         !(g.lhs_type == ElementType::kF8E5M2 && g.rhs_type == ElementType::kF8E5M2) && out_ok;
+}
+
 std::string_view ThunkKindName(ThunkKind kind) {
   switch (kind) {
     case ThunkKind::kKernel: return "kernel";

@@ -88,6 +88,17 @@ struct GemmThunk {
   bool operator==(const GemmThunk&) const = default;
 };
 
+// An FP8 GEMM: f8e4m3fn or f8e5m2 operands (not both f8e5m2) with an f32,
+// bf16 or f16 result, accumulated in f32. CUDA runs it through cuBLASLt on
+// the FP8 tensor cores, which take only the "TN" form: lhs [m,k] and rhs
+// [n,k] (both contracting their contiguous dimension, rhs_transposed) with
+// k and n multiples of 16 (16-byte aligned rows of operands and result),
+// which DotCanonicalization produces (compiler/passes/fp8_gemm.h). The
+// host widens the operands to f32 (exact) and runs an sgemm.
+bool IsFp8Gemm(const GemmThunk& gemm);
+// The f8 element types an FP8 GEMM operand may have.
+bool IsFp8GemmOperandType(ElementType type);
+
 enum class ConvolutionKind : uint8_t { kForward, kBackwardInput, kBackwardFilter };
 std::string_view ConvolutionKindName(ConvolutionKind kind);  // "forward", ...
 

@@ -331,6 +331,21 @@ class Validator {
     return Mul(*elements, StorageBytes(type));
   }
 
+  // f8 operands only in an FP8 GEMM of cuBLASLt's form (see IsFp8Gemm).
+  static Status CheckFp8Form(const GemmThunk& g) {
+    const bool f8_operand = IsFp8GemmOperandType(g.lhs_type) || IsFp8GemmOperandType(g.rhs_type);
+    if (!f8_operand) return Status::Ok();
+    const std::string types = std::string(ElementTypeName(g.lhs_type)) + " x " +
+                              std::string(ElementTypeName(g.rhs_type)) + " -> " +
+                              std::string(ElementTypeName(g.out_type));
+    if (!IsFp8Gemm(g))
+      return Error("fp8 gemm of " + types +
+                   " (FP8 GEMMs take f8e4m3fn x f8e4m3fn, f8e4m3fn x f8e5m2 or f8e5m2 x f8e4m3fn -> f32, bf16 or f16)");
+    if (g.lhs_transposed || !g.rhs_transposed || g.k % 16 != 0 || g.n % 16 != 0)
+      return Error("fp8 gemm of " + types + " not in the TN form (lhs [m,k], rhs [n,k], k and n multiples of 16)");
+    return Status::Ok();
+  }
+
   Status Check(const GemmThunk& g) const {
     if (g.m < 0 || g.n < 0 || g.k < 0 || g.batch < 1) {
       return Error("invalid dimensions m=" + std::to_string(g.m) + " n=" + std::to_string(g.n) +
@@ -353,6 +368,7 @@ class Validator {
         Bytes(MatrixExtent(g.m, g.n, g.out_leading_dim, g.batch, g.out_batch_stride), g.out_type),
         "out"));
     if (g.workspace) KILN_RETURN_IF_ERROR(CheckSlice(*g.workspace, "workspace"));
+    KILN_RETURN_IF_ERROR(CheckFp8Form(g));
     if (g.tf32 && !(g.lhs_type == ElementType::kF32 && g.rhs_type == ElementType::kF32 &&
                     g.out_type == ElementType::kF32))
       return Error("tf32 on a gemm that is not f32 x f32 -> f32");

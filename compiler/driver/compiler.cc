@@ -226,6 +226,7 @@ Status RunPasses(hlo::HloModule& module, const CompileOptions& options, CompileS
   if (options.verify_each_pass) pipeline.verify_each_pass = true;
   pipeline.bf16_gemm_operands = options.cuda;
   pipeline.int8_gemms = options.cuda;
+  pipeline.fp8_gemms = options.cuda;
   pipeline.row_normalization = options.cuda;
   pipeline.dot_merger = options.cuda;
   pipeline.tf32 = options.tf32;

@@ -6,6 +6,7 @@
 #include "compiler/hlo/custom_call_targets.h"
 #include "compiler/passes/cholesky_rewriter.h"
 #include "compiler/passes/dot_precision.h"
+#include "compiler/passes/fp8_gemm.h"
 #include "compiler/passes/fusible_ops.h"
 #include "compiler/passes/passes.h"
 #include "compiler/passes/radix_sort_rewriter.h"
@@ -240,13 +241,16 @@ Status ComputationEmitter::EmitGemm(const HloInstruction& dot, th::SequenceThunk
   // s8 x s8 -> s32 in cuBLAS' int8 form (see passes/int8_gemm.h).
   bool int8 = ls.element_type() == ElementType::kS8 && os.element_type() == ElementType::kS32 &&
               dn.lhs_contracting == std::vector<int64_t>{2} && dn.rhs_contracting == std::vector<int64_t>{2};
+  // f8 x f8 -> f32, bf16 or f16 in cuBLASLt's FP8 form (see passes/fp8_gemm.h).
+  bool fp8 = passes::IsFp8GemmDot(dot) && passes::Fp8GemmOutputType(os.element_type()) == os.element_type() &&
+             dn.lhs_contracting == std::vector<int64_t>{2} && dn.rhs_contracting == std::vector<int64_t>{2};
   if (ls.rank() != 3 || rs.rank() != 3 || os.rank() != 3 || dn.lhs_contracting.size() != 1 ||
-      dn.rhs_contracting.size() != 1 || ls.element_type() != rs.element_type() ||
-      !(bf16 || int8 || (IsGemmType(ls.element_type()) && ls.element_type() == os.element_type())))
+      dn.rhs_contracting.size() != 1 || (ls.element_type() != rs.element_type() && !fp8) ||
+      !(bf16 || int8 || fp8 || (IsGemmType(ls.element_type()) && ls.element_type() == os.element_type())))
     return Error(dot.DebugName() + ": bef-compile does not support dot of " + ls.ToString(false) + " x " +
                  rs.ToString(false) + " -> " + os.ToString(false) +
-                 " (the GEMM libraries take f32, f64, c64, c128, bf16 x bf16 -> f32 and [b,m,k] x [b,n,k] s8 x s8 -> s32;"
-                 " f16 is widened to f32)");
+                 " (the GEMM libraries take f32, f64, c64, c128, bf16 x bf16 -> f32, [b,m,k] x [b,n,k] s8 x s8 -> s32"
+                 " and f8e4m3fn/f8e5m2 -> f32, bf16 or f16; f16 is widened to f32)");
   th::GemmThunk g;
   KILN_ASSIGN_OR_RETURN(g.lhs, Slice(dot.operand(0), {}));
   KILN_ASSIGN_OR_RETURN(g.rhs, Slice(dot.operand(1), {}));

@@ -3,6 +3,7 @@
 #include <numeric>
 
 #include "compiler/passes/dot_precision.h"
+#include "compiler/passes/fp8_gemm.h"
 #include "compiler/passes/hlo_builder.h"
 #include "compiler/passes/int8_gemm.h"
 #include "compiler/passes/passes.h"
@@ -39,9 +40,11 @@ std::vector<int64_t> Concat(std::vector<int64_t> a, const std::vector<int64_t>& 
 
 // The element types of a dot's GEMM: its operands' and its output's.
 struct GemmTypes {
-  ElementType operands = ElementType::kF32;
+  ElementType lhs = ElementType::kF32;
+  ElementType rhs = ElementType::kF32;
   ElementType output = ElementType::kF32;
-  // Operands as [b,m,k] x [b,n,k] whatever their layout (cuBLAS' int8 form).
+  // Operands as [b,m,k] x [b,n,k] whatever their layout (the "TN" form of
+  // cuBLAS' int8 and cuBLASLt's FP8 GEMMs).
   bool contract_minor = false;
 };
 
@@ -52,9 +55,14 @@ bool IsF8(ElementType t) { return IsFloat(t) && BitWidth(t) == 8; }
 // (every f8 value is exact in bf16) and accumulates into f32, as XLA does
 // for f8 dots where no f8 GEMM is used; c64 / c128 (the complex GEMMs) for
 // a complex result. nullopt for integer dots, except with `int8_gemms` for
-// IsInt8GemmDot's s8 x s8 -> s32.
-std::optional<GemmTypes> GemmTypesOf(const HloInstruction& dot, bool bf16_operands, bool int8_gemms) {
-  if (int8_gemms && IsInt8GemmDot(dot)) return GemmTypes{ElementType::kS8, ElementType::kS32, true};
+// IsInt8GemmDot's s8 x s8 -> s32. With `fp8_gemms`, IsFp8GemmDot's dots
+// keep their f8 operands (cuBLASLt's FP8 GEMM).
+std::optional<GemmTypes> GemmTypesOf(const HloInstruction& dot, const DotCanonicalization::Options& options) {
+  if (options.int8_gemms && IsInt8GemmDot(dot))
+    return GemmTypes{ElementType::kS8, ElementType::kS8, ElementType::kS32, true};
+  if (options.fp8_gemms && IsFp8GemmDot(dot))
+    return GemmTypes{dot.operand(0)->shape().element_type(), dot.operand(1)->shape().element_type(),
+                     Fp8GemmOutputType(dot.shape().element_type()), true};
   ElementType lhs = dot.operand(0)->shape().element_type();
   ElementType rhs = dot.operand(1)->shape().element_type();
   ElementType out = dot.shape().element_type();
@@ -63,7 +71,7 @@ std::optional<GemmTypes> GemmTypesOf(const HloInstruction& dot, bool bf16_operan
   if (IsComplex(out)) {
     auto convertible = [](ElementType t) { return IsComplex(t) || t == ElementType::kF32 || t == ElementType::kF64; };
     if (!convertible(lhs) || !convertible(rhs)) return std::nullopt;
-    return GemmTypes{out, out};
+    return GemmTypes{out, out, out};
   }
   bool any_f64 = false;
   for (ElementType t : {lhs, rhs, out}) {
@@ -71,11 +79,11 @@ std::optional<GemmTypes> GemmTypesOf(const HloInstruction& dot, bool bf16_operan
     else if (t != ElementType::kF32 && t != ElementType::kBF16 && t != ElementType::kF16 && !IsF8(t))
       return std::nullopt;
   }
-  if (any_f64) return GemmTypes{ElementType::kF64, ElementType::kF64};
+  if (any_f64) return GemmTypes{ElementType::kF64, ElementType::kF64, ElementType::kF64};
   auto bf16_exact = [](ElementType t) { return t == ElementType::kBF16 || IsF8(t); };
-  if (bf16_operands && bf16_exact(lhs) && bf16_exact(rhs) && out != ElementType::kF16 && !IsF8(out))
-    return GemmTypes{ElementType::kBF16, ElementType::kF32};
-  return GemmTypes{ElementType::kF32, ElementType::kF32};
+  if (options.bf16_operands && bf16_exact(lhs) && bf16_exact(rhs) && out != ElementType::kF16 && !IsF8(out))
+    return GemmTypes{ElementType::kBF16, ElementType::kBF16, ElementType::kF32};
+  return GemmTypes{ElementType::kF32, ElementType::kF32, ElementType::kF32};
 }
 
 class DotRewriter {
@@ -99,9 +107,9 @@ class DotRewriter {
     std::vector<int64_t> rhs_nk = Concat(dn.rhs_batch, rfree, dn.rhs_contracting);
     bool rhs_t = types_.contract_minor || (!IsIdentityPermutation(rhs_kn) && IsIdentityPermutation(rhs_nk));
     HloInstruction* lhs = Operand(dot_->operand(0), lhs_t ? lhs_km : lhs_mk,
-                                  lhs_t ? std::vector<int64_t>{b, k, m} : std::vector<int64_t>{b, m, k});
+                                  lhs_t ? std::vector<int64_t>{b, k, m} : std::vector<int64_t>{b, m, k}, types_.lhs);
     HloInstruction* rhs = Operand(dot_->operand(1), rhs_t ? rhs_nk : rhs_kn,
-                                  rhs_t ? std::vector<int64_t>{b, n, k} : std::vector<int64_t>{b, k, n});
+                                  rhs_t ? std::vector<int64_t>{b, n, k} : std::vector<int64_t>{b, k, n}, types_.rhs);
     // The GEMM's output is the dot's buffer: same memory space.
     HloInstruction* gemm = Add(HloOpcode::kDot, WithMemorySpaceOf(Shape(types_.output, {b, m, n}), dot_->shape()),
                                {lhs, rhs}, dot_->name() + ".gemm");
@@ -130,9 +138,9 @@ class DotRewriter {
   }
 
   // `operand` permuted by `perm`, reshaped to `dims` and converted to the
-  // GEMM's operand type; each step only when needed.
+  // GEMM's operand type `type`; each step only when needed.
   HloInstruction* Operand(HloInstruction* operand, const std::vector<int64_t>& perm,
-                          const std::vector<int64_t>& dims) {
+                          const std::vector<int64_t>& dims, ElementType type) {
     HloInstruction* v = operand;
     const Shape& s = operand->shape();
     if (!IsIdentityPermutation(perm)) {
@@ -142,8 +150,7 @@ class DotRewriter {
       v->SetAttribute("dimensions", perm);
     }
     if (v->shape().dims() != dims) v = Add(HloOpcode::kReshape, Shape(s.element_type(), dims), {v}, operand->name() + ".gemm_r");
-    if (s.element_type() != types_.operands)
-      v = Add(HloOpcode::kConvert, Shape(types_.operands, dims), {v}, operand->name() + ".gemm_c");
+    if (s.element_type() != type) v = Add(HloOpcode::kConvert, Shape(type, dims), {v}, operand->name() + ".gemm_c");
     // The GEMM reads its operand from where the dot read it.
     if (v != operand) v->mutable_shape() = WithMemorySpaceOf(v->shape(), s);
     return v;
@@ -160,7 +167,7 @@ bool IsCanonical(const HloInstruction& dot, const GemmTypes& types) {
   hlo::DotDimensionNumbers dn = dot.dot_dimension_numbers();
   const Shape& ls = dot.operand(0)->shape();
   const Shape& rs = dot.operand(1)->shape();
-  return ls.element_type() == types.operands && rs.element_type() == types.operands &&
+  return ls.element_type() == types.lhs && rs.element_type() == types.rhs &&
          dot.shape().element_type() == types.output && ls.rank() == 3 && rs.rank() == 3 &&
          dn.lhs_batch == std::vector<int64_t>{0} && dn.rhs_batch == std::vector<int64_t>{0} &&
          dn.lhs_contracting.size() == 1 && dn.rhs_contracting.size() == 1 &&
@@ -178,7 +185,7 @@ StatusOr<bool> DotCanonicalization::Run(hlo::HloModule& module) {
       if (inst->opcode() != HloOpcode::kDot) continue;
       if (inst->operand_count() != 2) return Error(inst->DebugName() + ": dot needs two operands");
       // Integer and complex dots are left for the emitter to reject by name.
-      std::optional<GemmTypes> types = GemmTypesOf(*inst, bf16_operands_, int8_gemms_);
+      std::optional<GemmTypes> types = GemmTypesOf(*inst, options_);
       if (!types || IsCanonical(*inst, *types)) continue;
       KILN_RETURN_IF_ERROR(DotRewriter(inst, *types, names).Rewrite());
       changed = true;

@@ -14,6 +14,7 @@
 #include "compiler/passes/cudnn_conv_custom_call_rewriter.h"
 #include "compiler/passes/dot_merger.h"
 #include "compiler/passes/dynamic_padder.h"
+#include "compiler/passes/fp8_scale_hoisting.h"
 #include "compiler/passes/gemm_custom_call_rewriter.h"
 #include "compiler/passes/gpu_solver_custom_call_rewriter.h"
 #include "compiler/passes/input_dilation_to_pad.h"
@@ -81,7 +82,9 @@ Status RunOptimizationPipeline(hlo::HloModule& module, const PipelineOptions& op
   pipeline.AddPass<CholeskyRewriter>();  // potrf and XLA's zero / NaN fill-in
   pipeline.AddPass<TriangularSolveUpcast>();  // trsm takes f32 and wider
   pipeline.AddPass<IntegerDotExpander>(options.int8_gemms);  // the GEMM libraries take floats, complex (and int8 on CUDA)
-  pipeline.AddPass<DotCanonicalization>(options.bf16_gemm_operands, options.int8_gemms);
+  if (options.fp8_gemms) pipeline.AddPass<Fp8ScaleHoisting>();  // scaled f8 dots: FP8 GEMMs
+  pipeline.AddPass<DotCanonicalization>(
+      DotCanonicalization::Options{options.bf16_gemm_operands, options.int8_gemms, options.fp8_gemms});
   AddSimplification(pipeline);
   // Small GEMMs sharing an operand become one that fills the GPU.
   if (options.dot_merger) {

@@ -26,6 +26,11 @@ struct PipelineOptions {
   // GEMMs (compiling for CUDA; the host runs them too, in kernels_lib)
   // instead of becoming reduction kernels.
   bool int8_gemms = false;
+  // f8 dots cuBLASLt's FP8 tensor cores take (IsFp8GemmDot, also behind
+  // XLA's convert-and-scale pattern: Fp8ScaleHoisting) stay f8 GEMMs
+  // (compiling for CUDA; the host runs them too, in kernels_lib) instead of
+  // widening their operands to bf16.
+  bool fp8_gemms = false;
   // Sorts that a radix sort computes become calls of kiln's radix sort
   // kernels (compiling for CUDA, with the kernels built).
   bool radix_sort = false;

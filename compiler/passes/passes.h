@@ -49,19 +49,27 @@ class CallInliner : public HloPass {
 // only its f32 result is rounded: the same f32 accumulation with half the
 // operand traffic. With `int8_gemms` (CUDA too), the s8 x s8 -> s32 dots
 // of IsInt8GemmDot become lhs[b,m,k] x rhs[b,n,k] -> s32[b,m,n] (the "TN"
-// form cuBLAS' int8 tensor cores take). Other integer and complex
-// dots are left as they are (thunk emission names them as unsupported).
+// form cuBLAS' int8 tensor cores take). With `fp8_gemms` (CUDA too), the
+// f8 dots of IsFp8GemmDot (fp8_gemm.h) keep their f8 operands in that same
+// [b,m,k] x [b,n,k] form (cuBLASLt's FP8 GEMM) with an f32, bf16 or f16
+// result. Other integer and complex dots are left as they are (thunk
+// emission names them as unsupported).
 class DotCanonicalization : public HloPass {
  public:
+  struct Options {
+    bool bf16_operands = false;
+    bool int8_gemms = false;
+    bool fp8_gemms = false;
+  };
   DotCanonicalization() = default;
   explicit DotCanonicalization(bool bf16_operands, bool int8_gemms = false)
-      : bf16_operands_(bf16_operands), int8_gemms_(int8_gemms) {}
+      : options_{bf16_operands, int8_gemms, false} {}
+  explicit DotCanonicalization(const Options& options) : options_(options) {}
   std::string_view name() const override { return "dot-canonicalization"; }
   StatusOr<bool> Run(hlo::HloModule& module) override;
 
  private:
-  bool bf16_operands_ = false;
-  bool int8_gemms_ = false;
+  Options options_;
 };
 
 // Splits a reduction too long for one GPU block (a row of more than 16384

@@ -21,6 +21,7 @@ add_library(kiln_cuda_emulator SHARED
   driver/module_table.cc
   driver/timeline.cc
   libs/cublas_double.cc
+  libs/cublaslt_double.cc
   libs/cudnn_double.cc
   libs/cufft_double.cc
   libs/reference_dft.cc

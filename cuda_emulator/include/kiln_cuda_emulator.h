@@ -210,8 +210,8 @@ typedef struct KilnEmuLiveObjects {
   uint64_t modules;                 /* cuModuleLoadData(Ex) */
   uint64_t streams;                 /* cuStreamCreate */
   uint64_t events;                  /* cuEventCreate */
-  uint64_t library_handles;         /* cuBLAS, cuDNN and cuSOLVER handles, cuFFT plans */
-  uint64_t library_descriptors;     /* cuDNN tensor, filter and convolution descriptors */
+  uint64_t library_handles;         /* cuBLAS, cuBLASLt, cuDNN and cuSOLVER handles, cuFFT plans */
+  uint64_t library_descriptors;     /* cuDNN tensor, filter, convolution; cuBLASLt matmul, layout, preference */
 } KilnEmuLiveObjects;
 
 /* Fills *out; returns CUDA_SUCCESS (0) or a CUresult error code. */

@@ -34,6 +34,7 @@ double PeakFlops(GemmMath math) {
     case GemmMath::kFp16Tensor: return kFp16TensorFlops;
     case GemmMath::kFp64Tensor: return kFp64TensorFlops;
     case GemmMath::kInt8Tensor: return kInt8TensorOps;
+    case GemmMath::kFp8Tensor: return kFp8TensorFlops;
   }
   return kFp32Flops;
 }

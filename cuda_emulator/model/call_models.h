@@ -22,6 +22,7 @@ enum class GemmMath : uint8_t {
   kFp16Tensor,  // f16/bf16 operands, or sgemm with the legacy CUBLAS_TENSOR_OP_MATH
   kFp64Tensor,  // dgemm: FP64 tensor cores
   kInt8Tensor,  // s8 x s8 -> s32 (CUBLAS_COMPUTE_32I): INT8 tensor cores, "flops" being integer ops
+  kFp8Tensor,   // f8e4m3 / f8e5m2 operands (cuBLASLt): FP8 tensor cores
 };
 
 struct GemmShape {

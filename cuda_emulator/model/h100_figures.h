@@ -119,6 +119,7 @@ inline constexpr double kTf32TensorFlops = 494.7e12;  // TF32 tensor cores
 inline constexpr double kFp16TensorFlops = 989.4e12;  // FP16/BF16 tensor cores
 inline constexpr double kFp64TensorFlops = 66.9e12;   // FP64 tensor cores (DMMA)
 inline constexpr double kInt8TensorOps = 1978.9e12;   // INT8 tensor cores (IMMA), ops/s
+inline constexpr double kFp8TensorFlops = 1978.9e12;  // FP8 (E4M3/E5M2) tensor cores
 // Sustained fraction of the tensor peak on a large GEMM: 798 / 989 TFLOP/s,
 // the bf16 8192^3 matmul measured on the lent H100 [peers].
 inline constexpr double kGemmEfficiency = 0.8;

@@ -15,7 +15,7 @@
 #include "kernels_lib/cublas_library.h"
 #include "kernels_lib/cuda_fft.h"
 #include "kernels_lib/cufft_library.h"
-#include "runtime/cuda_backend.h"
+#include "tests/cuda_emulator/backend_test_util.h"
 
 namespace kiln {
 namespace {
@@ -23,36 +23,13 @@ namespace {
 namespace th = ::kiln::thunks;
 using C64 = std::complex<float>;
 
-class CufftDoubleTest : public ::testing::Test {
+class CufftDoubleTest : public testing::EmulatedBackendTest {
  protected:
   void SetUp() override {
-    auto backend = runtime::CudaBackend::Create(KILN_CUDA_EMULATOR_PATH, 0, 2);
-    ASSERT_TRUE(backend.ok()) << backend.status().message();
-    backend_ = std::move(*backend);
+    ASSERT_NO_FATAL_FAILURE(CreateBackend(2));
     auto lib = backend_->Cufft();
     ASSERT_TRUE(lib.ok()) << lib.status().message();
     lib_ = *lib;
-  }
-  void TearDown() override {
-    for (CUdeviceptr p : allocations_) backend_->driver().cuMemFree(p);
-  }
-
-  template <typename T>
-  CUdeviceptr Upload(const std::vector<T>& values) {
-    const runtime::CudaDriver& d = backend_->driver();
-    CUdeviceptr p = 0;
-    EXPECT_EQ(d.cuMemAlloc(&p, values.size() * sizeof(T)), CUDA_SUCCESS);
-    EXPECT_EQ(d.cuMemcpyHtoD(p, values.data(), values.size() * sizeof(T)), CUDA_SUCCESS);
-    allocations_.push_back(p);
-    return p;
-  }
-  template <typename T>
-  std::vector<T> Download(CUdeviceptr p, size_t count, int stream = 0) {
-    const runtime::CudaDriver& d = backend_->driver();
-    std::vector<T> out(count);
-    EXPECT_EQ(d.cuMemcpyDtoHAsync(out.data(), p, count * sizeof(T), backend_->stream(stream)), CUDA_SUCCESS);
-    EXPECT_EQ(d.cuStreamSynchronize(backend_->stream(stream)), CUDA_SUCCESS);
-    return out;
   }
   cufftHandle Plan1D(int n, cufftType type) {
     cufftHandle plan = 0;
@@ -65,9 +42,7 @@ class CufftDoubleTest : public ::testing::Test {
     return reinterpret_cast<T*>(p);
   }
 
-  std::unique_ptr<runtime::CudaBackend> backend_;
   const kernels::CufftLibrary* lib_ = nullptr;
-  std::vector<CUdeviceptr> allocations_;
 };
 
 void ExpectNear(const std::vector<C64>& actual, const std::vector<C64>& expected) {

@@ -12,19 +12,17 @@
 #include <vector>
 
 #include "kernels_lib/cuda_linalg.h"
-#include "runtime/cuda_backend.h"
+#include "tests/cuda_emulator/backend_test_util.h"
 
 namespace kiln {
 namespace {
 
 namespace th = ::kiln::thunks;
 
-class LinalgDoubleTest : public ::testing::Test {
+class LinalgDoubleTest : public testing::EmulatedBackendTest {
  protected:
   void SetUp() override {
-    auto backend = runtime::CudaBackend::Create(KILN_CUDA_EMULATOR_PATH, 0, 1);
-    ASSERT_TRUE(backend.ok()) << backend.status().message();
-    backend_ = std::move(*backend);
+    ASSERT_NO_FATAL_FAILURE(CreateBackend());
     auto cusolver = backend_->Cusolver();
     ASSERT_TRUE(cusolver.ok()) << cusolver.status().message();
     cusolver_ = *cusolver;
@@ -40,22 +38,6 @@ class LinalgDoubleTest : public ::testing::Test {
   }
 
   template <typename T>
-  CUdeviceptr Upload(const std::vector<T>& values) {
-    const runtime::CudaDriver& d = backend_->driver();
-    CUdeviceptr p = 0;
-    EXPECT_EQ(d.cuMemAlloc(&p, values.size() * sizeof(T)), CUDA_SUCCESS);
-    EXPECT_EQ(d.cuMemcpyHtoD(p, values.data(), values.size() * sizeof(T)), CUDA_SUCCESS);
-    return p;
-  }
-  template <typename T>
-  std::vector<T> Download(CUdeviceptr p, size_t count) {
-    const runtime::CudaDriver& d = backend_->driver();
-    std::vector<T> out(count);
-    EXPECT_EQ(d.cuMemcpyDtoHAsync(out.data(), p, count * sizeof(T), backend_->stream(0)), CUDA_SUCCESS);
-    EXPECT_EQ(d.cuStreamSynchronize(backend_->stream(0)), CUDA_SUCCESS);
-    return out;
-  }
-  template <typename T>
   T* Ptr(CUdeviceptr p) {
     return reinterpret_cast<T*>(p);
   }
@@ -66,7 +48,6 @@ class LinalgDoubleTest : public ::testing::Test {
     };
   }
 
-  std::unique_ptr<runtime::CudaBackend> backend_;
   const kernels::CusolverLibrary* cusolver_ = nullptr;
   const kernels::CublasLibrary* cublas_ = nullptr;
   cusolverDnHandle_t solver_ = nullptr;

@@ -275,6 +275,20 @@ TEST(CallModels, Int8GemmRunsAtTheInt8TensorPeak) {
               1e-3 * t.optimal);
 }
 
+// An FP8 GEMM (cuBLASLt) on the FP8 tensor cores: 1978.9e12 flops/s dense
+// (the datasheet's 3957.8 with sparsity, halved; twice the BF16 989.4).
+// 8192^3 with a bf16 result: 32 waves of 2 * 128 * 128 * 8192 flops at
+// 1978.9e12 / 132 * 0.8 per SM: 716.2 us, plus the 2 us launch; its bytes
+// (8192^2 * (1 + 1 + 2)) do not bind.
+TEST(CallModels, Fp8GemmRunsAtTheFp8TensorPeak) {
+  model::GemmShape s{8192, 8192, 8192, 1, 1, true, false, 2};
+  model::GemmTime t = model::ModelGemm(s, model::GemmMath::kFp8Tensor);
+  EXPECT_TIME(t.total, 32 * 2.0 * 128 * 128 * 8192 / (1978.9e12 / 132 * 0.8) + 2 * kUs);  // 716.2 + 2 us
+  EXPECT_TIME(t.bytes, 8192.0 * 8192 * 4);
+  model::GemmShape bf16{8192, 8192, 8192, 1, 2, true, false, 4};
+  EXPECT_NEAR(model::ModelGemm(bf16, model::GemmMath::kFp16Tensor).compute, 2 * t.compute, 1e-3 * t.compute);
+}
+
 TEST(CallModels, GemmSplitsKToFillTheSms) {
   // 512 x 1024 x 2816 sgemm: 4 x 8 = 32 tiles leave 100 of 132 SMs idle.
   // Split in 4 slices of 704: 128 tiles in one wave of 2 * 128 * 128 * 704

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdlib>
+#include <optional>
 #include <random>
 #include <string>
 
@@ -68,16 +69,24 @@ inline void ExpectMatchesEvaluator(const std::string& text, runtime::Device& dev
   EXPECT_EQ(CompareWithEvaluator(**module, device, RandomArgs(**module, seed), tol), "") << text;
 }
 
-// The CUDA artifact's kernels: (grid, block x, block y) each, and its PTX.
-inline std::vector<std::array<int64_t, 3>> CudaLaunches(const std::string& text, std::string* ptx) {
+// `text` compiled for the host and CUDA (failing the test, and returning
+// nullopt, when it does not parse or compile).
+inline std::optional<bef::Artifact> CompileForHostAndCuda(const std::string& text) {
   auto module = hlo::ParseHloModule(text);
   EXPECT_TRUE(module.ok()) << module.status().message();
-  if (!module.ok()) return {};
+  if (!module.ok()) return std::nullopt;
   compiler::CompileOptions options;
   options.cuda = true;
   StatusOr<bef::Artifact> artifact = compiler::CompileModule(**module, options);
   EXPECT_TRUE(artifact.ok()) << artifact.status().message();
-  if (!artifact.ok()) return {};
+  if (!artifact.ok()) return std::nullopt;
+  return std::move(*artifact);
+}
+
+// The CUDA artifact's kernels: (grid, block x, block y) each, and its PTX.
+inline std::vector<std::array<int64_t, 3>> CudaLaunches(const std::string& text, std::string* ptx) {
+  std::optional<bef::Artifact> artifact = CompileForHostAndCuda(text);
+  if (!artifact) return {};
   std::vector<std::array<int64_t, 3>> launches;
   for (const bef::KernelImage& image : artifact->kernel_images) {
     if (image.kind != bef::TargetKind::kCuda) continue;

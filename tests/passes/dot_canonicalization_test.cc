@@ -133,5 +133,32 @@ TEST(DotCanonicalization, OtherInt8DotsAreExpanded) {
   }
 }
 
+// Compiling for CUDA (fp8 GEMMs on), an f8e5m2 x f8e4m3fn dot contracting
+// the major dimensions (k = 32, n = 16) keeps its f8 operands and becomes
+// cuBLASLt's TN form: f8e5m2[1,8,32] (transposed) x f8e4m3fn[1,16,32]
+// (transposed) -> bf16[1,8,16]; without fp8 GEMMs both operands are bf16.
+TEST(DotCanonicalization, Fp8DotBecomesTnGemmWithItsOwnTypes) {
+  const std::string text =
+      "HloModule m\n\nENTRY e {\n  x = f8e5m2[32,8] parameter(0)\n  y = f8e4m3fn[32,16] parameter(1)\n"
+      "  ROOT d = bf16[8,16] dot(x, y), lhs_contracting_dims={0}, rhs_contracting_dims={0}\n}\n";
+  auto before = test_support::MustParse(text);
+  auto after = test_support::MustParse(text);
+  if (!before || !after) return;
+  DotCanonicalization pass(DotCanonicalization::Options{true, true, true});
+  EXPECT_TRUE(test_support::MustRunPass(pass, *after));
+  const hlo::HloInstruction* dot = OnlyDot(*after);
+  ASSERT_NE(dot, nullptr);
+  EXPECT_EQ(dot->operand(0)->shape().ToString(false), "f8e5m2[1,8,32]") << hlo::PrintModule(*after);
+  EXPECT_EQ(dot->operand(1)->shape().ToString(false), "f8e4m3fn[1,16,32]") << hlo::PrintModule(*after);
+  EXPECT_EQ(dot->shape().ToString(false), "bf16[1,8,16]");
+  EXPECT_EQ(dot->dot_dimension_numbers().lhs_contracting, std::vector<int64_t>{2});
+  EXPECT_EQ(dot->dot_dimension_numbers().rhs_contracting, std::vector<int64_t>{2});
+  test_support::ExpectSameResults(*before, *after);
+  StatusOr<bool> again = pass.Run(*after);
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_FALSE(*again);
+  ExpectGemmTypes(text, /*bf16_operands=*/true, ElementType::kBF16, ElementType::kF32);
+}
+
 }  // namespace
 }  // namespace kiln::passes

@@ -93,6 +93,34 @@ TEST(ValidateProgram, GemmOperandsMustFitTheirStrides) {
   EXPECT_EQ(ValidationError(p), "gemm thunk 'dot.4': tf32 on a gemm that is not f32 x f32 -> f32");
 }
 
+// f8 operands only in an FP8 GEMM (a type pair cuBLASLt multiplies) of
+// the TN form: lhs [m,k], rhs [n,k], k and n multiples of 16.
+TEST(ValidateProgram, Fp8GemmsMustBeInCublasLtsForm) {
+  auto fp8 = [](ElementType lhs, ElementType rhs, int64_t k) {
+    ThunkProgram p = SampleProgram();
+    GemmThunk& g = RootBody<GemmThunk>(p, 1);
+    g.lhs_type = lhs;
+    g.rhs_type = rhs;
+    g.out_type = ElementType::kBF16;
+    g.tf32 = false;
+    g.m = 2, g.n = 16, g.k = k;  // lhs 2 x k f8, rhs 16 x k f8, out 2 x 16 bf16 (64 bytes)
+    g.rhs = S(5, 0, 256);
+    g.lhs_leading_dim = g.rhs_leading_dim = k, g.out_leading_dim = 16;
+    g.rhs_transposed = true;
+    return p;
+  };
+  EXPECT_EQ(ValidationError(fp8(ElementType::kF8E4M3FN, ElementType::kF8E5M2, 16)), "OK");
+  EXPECT_EQ(ValidationError(fp8(ElementType::kF8E5M2, ElementType::kF8E5M2, 16)),
+            "gemm thunk 'dot.4': fp8 gemm of f8e5m2 x f8e5m2 -> bf16 (FP8 GEMMs take f8e4m3fn x f8e4m3fn, f8e4m3fn x "
+            "f8e5m2 or f8e5m2 x f8e4m3fn -> f32, bf16 or f16)");
+  EXPECT_EQ(ValidationError(fp8(ElementType::kF8E4M3FN, ElementType::kF8E4M3FN, 8)),
+            "gemm thunk 'dot.4': fp8 gemm of f8e4m3fn x f8e4m3fn -> bf16 not in the TN form (lhs [m,k], rhs [n,k], k "
+            "and n multiples of 16)");
+  ThunkProgram nn = fp8(ElementType::kF8E4M3FN, ElementType::kF8E4M3FN, 16);
+  RootBody<GemmThunk>(nn, 1).rhs_transposed = false;
+  EXPECT_NE(ValidationError(nn).find("not in the TN form"), std::string::npos) << ValidationError(nn);
+}
+
 TEST(ValidateProgram, SignatureMustCoverEveryLeaf) {
   ThunkProgram p = SampleProgram();
   p.signature.parameter_leaves.pop_back();

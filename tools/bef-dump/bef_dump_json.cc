@@ -302,6 +302,7 @@ class ArtifactJson {
     j_.FieldDouble("alpha_imag", g.alpha_imag);
     j_.FieldDouble("beta", g.beta);
     j_.Field("tf32", g.tf32);
+    j_.Field("fp8_cublaslt", th::IsFp8Gemm(g));
   }
   void Body(const th::ConvolutionThunk& c) {
     j_.Field("convolution_kind", th::ConvolutionKindName(c.kind));
