@@ -165,7 +165,9 @@ StatusOr<Timing> TimeChain(kiln::runtime::Device& device, const kiln::codegen::C
   kiln::runtime::ExecuteOptions options;
   options.profile = false;
 
-  KILN_ASSIGN_OR_RETURN(kiln::runtime::ExecutionResult first, exe->ExecuteSync(args, options));
+  kiln::runtime::ExecuteOptions checked = options;
+  checked.host_outputs = true;  // compared here
+  KILN_ASSIGN_OR_RETURN(kiln::runtime::ExecutionResult first, exe->ExecuteSync(args, checked));
   if (first.outputs.size() != 1) return kiln::Error("expected one output");
   std::vector<float> got(kElements);
   std::memcpy(got.data(), first.outputs[0].data(), kBytes);

@@ -53,6 +53,7 @@ kiln::Status RunChecked(const kiln::runtime::LoadedExecutable& exe, uint64_t see
   KILN_ASSIGN_OR_RETURN(std::vector<kiln::runtime::Buffer> args, kiln::testing::MlpArguments(inputs));
   kiln::runtime::ExecuteOptions options;
   options.profile = profile;
+  options.host_outputs = true;  // checked on the host
   KILN_ASSIGN_OR_RETURN(kiln::runtime::ExecutionResult r, exe.ExecuteSync(std::move(args), options));
   std::string bad = kiln::testing::CheckMlpOutputs(r.outputs, kiln::testing::ComputeMlp(inputs));
   if (!bad.empty()) return kiln::Error("seed " + std::to_string(seed) + ": " + bad);

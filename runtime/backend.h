@@ -58,6 +58,24 @@ class Backend {
       const bef::Artifact& artifact, std::shared_ptr<const ProgramBinding> binding) = 0;
   // Device::description() without the kind prefix.
   virtual std::string Description() const = 0;
+
+  // The allocator: `bytes` bytes of `space` (kPinnedHost or kDevice) that
+  // owner() owns; contents unspecified. Callable from any thread.
+  virtual StatusOr<Buffer> Allocate(const Shape& shape, int64_t bytes, MemorySpace space) = 0;
+  // Transfers of `bytes` bytes, issued on stream `stream` from its worker
+  // thread; they return when the bytes are there. `host` is host-accessible
+  // memory, `device` memory of this backend's device.
+  virtual Status CopyToDevice(const Buffer& host, const Buffer& device, int64_t bytes,
+                              int stream) = 0;
+  virtual Status CopyToHost(const Buffer& device, const Buffer& host, int64_t bytes, int stream) = 0;
+
+  // The Device holding this backend (set once by the Device): what the
+  // buffers it allocates name as their device.
+  const Device* owner() const { return owner_; }
+  void BindOwner(const Device* device) { owner_ = device; }
+
+ private:
+  const Device* owner_ = nullptr;
 };
 
 std::unique_ptr<Backend> CreateHostBackend();

@@ -3,6 +3,7 @@
 // cuda_executable.cc.
 #include "runtime/cuda_backend.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "kernels_lib/radix_sort_image.h"
@@ -215,6 +216,55 @@ StatusOr<cusolverDnHandle_t> CudaBackend::CusolverHandle(int i) {
   }
   h = created;
   return h;
+}
+
+StatusOr<Buffer> CudaBackend::Allocate(const Shape& shape, int64_t bytes, MemorySpace space) {
+  KILN_RETURN_IF_ERROR(MakeCurrent());
+  const CudaDriver& d = *driver_;
+  // Whole 256-byte granules (cuMemAlloc's alignment), never 0 bytes: a
+  // kernel's vector loads may read up to the end of the granule holding
+  // a buffer's last element, as they may in an execution's workspace.
+  size_t size = static_cast<size_t>((std::max<int64_t>(bytes, 1) + 255) / 256 * 256);
+  if (space == MemorySpace::kPinnedHost) {
+    void* host = nullptr;
+    KILN_RETURN_IF_ERROR(d.Check(d.cuMemHostAlloc(&host, size, 0),
+                                 "cuMemHostAlloc of " + std::to_string(bytes) + " bytes"));
+    return Buffer::Adopt(shape, bytes, space, owner(), static_cast<uint8_t*>(host),
+                         reinterpret_cast<uint64_t>(host), [this, host] {
+                           (void)MakeCurrent();
+                           driver_->cuMemFreeHost(host);
+                         });
+  }
+  CUdeviceptr address = 0;
+  KILN_RETURN_IF_ERROR(
+      d.Check(d.cuMemAlloc(&address, size), "cuMemAlloc of " + std::to_string(bytes) + " bytes"));
+  return Buffer::Adopt(shape, bytes, MemorySpace::kDevice, owner(), nullptr, address, [this, address] {
+    (void)MakeCurrent();
+    driver_->cuMemFree(address);
+  });
+}
+
+Status CudaBackend::CopyToDevice(const Buffer& host, const Buffer& device, int64_t bytes, int stream) {
+  if (bytes == 0) return Status::Ok();
+  KILN_RETURN_IF_ERROR(MakeCurrent());
+  const CudaDriver& d = *driver_;
+  CUstream s = streams_[static_cast<size_t>(stream)];
+  KILN_RETURN_IF_ERROR(d.Check(d.cuMemcpyHtoDAsync(static_cast<CUdeviceptr>(device.device_address()),
+                                                   host.data(), static_cast<size_t>(bytes), s),
+                               "cuMemcpyHtoDAsync"));
+  return d.Check(d.cuStreamSynchronize(s), "cuStreamSynchronize");
+}
+
+Status CudaBackend::CopyToHost(const Buffer& device, const Buffer& host, int64_t bytes, int stream) {
+  if (bytes == 0) return Status::Ok();
+  KILN_RETURN_IF_ERROR(MakeCurrent());
+  const CudaDriver& d = *driver_;
+  CUstream s = streams_[static_cast<size_t>(stream)];
+  KILN_RETURN_IF_ERROR(d.Check(d.cuMemcpyDtoHAsync(host.data(),
+                                                   static_cast<CUdeviceptr>(device.device_address()),
+                                                   static_cast<size_t>(bytes), s),
+                               "cuMemcpyDtoHAsync"));
+  return d.Check(d.cuStreamSynchronize(s), "cuStreamSynchronize");
 }
 
 StatusOr<CUdeviceptr> CudaBackend::LibraryScratch(int i, uint64_t bytes) {

@@ -41,6 +41,14 @@ class CudaBackend : public Backend {
   StatusOr<std::unique_ptr<BackendExecutable>> Load(
       const bef::Artifact& artifact, std::shared_ptr<const ProgramBinding> binding) override;
 
+  // The allocator: cuMemAlloc (kDevice) or cuMemHostAlloc (kPinnedHost),
+  // freed with the last handle (from any thread: the context is made
+  // current first). The backend outlives its buffers, as the Device does.
+  StatusOr<Buffer> Allocate(const Shape& shape, int64_t bytes, MemorySpace space) override;
+  // cuMemcpy{HtoD,DtoH}Async on the stream, then a stream sync.
+  Status CopyToDevice(const Buffer& host, const Buffer& device, int64_t bytes, int stream) override;
+  Status CopyToHost(const Buffer& device, const Buffer& host, int64_t bytes, int stream) override;
+
   const CudaDriver& driver() const { return *driver_; }
   // Makes the primary context current on the calling thread (every runtime
   // thread that issues CUDA work calls this first).

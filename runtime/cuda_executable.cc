@@ -10,12 +10,15 @@
 // thread and each ends with a stream sync, so a workspace is never shared
 // by two executions in flight.
 //
-// An execution: arguments are copied into pinned staging and uploaded with
-// cuMemcpyHtoDAsync; temporaries and outputs are zeroed (as on the host);
-// the thunks are issued on the stream (cuda_executor.h); results are
-// downloaded into staging with cuMemcpyDtoHAsync; one cuStreamSynchronize;
-// then the bytes go into fresh host Buffers (or back into a donated
-// argument's memory, which the output then shares, as on the host).
+// An execution binds each allocation (Stage): a device argument the program
+// only reads, or a donated one, in place; a host argument through pinned
+// staging (cuMemcpyHtoDAsync; pinned arguments directly); outputs that stay
+// on the device in memory of their own (cuMemAlloc per execution, handed to
+// the caller); the rest in the workspace, zeroed only where the program may
+// read before writing. The thunks are issued on the stream
+// (cuda_executor.h); with host_outputs the results are downloaded into
+// staging and then into fresh host Buffers (or a donated host argument's
+// memory); one cuStreamSynchronize ends every execution.
 #include <cstring>
 #include <mutex>
 
@@ -144,9 +147,17 @@ class CudaExecutable : public BackendExecutable {
 
  private:
   StatusOr<Workspace*> AcquireWorkspace(int stream) const;
-  Status Stage(const std::vector<Buffer>& args, Workspace& ws, CudaExecutionContext& ctx) const;
+  Status Stage(const std::vector<Buffer>& args, const ExecuteOptions& options, Workspace& ws,
+               CudaExecutionContext& ctx, std::vector<Buffer>& output_memory) const;
+  Status StageArgument(const Buffer& in, size_t a, CUdeviceptr base, const ExecuteOptions& options,
+                       Workspace& ws, CudaExecutionContext& ctx) const;
+  Status Initialize(size_t a, CUdeviceptr base, const ExecuteOptions& options,
+                    CudaExecutionContext& ctx) const;
   StatusOr<ExecutionResult> Issue(const std::vector<Buffer>& args, const ExecuteOptions& options,
                                   Workspace& ws) const;
+  StatusOr<std::vector<Buffer>> DeviceOutputs(const std::vector<Buffer>& output_memory,
+                                              CudaExecutionContext& ctx) const;
+  Status Download(Workspace& ws, CudaExecutionContext& ctx) const;
   StatusOr<std::vector<Buffer>> CollectOutputs(const std::vector<Buffer>& args,
                                                const ExecuteOptions& options, Workspace& ws) const;
 
@@ -266,46 +277,143 @@ StatusOr<Workspace*> CudaExecutable::AcquireWorkspace(int stream) const {
   return ws.get();
 }
 
+// The fill of a writable allocation before the thunks run: zeros where the
+// program may read before it writes; the test hook's poison elsewhere.
+Status CudaExecutable::Initialize(size_t a, CUdeviceptr base, const ExecuteOptions& options,
+                                  CudaExecutionContext& ctx) const {
+  const th::Allocation& alloc = binding_->program.allocations[a];
+  size_t size = static_cast<size_t>(alloc.size);
+  if (size == 0) return Status::Ok();
+  const CudaDriver& d = backend_.driver();
+  if (alloc.zero_initialize)
+    return d.Check(d.cuMemsetD8Async(base, 0, size, ctx.stream), "cuMemsetD8Async");
+  if (options.poison_uninitialized)
+    return d.Check(d.cuMemsetD8Async(base, *options.poison_uninitialized, size, ctx.stream), "cuMemsetD8Async");
+  return Status::Ok();
+}
+
+// Fills allocation `a` at `base` from its argument: device-to-device from a
+// device buffer, straight from pinned memory, else through the staging
+// buffer. Bytes of the allocation outside the argument's slice are
+// initialized as a temporary's.
+Status CudaExecutable::StageArgument(const Buffer& in, size_t a, CUdeviceptr base,
+                                     const ExecuteOptions& options, Workspace& ws,
+                                     CudaExecutionContext& ctx) const {
+  const th::ThunkProgram& p = binding_->program;
+  const CudaDriver& d = backend_.driver();
+  const int64_t arg = binding_->argument_of_allocation[a];
+  const th::BufferSlice& slice = p.signature.parameter_leaves[arg].slice;
+  if (slice.size != p.allocations[a].size) KILN_RETURN_IF_ERROR(Initialize(a, base, options, ctx));
+  if (slice.size == 0) return Status::Ok();
+  CUdeviceptr to = base + static_cast<CUdeviceptr>(slice.offset);
+  size_t bytes = static_cast<size_t>(slice.size);
+  std::string what = "argument " + std::to_string(arg);
+  if (!in.host_accessible()) {
+    return d.Check(d.cuMemcpyDtoDAsync(to, static_cast<CUdeviceptr>(in.device_address()), bytes, ctx.stream),
+                   "cuMemcpyDtoDAsync of " + what);
+  }
+  const uint8_t* from = in.data();
+  if (in.memory_space() != MemorySpace::kPinnedHost || in.device_address() == 0) {
+    uint8_t* staged = ws.staging + plan_.argument_staging[arg];
+    std::memcpy(staged, in.data(), bytes);
+    from = staged;
+  }
+  return d.Check(d.cuMemcpyHtoDAsync(to, from, bytes, ctx.stream), "cuMemcpyHtoDAsync of " + what);
+}
+
 // Binds allocation addresses and issues the uploads / zeroing of this
-// execution's memory.
-Status CudaExecutable::Stage(const std::vector<Buffer>& args, Workspace& ws,
-                             CudaExecutionContext& ctx) const {
+// execution's memory. A device argument the program only reads, or a
+// donated one, is bound in place; an output that stays on the device gets
+// memory of its own (output_memory[a]), since the caller keeps it after
+// the workspace is reused.
+Status CudaExecutable::Stage(const std::vector<Buffer>& args, const ExecuteOptions& options,
+                             Workspace& ws, CudaExecutionContext& ctx,
+                             std::vector<Buffer>& output_memory) const {
   const th::ThunkProgram& p = binding_->program;
   const CudaDriver& d = backend_.driver();
   ctx.allocation_base.resize(p.allocations.size());
+  output_memory.assign(p.allocations.size(), Buffer());
   for (size_t a = 0; a < p.allocations.size(); ++a) {
     const th::Allocation& alloc = p.allocations[a];
     if (plan_.workspace_offset[a] < 0) {
       ctx.allocation_base[a] = constants_ + static_cast<CUdeviceptr>(plan_.constant_offset[a]);
       continue;
     }
-    CUdeviceptr base = ws.device + static_cast<CUdeviceptr>(plan_.workspace_offset[a]);
-    ctx.allocation_base[a] = base;
-    size_t size = static_cast<size_t>(alloc.size);
-    int64_t arg = binding_->argument_of_allocation[a];
-    if (arg >= 0) {
+    const int64_t arg = binding_->argument_of_allocation[a];
+    const Buffer* in = arg >= 0 ? &args[arg] : nullptr;
+    if (in && !in->host_accessible()) {
       const th::BufferSlice& slice = p.signature.parameter_leaves[arg].slice;
-      uint8_t* staged = ws.staging + plan_.argument_staging[arg];
-      std::memcpy(staged, args[arg].data(), static_cast<size_t>(slice.size));
-      if (slice.size != alloc.size) {
-        KILN_RETURN_IF_ERROR(
-            d.Check(d.cuMemsetD8Async(base, 0, size, ctx.stream), "cuMemsetD8Async"));
+      bool whole = slice.offset == 0 && slice.size == alloc.size;
+      if (whole && (!alloc.is_output() || binding_->DonatedArgument(a, options) >= 0)) {
+        ctx.allocation_base[a] = static_cast<CUdeviceptr>(in->device_address());
+        if (alloc.is_output()) output_memory[a] = *in;
+        continue;
       }
-      if (slice.size == 0) continue;
-      KILN_RETURN_IF_ERROR(
-          d.Check(d.cuMemcpyHtoDAsync(base + static_cast<CUdeviceptr>(slice.offset), staged,
-                                      static_cast<size_t>(slice.size), ctx.stream),
-                  "cuMemcpyHtoDAsync of argument " + std::to_string(arg)));
+    }
+    CUdeviceptr base = ws.device + static_cast<CUdeviceptr>(plan_.workspace_offset[a]);
+    if (alloc.is_output() && !options.host_outputs) {
+      KILN_ASSIGN_OR_RETURN(output_memory[a],
+                            backend_.Allocate(Shape(ElementType::kU8, {alloc.size}), alloc.size,
+                                              MemorySpace::kDevice));
+      base = static_cast<CUdeviceptr>(output_memory[a].device_address());
+    }
+    ctx.allocation_base[a] = base;
+    if (in) {
+      KILN_RETURN_IF_ERROR(StageArgument(*in, a, base, options, ws, ctx));
     } else if (plan_.constant_offset[a] >= 0) {
       CUdeviceptr c = constants_ + static_cast<CUdeviceptr>(plan_.constant_offset[a]);
-      if (size == 0) continue;
-      KILN_RETURN_IF_ERROR(
-          d.Check(d.cuMemcpyDtoDAsync(base, c, size, ctx.stream), "cuMemcpyDtoDAsync"));
-    } else if (size > 0) {
-      // Outputs and temporaries start zeroed, as on the host.
-      KILN_RETURN_IF_ERROR(
-          d.Check(d.cuMemsetD8Async(base, 0, size, ctx.stream), "cuMemsetD8Async"));
+      if (alloc.size == 0) continue;
+      KILN_RETURN_IF_ERROR(d.Check(d.cuMemcpyDtoDAsync(base, c, static_cast<size_t>(alloc.size), ctx.stream),
+                                   "cuMemcpyDtoDAsync"));
+    } else {
+      KILN_RETURN_IF_ERROR(Initialize(a, base, options, ctx));
     }
+  }
+  return Status::Ok();
+}
+
+// The outputs of an execution whose results stay on the device: views of
+// the memory Stage gave each output allocation; a result in memory the
+// execution does not own (never the case for a well-formed signature) is
+// copied into a buffer of its own.
+StatusOr<std::vector<Buffer>> CudaExecutable::DeviceOutputs(const std::vector<Buffer>& output_memory,
+                                                            CudaExecutionContext& ctx) const {
+  const th::Signature& sig = binding_->program.signature;
+  const CudaDriver& d = backend_.driver();
+  std::vector<Buffer> outputs;
+  for (size_t i = 0; i < sig.result_leaves.size(); ++i) {
+    const th::BufferSlice& s = sig.result_leaves[i].slice;
+    const Shape& shape = binding_->output_shapes[i];
+    const Buffer& memory = output_memory[static_cast<size_t>(s.allocation)];
+    if (!memory.is_null()) {
+      outputs.push_back(Buffer::View(memory, s.offset, shape, s.size));
+      continue;
+    }
+    KILN_ASSIGN_OR_RETURN(Buffer b, backend_.Allocate(shape, s.size, MemorySpace::kDevice));
+    if (s.size > 0) {
+      KILN_RETURN_IF_ERROR(d.Check(
+          d.cuMemcpyDtoDAsync(static_cast<CUdeviceptr>(b.device_address()),
+                              ctx.allocation_base[s.allocation] + static_cast<CUdeviceptr>(s.offset),
+                              static_cast<size_t>(s.size), ctx.stream),
+          "cuMemcpyDtoDAsync of output " + std::to_string(i)));
+    }
+    outputs.push_back(std::move(b));
+  }
+  return outputs;
+}
+
+// Issues the downloads of every result leaf into the staging buffer.
+Status CudaExecutable::Download(Workspace& ws, CudaExecutionContext& ctx) const {
+  const th::Signature& sig = binding_->program.signature;
+  const CudaDriver& d = backend_.driver();
+  for (size_t i = 0; i < sig.result_leaves.size(); ++i) {
+    const th::BufferSlice& s = sig.result_leaves[i].slice;
+    if (s.size == 0) continue;
+    KILN_RETURN_IF_ERROR(d.Check(
+        d.cuMemcpyDtoHAsync(ws.staging + plan_.result_staging[i],
+                            ctx.allocation_base[s.allocation] + static_cast<CUdeviceptr>(s.offset),
+                            static_cast<size_t>(s.size), ctx.stream),
+        "cuMemcpyDtoHAsync of output " + std::to_string(i)));
   }
   return Status::Ok();
 }
@@ -320,7 +428,7 @@ StatusOr<std::vector<Buffer>> CudaExecutable::CollectOutputs(const std::vector<B
     const Shape& shape = binding_->output_shapes[i];
     const uint8_t* staged = ws.staging + plan_.result_staging[i];
     int64_t donated = binding_->DonatedArgument(static_cast<size_t>(s.allocation), options);
-    if (donated >= 0) {
+    if (donated >= 0 && args[donated].host_accessible()) {
       // Updated in place: the output shares the donated argument's memory.
       const Buffer& in = args[donated];
       std::memcpy(in.data() + s.offset, staged, static_cast<size_t>(s.size));
@@ -350,7 +458,8 @@ StatusOr<ExecutionResult> CudaExecutable::Issue(const std::vector<Buffer>& args,
   ctx.copy_scratch = ws.device + static_cast<CUdeviceptr>(plan_.copy_scratch);
   ctx.copy_scratch_bytes = plan_.copy_scratch_bytes;
   ctx.rng_states = &rng_states_;
-  KILN_RETURN_IF_ERROR(Stage(args, ws, ctx));
+  std::vector<Buffer> output_memory;
+  KILN_RETURN_IF_ERROR(Stage(args, options, ws, ctx, output_memory));
 
   CUevent run_begin = nullptr, run_end = nullptr;
   ws.timed.clear();
@@ -367,19 +476,17 @@ StatusOr<ExecutionResult> CudaExecutable::Issue(const std::vector<Buffer>& args,
     KILN_ASSIGN_OR_RETURN(run_end, ws.events.Next());
     KILN_RETURN_IF_ERROR(d.Check(d.cuEventRecord(run_end, ctx.stream), "cuEventRecord"));
   }
-  for (size_t i = 0; i < p.signature.result_leaves.size(); ++i) {
-    const th::BufferSlice& s = p.signature.result_leaves[i].slice;
-    if (s.size == 0) continue;
-    KILN_RETURN_IF_ERROR(d.Check(
-        d.cuMemcpyDtoHAsync(ws.staging + plan_.result_staging[i],
-                            ctx.allocation_base[s.allocation] + static_cast<CUdeviceptr>(s.offset),
-                            static_cast<size_t>(s.size), ctx.stream),
-        "cuMemcpyDtoHAsync of output " + std::to_string(i)));
+  ExecutionResult result;
+  if (options.host_outputs) {
+    KILN_RETURN_IF_ERROR(Download(ws, ctx));
+  } else {
+    KILN_ASSIGN_OR_RETURN(result.outputs, DeviceOutputs(output_memory, ctx));
   }
   KILN_RETURN_IF_ERROR(d.Check(d.cuStreamSynchronize(ctx.stream), "cuStreamSynchronize"));
 
-  ExecutionResult result;
-  KILN_ASSIGN_OR_RETURN(result.outputs, CollectOutputs(args, options, ws));
+  if (options.host_outputs) {
+    KILN_ASSIGN_OR_RETURN(result.outputs, CollectOutputs(args, options, ws));
+  }
   result.results_computed = d.results_computed();
   if (!options.profile) {
     result.profile.total = std::chrono::steady_clock::now() - wall_begin;

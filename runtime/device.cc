@@ -65,6 +65,7 @@ bool Event::IsReady() const {
 
 Device::Device(DeviceKind kind, std::unique_ptr<Backend> backend, int num_streams)
     : kind_(kind), backend_(std::move(backend)) {
+  backend_->BindOwner(this);
   for (int i = 0; i < num_streams; ++i) streams_.push_back(std::make_unique<Stream>());
 }
 

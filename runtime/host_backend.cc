@@ -116,6 +116,16 @@ StatusOr<Buffer> FreshCopy(int64_t alloc_size, int64_t offset, const uint8_t* sr
   return b;
 }
 
+// Memory for a temporary or output allocation: zeroed when the program may
+// read it before writing it, else left as it is (or poisoned for tests).
+StatusOr<Buffer> WritableMemory(const th::Allocation& alloc, const ExecuteOptions& options) {
+  if (alloc.zero_initialize) return Buffer::AllocateBytes(alloc.size);
+  KILN_ASSIGN_OR_RETURN(Buffer b, Buffer::AllocateUninitialized(Shape(ElementType::kU8, {alloc.size}), alloc.size));
+  if (options.poison_uninitialized)
+    std::memset(b.data(), *options.poison_uninitialized, static_cast<size_t>(alloc.size));
+  return b;
+}
+
 StatusOr<ExecutionResult> HostExecutable::Run(const std::vector<Buffer>& args,
                                               const ExecuteOptions& options) const {
   const th::ThunkProgram& p = binding_->program;
@@ -150,8 +160,9 @@ StatusOr<ExecutionResult> HostExecutable::Run(const std::vector<Buffer>& args,
       // A constant that is also a result: each execution returns its own copy.
       KILN_ASSIGN_OR_RETURN(owned[a], FreshCopy(alloc.size, 0, c.data(), alloc.size));
     } else {
-      // Outputs and temporaries: fresh zeroed memory per execution.
-      KILN_ASSIGN_OR_RETURN(owned[a], Buffer::AllocateBytes(alloc.size));
+      // Outputs and temporaries: fresh memory per execution, zeroed only
+      // where the program may read before it writes.
+      KILN_ASSIGN_OR_RETURN(owned[a], WritableMemory(alloc, options));
     }
     ctx.allocation_base[a] = owned[a].data();
   }
@@ -197,6 +208,19 @@ class HostBackend : public Backend {
   std::string Description() const override {
     int n = pool_->num_threads();
     return "x86-64, " + std::to_string(n) + " thread" + (n == 1 ? "" : "s");
+  }
+  // The host device's device and pinned memory are host memory.
+  StatusOr<Buffer> Allocate(const Shape& shape, int64_t bytes, MemorySpace space) override {
+    KILN_ASSIGN_OR_RETURN(Buffer host, Buffer::AllocateUninitialized(shape, bytes));
+    return Buffer::Adopt(shape, bytes, space, owner(), host.data(), 0, [host] {});
+  }
+  Status CopyToDevice(const Buffer& host, const Buffer& device, int64_t bytes, int) override {
+    std::memcpy(device.data(), host.data(), static_cast<size_t>(bytes));
+    return Status::Ok();
+  }
+  Status CopyToHost(const Buffer& device, const Buffer& host, int64_t bytes, int) override {
+    std::memcpy(host.data(), device.data(), static_cast<size_t>(bytes));
+    return Status::Ok();
   }
 
  private:

@@ -103,6 +103,9 @@ StatusOr<Event> LoadedExecutable::Execute(std::vector<Buffer> args,
     std::string what = "Execute: argument " + std::to_string(i) + " (" +
                        LeafName(leaf.parameter_number, leaf.index) + ")";
     if (args[i].is_null()) return Error(what + " is a null buffer");
+    if (args[i].device() && args[i].device() != &device_) return Error(what + " lives on another device");
+    if (!sig.dynamic_dimensions.empty() && !args[i].host_accessible())
+      return Error(what + " must be in host memory: the program has dynamic dimensions");
     KILN_RETURN_IF_ERROR(
         CheckCallerArgument(args[i].shape(), binding.caller_argument_shapes[i]).WithContext(what));
     const int64_t bytes = args[i].shape().ByteSize();
@@ -112,6 +115,8 @@ StatusOr<Event> LoadedExecutable::Execute(std::vector<Buffer> args,
     }
   }
   ExecuteOptions program_options = options;
+  // Dynamic extents are read from the results on the host.
+  if (!sig.dynamic_dimensions.empty()) program_options.host_outputs = true;
   if (!options.donate.empty()) {
     if (options.donate.size() != binding.caller_argument_shapes.size()) {
       return Error("Execute: donate has " + std::to_string(options.donate.size()) + " entries for " +

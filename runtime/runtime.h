@@ -10,16 +10,19 @@
 //                     loaded, with every kernel resolved up front; constants
 //                     copied into runtime-owned (device) memory. Immutable
 //                     after Load, so several executions may run concurrently.
-//   Buffer            a ref-counted handle to 64-byte-aligned host memory of
-//                     one array shape (copies share the memory). Buffers are
-//                     host memory on every device: on CUDA an execution
-//                     stages its arguments into device memory (through
-//                     pinned buffers, asynchronously on its CUDA stream) and
-//                     copies its outputs back into fresh host Buffers (or
-//                     into a donated argument's memory) before its Event is
-//                     ready.
-//   Event             the future of one execution; Wait() blocks and yields
-//                     the outputs and the per-thunk profile.
+//   Buffer            a ref-counted handle to memory of one array shape in
+//                     one memory space (host, pinned host, device) of one
+//                     device (copies share the memory; the last handle
+//                     frees it). Device memory stays on the device between
+//                     executions: upload weights once (Device::
+//                     TransferToDevice), pass the device buffers to every
+//                     Execute, and outputs come back as device buffers
+//                     until the caller asks for them (TransferToHost, or
+//                     ExecuteOptions::host_outputs). ExecuteWithHostBuffers
+//                     (runtime/host_execution.h) is the simple host path.
+//                     See docs/runtime_hal.md.
+//   Event             the future of one execution or transfer; Wait() blocks
+//                     and yields the outputs and the per-thunk profile.
 // Execute() checks its arguments synchronously (one-line errors) and then
 // enqueues the run on a stream, returning at once. The argument Buffers are
 // kept alive by the queued work, so the caller may drop its handles.
@@ -27,6 +30,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -45,23 +49,54 @@ inline constexpr int64_t kBufferAlignment = 64;
 enum class DeviceKind { kHost, kCuda };
 std::string_view DeviceKindName(DeviceKind kind);  // "host", "cuda"
 
+// Where a Buffer's bytes live (IREE's memory types). kHost: ordinary host
+// memory any device reads (staged through the device's queue when a CUDA
+// execution needs it). kPinnedHost: page-locked host memory of one device
+// (cuMemHostAlloc; ordinary memory on the host device), host-accessible and
+// the fastest source or destination of a transfer. kDevice: the device's
+// own memory; on CUDA not host-accessible (data() is null), on the host
+// device it is host memory.
+enum class MemorySpace { kHost, kPinnedHost, kDevice };
+std::string_view MemorySpaceName(MemorySpace space);  // "host", "pinned host", "device"
+
+class Device;
+
 class Buffer {
  public:
   Buffer() = default;  // null handle
-  // Zero-filled memory for an array shape (at least `min_bytes` bytes).
+  // Zero-filled host memory (kHost) for an array shape (at least
+  // `min_bytes` bytes).
   static StatusOr<Buffer> Allocate(const Shape& shape, int64_t min_bytes = 0);
-  // Raw memory of `bytes` bytes with no meaningful shape (u8[bytes]).
+  // Host memory whose contents are unspecified: what an execution uses for
+  // allocations it writes before reading (no per-execution zeroing).
+  static StatusOr<Buffer> AllocateUninitialized(const Shape& shape, int64_t min_bytes = 0);
+  // Raw zero-filled host memory of `bytes` bytes with no meaningful shape (u8[bytes]).
   static StatusOr<Buffer> AllocateBytes(int64_t bytes);
   // A handle to bytes [offset, offset + shape's size) of `base`'s memory.
   static Buffer View(const Buffer& base, int64_t offset, const Shape& shape, int64_t size);
+  // Runtime-internal (a Backend's allocator): memory of `bytes` bytes that
+  // `release` frees when the last handle goes. `host` is its host address
+  // (null when not host-accessible), `device_address` its device address.
+  static Buffer Adopt(const Shape& shape, int64_t bytes, MemorySpace space, const Device* device,
+                      uint8_t* host, uint64_t device_address, std::function<void()> release);
 
   bool is_null() const { return storage_ == nullptr; }
   const Shape& shape() const { return shape_; }
   int64_t size() const { return size_; }  // bytes
+  MemorySpace memory_space() const;
+  // The device that owns the memory; null for kHost memory.
+  const Device* device() const;
+  // True when data() addresses the bytes (everything but a CUDA device's
+  // device memory).
+  bool host_accessible() const { return data() != nullptr; }
+  // The bytes in host memory, or null when the buffer is not host-accessible.
   uint8_t* data() const;
+  // The device address of the bytes (kDevice and kPinnedHost buffers of a
+  // CUDA device); 0 otherwise.
+  uint64_t device_address() const;
   // True when both handles address the same memory.
   bool SharesMemoryWith(const Buffer& other) const {
-    return storage_ == other.storage_ && data() == other.data();
+    return storage_ == other.storage_ && offset_ == other.offset_;
   }
 
  private:
@@ -154,6 +189,25 @@ class Device {
   int num_streams() const { return static_cast<int>(streams_.size()); }
   Stream& stream(int i) { return *streams_[i]; }
   Backend& backend() { return *backend_; }  // runtime-internal
+
+  // Memory of `space` for `shape` (at least `min_bytes`) on this device,
+  // contents unspecified. kHost is plain host memory (Buffer::Allocate).
+  // The buffer may outlive nothing but the Device.
+  StatusOr<Buffer> Allocate(const Shape& shape, MemorySpace space, int64_t min_bytes = 0) const;
+
+  // An asynchronous copy: `buffer` is the destination, allocated at once
+  // so it can be handed to Execute straight away (work later on the same
+  // stream sees the bytes); `done` becomes ready when they are there (its
+  // ExecutionResult's outputs hold `buffer`, profile.total the copy's
+  // time). The source is kept alive until then.
+  struct Transfer {
+    Buffer buffer;
+    Event done;
+  };
+  // Host-accessible `source` -> a new kDevice buffer of this device.
+  StatusOr<Transfer> TransferToDevice(const Buffer& source, int stream = 0) const;
+  // A buffer of this device (or host memory) -> a new kHost buffer.
+  StatusOr<Transfer> TransferToHost(const Buffer& source, int stream = 0) const;
   // What executes the work, for tools' device lines: "host (2 threads)",
   // "cuda: NVIDIA H100 80GB HBM3 (sm_90)", "cuda: kiln emulator (sm_90,
   // H100-class)".
@@ -175,6 +229,16 @@ struct ExecuteOptions {
   // that input_output_alias pairs with it; the returned output then shares
   // its memory. Empty = nothing donated. A must_alias pair needs a donation.
   std::vector<bool> donate;
+  // Where the outputs are returned. false: where the device computes them
+  // (device memory on CUDA, which stays there until the caller transfers
+  // it); true: in host memory, downloaded before the Event is ready.
+  // Programs with dynamic dimensions always return host outputs (their
+  // extents are read from the results).
+  bool host_outputs = false;
+  // Test hook: when set, memory the program writes before reading (no
+  // zeroing needed) is filled with this byte before the run, so a
+  // read-before-write shows up as a wrong result.
+  std::optional<uint8_t> poison_uninitialized;
 };
 
 class LoadedExecutable {
@@ -185,6 +249,13 @@ class LoadedExecutable {
   LoadedExecutable(const LoadedExecutable&) = delete;
   LoadedExecutable& operator=(const LoadedExecutable&) = delete;
 
+  // Arguments may live in host memory (staged into the device by the
+  // execution) or in this device's memory: a device argument the program
+  // only reads is used in place; a donated one becomes the output that
+  // input_output_alias pairs with it; one the program writes without a
+  // donation is copied on the device first. A buffer of another device is
+  // an error.
+  //
   // One argument per array leaf of the parameters, in
   // Signature::parameter_leaves order (for array parameters: parameter
   // order). Shapes must be compatible (layouts ignored) and sizes match;
@@ -196,6 +267,8 @@ class LoadedExecutable {
                                         const ExecuteOptions& options = {}) const;
 
   const thunks::ThunkProgram& program() const;
+  // The device the executable was loaded on.
+  Device& device() const { return device_; }
   // The shape of argument i / output i as Execute takes and returns them.
   // Dynamic dimensions keep their flags: the dimension is the bound.
   const std::vector<Shape>& argument_shapes() const;

@@ -234,6 +234,7 @@ class Reader {
     }
     if (a->constant_index().has_value()) out.constant = a->constant_index().value();
     out.color = a->color();
+    out.zero_initialize = a->zero_initialize();
     return Status::Ok();
   }
 

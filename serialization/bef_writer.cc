@@ -155,7 +155,8 @@ class Writer {
     if (a.output) output = fb::CreateOutputRef(fbb_, Ints(*a.output));
     flatbuffers::Optional<int64_t> constant = flatbuffers::nullopt;
     if (a.constant) constant = *a.constant;
-    return fb::CreateAllocation(fbb_, a.size, a.alignment, parameter, output, constant, a.color);
+    return fb::CreateAllocation(fbb_, a.size, a.alignment, parameter, output, constant, a.color,
+                                 a.zero_initialize);
   }
 
   Offset<fb::Constant> Const(const th::Constant& c) {

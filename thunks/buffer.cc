@@ -36,6 +36,7 @@ std::string Allocation::ToString() const {
   if (output) s += " output " + ShapeIndexToString(*output);
   if (is_temp()) s += " temp";
   if (color != 0) s += " color " + std::to_string(color);
+  if (!zero_initialize) s += " unzeroed";
   return s;
 }
 

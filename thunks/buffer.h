@@ -58,6 +58,13 @@ struct Allocation {
   // Memory space (XLA's layout S(n)) of the values it holds: temporaries of
   // different colors never share an arena. 0 is the default device memory.
   int64_t color = 0;
+  // The runtime zeroes it before every execution: some thunk (or the
+  // caller, for a result) may read bytes of it before anything writes them
+  // (thunks/initialization_analysis.h). True unless proven otherwise, so
+  // hand-built programs and files without the bit keep zeroed memory.
+  // Only writable memory is zeroed: never a constant, and of a parameter's
+  // allocation only the bytes outside the argument's slice.
+  bool zero_initialize = true;
 
   bool is_parameter() const { return parameter.has_value(); }
   bool is_output() const { return output.has_value(); }

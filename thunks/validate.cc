@@ -6,6 +6,7 @@
 #include <set>
 #include <tuple>
 
+#include "thunks/initialization_analysis.h"
 #include "thunks/linalg_geometry.h"
 #include "thunks/program_text.h"
 
@@ -58,10 +59,23 @@ class Validator {
     KILN_RETURN_IF_ERROR(CheckResultLeaves());
     KILN_RETURN_IF_ERROR(CheckDynamicDimensions());
     KILN_RETURN_IF_ERROR(CheckAliases());
-    return CheckSequence(p_.root, 1);
+    KILN_RETURN_IF_ERROR(CheckSequence(p_.root, 1));
+    return CheckZeroInitialization();
   }
 
  private:
+  // An allocation that may be read before it is written must be zeroed:
+  // otherwise an execution would read what the last one left there.
+  Status CheckZeroInitialization() const {
+    std::vector<bool> needs = AllocationsReadBeforeWritten(p_);
+    for (size_t a = 0; a < p_.allocations.size(); ++a) {
+      if (needs[a] && !p_.allocations[a].zero_initialize)
+        return Error("allocation " + std::to_string(a) +
+                     " may be read before it is written but is not zero-initialized");
+    }
+    return Status::Ok();
+  }
+
   Status CheckSlice(const BufferSlice& s, const std::string& what) const {
     if (s.allocation < 0 || s.allocation >= static_cast<int64_t>(p_.allocations.size())) {
       return Error(what + " slice refers to allocation " + std::to_string(s.allocation) +

@@ -473,7 +473,7 @@ def summarize(results):
             else "ill-conditioned" if verdict.startswith("ill-conditioned") else "disagree")
         counts[key] = counts.get(key, 0) + 1
     print("summary: " + ", ".join("%s %d" % kv for kv in sorted(counts.items())))
-    print("Benchmark set: wall µs per run (kiln: bef-run latency, inputs uploaded each run; XLA:")
+    print("Benchmark set: wall µs per run (kiln: bef-run latency, inputs on the device; XLA:")
     print("pipelined runs, inputs on the device); kernel µs: the sum of one run's kernel durations")
     print("under Nsight Compute (kernels only: no launch gaps, copies or host work)")
     print("%-36s %11s %11s %7s %12s %12s %7s" % ("module", "kiln wall", "XLA wall", "ratio",

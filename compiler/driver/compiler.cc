@@ -18,6 +18,7 @@
 #include "compiler/passes/optimization_pipeline.h"
 #include "compiler/passes/sequential_computations.h"
 #include "compiler/pipeline/list_scheduler.h"
+#include "thunks/initialization_analysis.h"
 #include "thunks/program_text.h"
 
 namespace kiln::compiler {
@@ -307,6 +308,8 @@ StatusOr<bef::Artifact> CompileModule(const hlo::HloModule& input, const Compile
   bef::Artifact artifact;
   artifact.producer = options.producer;
   artifact.program = std::move(emitted.program);
+  // Zero per execution only what may be read before it is written.
+  th::MarkZeroInitializedAllocations(artifact.program);
   artifact.hlo_text = std::move(optimized);
   start = Clock::now();
   KILN_RETURN_IF_ERROR(AddKernelImages(emitted, options, artifact, s));

@@ -33,6 +33,7 @@ CUresult Transfer(const char* call, CUstream stream, TransferKind kind, uint64_t
   Status s = op(Device().memory());
   if (!s.ok()) return Fail(CUDA_ERROR_INVALID_VALUE, std::string(call) + ": " + s.message());
   timeline->Advance(kiln::emu::model::TransferSeconds(kind, bytes) * 1e6);
+  Device().CountTransfer(kind, bytes);
   return CUDA_SUCCESS;
 }
 

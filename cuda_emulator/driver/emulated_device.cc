@@ -126,6 +126,29 @@ KilnEmuLiveObjects EmulatedDevice::LiveObjects() {
   return live;
 }
 
+void EmulatedDevice::CountTransfer(model::TransferKind kind, uint64_t bytes) {
+  int k = static_cast<int>(kind);
+  if (k < 0 || k >= kTransferKinds) return;
+  transfer_calls_[k].fetch_add(1);
+  transfer_bytes_[k].fetch_add(bytes);
+}
+
+KilnEmuTransferCounters EmulatedDevice::TransferCounters() const {
+  auto calls = [this](model::TransferKind k) { return transfer_calls_[static_cast<int>(k)].load(); };
+  auto bytes = [this](model::TransferKind k) { return transfer_bytes_[static_cast<int>(k)].load(); };
+  using model::TransferKind;
+  KilnEmuTransferCounters c{};
+  c.host_to_device_copies = calls(TransferKind::kHostToDevice);
+  c.host_to_device_bytes = bytes(TransferKind::kHostToDevice);
+  c.device_to_host_copies = calls(TransferKind::kDeviceToHost);
+  c.device_to_host_bytes = bytes(TransferKind::kDeviceToHost);
+  c.device_to_device_copies = calls(TransferKind::kDeviceToDevice);
+  c.device_to_device_bytes = bytes(TransferKind::kDeviceToDevice);
+  c.memsets = calls(TransferKind::kMemset);
+  c.memset_bytes = bytes(TransferKind::kMemset);
+  return c;
+}
+
 CUresult EmulatedDevice::FailLaunch(const std::string& message) {
   // The report reaches callers through kilnEmuLastErrorDetail (kiln's
   // runtime puts it in its one-line error); KILN_EMU_REPORT=1 also prints

@@ -29,6 +29,7 @@
 #include "cuda_emulator/exec/device_memory.h"
 #include "cuda_emulator/exec/launch.h"
 #include "cuda_emulator/exec/thread_pool.h"
+#include "cuda_emulator/model/call_models.h"
 
 namespace kiln::emu::driver {
 
@@ -72,6 +73,9 @@ class EmulatedDevice {
   void CountLibraryHandles(int64_t delta) { library_handles_.fetch_add(delta); }
   void CountLibraryDescriptors(int64_t delta) { library_descriptors_.fetch_add(delta); }
   KilnEmuLiveObjects LiveObjects();
+  // Every copy and memset the driver ran (kilnEmuTransferCounters).
+  void CountTransfer(model::TransferKind kind, uint64_t bytes);
+  KilnEmuTransferCounters TransferCounters() const;
 
  private:
   EmulatedDevice() = default;
@@ -96,6 +100,9 @@ class EmulatedDevice {
   ModuleTable modules_;
   FaultInjector faults_;
   std::atomic<int64_t> library_handles_{0}, library_descriptors_{0};
+  // Calls and bytes by model::TransferKind.
+  static constexpr int kTransferKinds = 4;
+  std::atomic<uint64_t> transfer_calls_[kTransferKinds] = {}, transfer_bytes_[kTransferKinds] = {};
 };
 
 }  // namespace kiln::emu::driver

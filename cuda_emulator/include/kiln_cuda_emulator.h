@@ -21,7 +21,7 @@ extern "C" {
 /* Bumped whenever an entry point or KilnEmuCounters changes; a runtime
  * refuses an emulator whose kilnEmuApiVersion() differs from the version it
  * was built with (the counters would be read at the wrong offsets). */
-#define KILN_EMU_API_VERSION 4
+#define KILN_EMU_API_VERSION 5
 
 /* Warp-instruction classes (the first index of warp_instructions), by the
  * pipe that executes them. Instructions that are not memory, control or
@@ -216,6 +216,20 @@ typedef struct KilnEmuLiveObjects {
 
 /* Fills *out; returns CUDA_SUCCESS (0) or a CUresult error code. */
 int kilnEmuLiveObjects(KilnEmuLiveObjects* out);
+
+/* The driver's copies and memsets since the process started, over every
+ * stream (the synchronous calls included): how many and how many bytes of
+ * each direction. A runtime's transfers per execution are the difference
+ * of two readings around it. */
+typedef struct KilnEmuTransferCounters {
+  uint64_t host_to_device_copies, host_to_device_bytes;
+  uint64_t device_to_host_copies, device_to_host_bytes;
+  uint64_t device_to_device_copies, device_to_device_bytes;
+  uint64_t memsets, memset_bytes; /* cuMemsetD8/D32 and their Async forms */
+} KilnEmuTransferCounters;
+
+/* Fills *out; returns CUDA_SUCCESS (0) or a CUresult error code. */
+int kilnEmuTransferCounters(KilnEmuTransferCounters* out);
 
 /* The counters of every launch issued on the stream between two recorded
  * events, in the way cuEventElapsedTime measures the time between them.

@@ -115,6 +115,7 @@ class DeviceFaultTest : public ::testing::Test {
     if (!args.ok()) return "no arguments: " + args.status().message();
     runtime::ExecuteOptions options;
     options.stream = stream;
+    options.host_outputs = true;  // checked on the host
     StatusOr<ExecutionResult> r = exe.ExecuteSync(std::move(*args), options);
     if (!r.ok()) return r.status().message();
     std::string bad = CheckMlpOutputs(r->outputs, ComputeMlp(MakeMlpInputs(seed)));
@@ -301,7 +302,9 @@ using Outputs = std::vector<std::vector<uint8_t>>;
 // The outputs of one execution with the inputs of `seed`, or its error.
 StatusOr<Outputs> RunLibraryModule(const LoadedExecutable& exe, uint64_t seed) {
   KILN_ASSIGN_OR_RETURN(std::vector<runtime::Buffer> args, LibraryArguments(exe, seed));
-  KILN_ASSIGN_OR_RETURN(ExecutionResult r, exe.ExecuteSync(std::move(args)));
+  runtime::ExecuteOptions options;
+  options.host_outputs = true;  // compared on the host
+  KILN_ASSIGN_OR_RETURN(ExecutionResult r, exe.ExecuteSync(std::move(args), options));
   Outputs out;
   for (const runtime::Buffer& b : r.outputs) out.emplace_back(b.data(), b.data() + b.size());
   return out;

@@ -22,6 +22,14 @@ namespace {
 
 using ::kiln::thunks::ThunkKind;
 
+// The backend runs without a Device here, so the outputs come back to the
+// host (the staging path these tests count).
+ExecuteOptions HostOutputs() {
+  ExecuteOptions options;
+  options.host_outputs = true;
+  return options;
+}
+
 template <typename T>
 T* Arg(void** params, int i) {
   return reinterpret_cast<T*>(*static_cast<CUdeviceptr*>(params[i]));
@@ -104,7 +112,7 @@ TEST(CudaFakeDriver, KernelGetsOnePointerPerArgumentAndOneSyncPerRun) {
   EXPECT_EQ(Fake().loaded_image, "CUBIN");  // sm_90 device, sm_90 cubin
   Buffer x = MakeBuffer<float>(ElementType::kF32, {2, 3}, {1.5f, -2, 3, 0.25f, 5, -6});
   Buffer y = MakeBuffer<float>(ElementType::kF32, {2, 3}, {2, 4, -1, 8, 0.5f, 3});
-  StatusOr<ExecutionResult> r = exe->Run({x, y}, {});
+  StatusOr<ExecutionResult> r = exe->Run({x, y}, HostOutputs());
   ASSERT_TRUE(r.ok()) << r.status().message();
   // (x + y) * x: 5.25, -4, 6, 2.0625, 27.5, 18.
   EXPECT_EQ(Read<float>(r->outputs[0]), (std::vector<float>{5.25f, -4, 6, 2.0625f, 27.5f, 18}));
@@ -126,6 +134,7 @@ TEST(CudaFakeDriver, KernelGetsOnePointerPerArgumentAndOneSyncPerRun) {
   long ticks = Fake().tick;
   ExecuteOptions quiet;
   quiet.profile = false;
+  quiet.host_outputs = true;
   StatusOr<ExecutionResult> q = exe->Run({x, y}, quiet);
   ASSERT_TRUE(q.ok()) << q.status().message();
   EXPECT_EQ(Fake().tick, ticks);
@@ -180,7 +189,7 @@ TEST(CudaFakeDriver, WhileSyncsOncePerPredicateReadAndNeverWithTripCount) {
       MustLoadFake(*backend, FakeCudaArtifact(WhileProgram(std::nullopt), {"body_add", "cond_lt"}));
   ASSERT_NE(exe, nullptr);
   // 3 -> 10 after 7 iterations: 8 predicate reads + the final sync.
-  StatusOr<ExecutionResult> r = exe->Run({MakeBuffer<int32_t>(ElementType::kS32, {}, {3})}, {});
+  StatusOr<ExecutionResult> r = exe->Run({MakeBuffer<int32_t>(ElementType::kS32, {}, {3})}, HostOutputs());
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(Read<int32_t>(r->outputs[0]), std::vector<int32_t>{10});
   EXPECT_EQ(Fake().stream_syncs, 9);
@@ -196,7 +205,7 @@ TEST(CudaFakeDriver, WhileSyncsOncePerPredicateReadAndNeverWithTripCount) {
   Fake().stream_syncs = 0;
   Fake().launches.clear();
   // Four increments from 100 and no predicate read: only the final sync.
-  StatusOr<ExecutionResult> k = known->Run({MakeBuffer<int32_t>(ElementType::kS32, {}, {100})}, {});
+  StatusOr<ExecutionResult> k = known->Run({MakeBuffer<int32_t>(ElementType::kS32, {}, {100})}, HostOutputs());
   ASSERT_TRUE(k.ok()) << k.status().message();
   EXPECT_EQ(Read<int32_t>(k->outputs[0]), std::vector<int32_t>{104});
   EXPECT_EQ(Fake().stream_syncs, 1);
@@ -212,15 +221,15 @@ TEST(CudaFakeDriver, ConditionalReadsTheIndexOnce) {
   for (auto [i, want] :
        std::vector<std::pair<int32_t, int32_t>>{{0, 10}, {1, 20}, {2, 30}, {7, 30}, {-1, 30}}) {
     Fake().stream_syncs = 0;
-    StatusOr<ExecutionResult> r = index->Run({MakeBuffer<int32_t>(ElementType::kS32, {}, {i})}, {});
+    StatusOr<ExecutionResult> r = index->Run({MakeBuffer<int32_t>(ElementType::kS32, {}, {i})}, HostOutputs());
     ASSERT_TRUE(r.ok()) << r.status().message();
     EXPECT_EQ(Read<int32_t>(r->outputs[0]), std::vector<int32_t>{want}) << "index " << i;
     EXPECT_EQ(Fake().stream_syncs, 2);
   }
   auto pred = MustLoadFake(*backend, FakeCudaArtifact(ConditionalProgram(true)));
   ASSERT_NE(pred, nullptr);
-  StatusOr<ExecutionResult> t = pred->Run({MakeBuffer<uint8_t>(ElementType::kPred, {}, {1})}, {});
-  StatusOr<ExecutionResult> f = pred->Run({MakeBuffer<uint8_t>(ElementType::kPred, {}, {0})}, {});
+  StatusOr<ExecutionResult> t = pred->Run({MakeBuffer<uint8_t>(ElementType::kPred, {}, {1})}, HostOutputs());
+  StatusOr<ExecutionResult> f = pred->Run({MakeBuffer<uint8_t>(ElementType::kPred, {}, {0})}, HostOutputs());
   ASSERT_TRUE(t.ok() && f.ok());
   EXPECT_EQ(Read<int32_t>(t->outputs[0]), std::vector<int32_t>{10});
   EXPECT_EQ(Read<int32_t>(f->outputs[0]), std::vector<int32_t>{20});
@@ -235,7 +244,7 @@ TEST(CudaFakeDriver, OverlappingCopyGoesThroughScratchAndTempsStartZeroed) {
   auto exe = MustLoadFake(*backend, FakeCudaArtifact(ShiftWhileProgram()));
   ASSERT_NE(exe, nullptr);
   for (int run = 0; run < 2; ++run) {  // the reused workspace is zeroed again
-    StatusOr<ExecutionResult> r = exe->Run({}, {});
+    StatusOr<ExecutionResult> r = exe->Run({}, HostOutputs());
     ASSERT_TRUE(r.ok()) << r.status().message();
     // [0,0,0,0] -> [1,0,0,0] -> [1,1,0,0] -> [1,1,1,0].
     EXPECT_EQ(Read<float>(r->outputs[0]), (std::vector<float>{1, 1, 1, 0}));
@@ -274,7 +283,7 @@ TEST(CudaFakeDriver, DonationConstantsAndReadOnlyResults) {
   for (bool donate : {false, true, false}) {
     SCOPED_TRACE(donate ? "donated" : "kept");
     Buffer arg = MakeBuffer<float>(ElementType::kF32, {4}, {5, 6, 7, 8});
-    ExecuteOptions options;
+    ExecuteOptions options = HostOutputs();
     if (donate) options.donate = {true};
     StatusOr<ExecutionResult> r = exe->Run({arg}, options);
     ASSERT_TRUE(r.ok()) << r.status().message();
@@ -296,7 +305,7 @@ TEST(CudaFakeDriver, DeviceErrorsAndUnsupportedKindsNameTheThunk) {
   auto exe = MustLoadFake(*backend, FakeCudaArtifact(FusedProgram(), {"fused"}));
   ASSERT_NE(exe, nullptr);
   Buffer x = MakeBuffer<float>(ElementType::kF32, {2, 3}, {1, 2, 3, 4, 5, 6});
-  StatusOr<ExecutionResult> r = exe->Run({x, x}, {});
+  StatusOr<ExecutionResult> r = exe->Run({x, x}, HostOutputs());
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(
       r.status().message(),
@@ -304,7 +313,7 @@ TEST(CudaFakeDriver, DeviceErrorsAndUnsupportedKindsNameTheThunk) {
   auto unsupported = MustLoadFake(*backend, FakeCudaArtifact(UnsupportedProgram()));
   ASSERT_NE(unsupported, nullptr);
   Fake().stream_syncs = 0;
-  StatusOr<ExecutionResult> f = unsupported->Run({}, {});
+  StatusOr<ExecutionResult> f = unsupported->Run({}, HostOutputs());
   ASSERT_FALSE(f.ok());
   EXPECT_EQ(f.status().message(), "thunk 'custom-call.1': not supported on cuda yet: custom-call");
   EXPECT_EQ(Fake().stream_syncs, 1);  // drained before the workspace is reused
@@ -319,7 +328,7 @@ TEST(CudaFakeDriver, TwoStreamsGetTheirOwnWorkspacesAndEverythingIsReleased) {
     ASSERT_NE(exe, nullptr);
     Buffer x = MakeBuffer<float>(ElementType::kF32, {2, 3}, {1, 2, 3, 4, 5, 6});
     for (int s = 0; s < 2; ++s) {
-      ExecuteOptions options;
+      ExecuteOptions options = HostOutputs();
       options.stream = s;
       StatusOr<ExecutionResult> r = exe->Run({x, x}, options);
       ASSERT_TRUE(r.ok()) << r.status().message();
@@ -346,7 +355,7 @@ struct EmulatorRun {
   StatusOr<ExecutionResult> Run(bool profile) const {
     if (!exe) return Error("not loaded");
     Buffer x = MakeBuffer<float>(ElementType::kF32, {2, 3}, {1, 2, 3, 4, 5, 6});
-    ExecuteOptions options;
+    ExecuteOptions options = HostOutputs();
     options.profile = profile;
     return exe->Run({x, x}, options);
   }

@@ -69,6 +69,18 @@ Buffer MakeBuffer(ElementType type, std::vector<int64_t> dims, const std::vector
 template <typename T>
 std::vector<T> Read(const Buffer& b) {
   std::vector<T> out(static_cast<size_t>(b.size()) / sizeof(T));
+  if (!b.host_accessible() && !b.device()) {
+    ADD_FAILURE() << "a device buffer without a device";
+    return out;
+  }
+  if (!b.host_accessible()) {  // an output left on the device: download it
+    StatusOr<Device::Transfer> t = b.device()->TransferToHost(b);
+    StatusOr<ExecutionResult> done = t.ok() ? t->done.Wait() : StatusOr<ExecutionResult>(t.status());
+    EXPECT_TRUE(done.ok()) << done.status().message();
+    if (!done.ok()) return out;
+    std::memcpy(out.data(), t->buffer.data(), out.size() * sizeof(T));
+    return out;
+  }
   std::memcpy(out.data(), b.data(), out.size() * sizeof(T));
   return out;
 }

@@ -47,6 +47,26 @@ inline th::BufferSlice S(int32_t allocation, int64_t offset, int64_t size) {
   return th::BufferSlice{allocation, offset, size};
 }
 
+// A parameter, a temporary and an output, for programs whose thunks say
+// which allocation is read before it is written: a0 parameter 0 (64 bytes),
+// a1 temp (128 bytes), a2 output (64 bytes), the result leaf a2[0:64]; all
+// f32[16] to the caller. `thunks` make up the root.
+inline th::ThunkProgram ParameterTempOutputProgram(std::vector<th::Thunk> thunks) {
+  th::ThunkProgram p;
+  p.allocations = {
+      {64, 64, th::ParameterRef{0, {}}, std::nullopt, std::nullopt},
+      {128, 64, std::nullopt, std::nullopt, std::nullopt},
+      {64, 64, std::nullopt, ShapeIndex{}, std::nullopt},
+  };
+  Shape f32(ElementType::kF32, {16});
+  p.signature.parameters = {f32};
+  p.signature.result = f32;
+  p.signature.parameter_leaves = {{0, {}, S(0, 0, 64)}};
+  p.signature.result_leaves = {{{}, S(2, 0, 64)}};
+  p.root.thunks = std::move(thunks);
+  return p;
+}
+
 inline std::vector<uint8_t> FloatBytes(std::vector<float> values) {
   std::vector<uint8_t> bytes(values.size() * 4);
   std::memcpy(bytes.data(), values.data(), bytes.size());

@@ -109,7 +109,10 @@ expect_code 0 "timing"
 # The reports start with the device they ran on.
 checks=$((checks + 1))
 [[ $(printf '%s\n' "$out" | head -1) == "device: host: x86-64, "*" thread"* ]] || fail "device line: [$out]"
-out=$(printf '%s\n' "$out" | grep -v '^device: ')
+checks=$((checks + 1))
+[[ $out == *$'\n'"transfers: 0 bytes to the device in 0.0 us, 0 bytes back in 0.0 us; execution "*" us (latency of the execution alone, inputs on the device)"* ]] ||
+  fail "transfers line (the host reads its inputs where they are): [$out]"
+out=$(printf '%s\n' "$out" | grep -v '^device: ' | grep -v '^transfers: ')
 checks=$((checks + 1))
 [[ $out =~ ^latency\ \(µs\)\ over\ 7\ iterations:\ min\ [0-9.]+\ \ median\ [0-9.]+\ \ mean\ [0-9.]+\ \ p90\ [0-9.]+\ \ max\ [0-9.]+$ ]] ||
   fail "timing line: [$out]"
@@ -117,7 +120,7 @@ checks=$((checks + 1))
 # --- --profile ---------------------------------------------------------------------------
 run "$BEF_RUN" "${K[@]}" --input=s32=1 --output= --output= --output= --profile --iterations=2
 expect_code 0 "profile"
-profile=$(printf '%s\n' "$out" | grep -v '^latency' | grep -v '^device: ')
+profile=$(printf '%s\n' "$out" | grep -v '^latency' | grep -v '^device: ' | grep -v '^transfers: ')
 checks=$((checks + 1))
 [[ $(printf '%s\n' "$profile" | head -1) == *"% time"*"count"*"total µs"*"median µs"*"GFLOP/s"*"GB/s"*"optimal µs"*"% roofline"*"HLO ops"* ]] ||
   fail "profile header: [$profile]"

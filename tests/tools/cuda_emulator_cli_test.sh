@@ -59,10 +59,24 @@ else
   expect_out_has "times are emulated" "profile says its times are emulated"
 fi
 expect_out_has "Emulator counters per execution" "counter table"
+
 # The softmax (with the output layer's bias add): one row-normalization
 # kernel, one launch of a 256-thread block.
 expect_out_has "divide.40.fusion            1            1      32x8" \
   "counter row: one block of 32x8 (a row normalization)"
+
+# Timed runs: the result run's transfers on a line of their own (the five
+# inputs 128 + 512 + 64 + 256 + 16 bytes, the two 4x4 f32 outputs back);
+# the latency is the execution's alone unless --include_transfers.
+KILN_CUDA_EMULATOR=$EMULATOR run "$BEF_RUN" "$TMP/mlp.bef" --device=cuda "${MLP_ARGS[@]}" --iterations=2
+expect_code 0 "mlp timed on the emulator"
+expect_out_has "transfers: 976 bytes to the device in " "bytes uploaded"
+expect_out_has " 128 bytes back in " "bytes downloaded"
+expect_out_has "(latency of the execution alone, inputs on the device)" "latency without transfers"
+KILN_CUDA_EMULATOR=$EMULATOR run "$BEF_RUN" "$TMP/mlp.bef" --device=cuda "${MLP_ARGS[@]}" --iterations=2 \
+  --include_transfers
+expect_code 0 "mlp timed with transfers"
+expect_out_has "(latency includes the transfers)" "latency with transfers"
 
 # The profile as JSON. The MLP runs 2 GEMMs (the two dots, on the cuBLAS
 # double) and 2 kernels, one launch each, so every thunk counts 2 over

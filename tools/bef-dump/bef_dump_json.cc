@@ -162,6 +162,7 @@ class ArtifactJson {
       else j_.Null();
       OptionalInt("constant", a.constant);
       j_.Field("color", a.color);
+      j_.Field("zero_initialize", a.zero_initialize);
       j_.EndObject();
     }
     j_.EndArray();

@@ -5,7 +5,7 @@
 //   bef-run MODULE.bef [--device=auto|host|cuda]
 //           [--input=SPEC]... [--seed=N]
 //           [--output=SPEC]... [--expected_output=SPEC]... [--atol=X] [--rtol=X]
-//           [--iterations=N] [--warmup=N]
+//           [--iterations=N] [--warmup=N] [--include_transfers]
 //           [--profile] [--trace=FILE.json] [--export_profile=FILE.json]
 //           [--print_memory] [--donate]
 //
@@ -24,6 +24,13 @@
 // says must-alias requires; every run then gets its own copy of the
 // inputs, so each computes on the same values.
 //
+// Every run but the timed ones goes through runtime::ExecuteWithHostBuffers
+// (upload, execute, download). The timed runs measure the execution alone,
+// as XLA's and IREE's benchmarks do: the inputs are uploaded once and stay
+// on the device, the outputs stay there too; the report gives the result
+// run's transfers (bytes and time) on a line of their own.
+// --include_transfers times upload + execution + download instead.
+//
 // In the CUDA emulator's sampling mode (KILN_EMU_SAMPLE) the device
 // computes no results: the result run prints "results not computed
 // (sampled emulation: KILN_EMU_SAMPLE=N)" instead of values, and nothing is
@@ -32,11 +39,13 @@
 // Every failure is one line "bef-run: error: ..." and exit code 1; a result
 // mismatch prints "[FAILED] ..." and exits 1.
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <iostream>
 
 #include "common/value_syntax.h"
+#include "runtime/host_execution.h"
 #include "runtime/runtime.h"
 #include "tools/common/buffer_literal.h"
 #include "tools/common/flags.h"
@@ -66,6 +75,7 @@ struct Options {
   std::string export_profile;
   bool print_memory = false;
   bool donate = false;
+  bool include_transfers = false;
 
   bool profiled_runs() const { return profile || !trace.empty() || !export_profile.empty(); }
 };
@@ -125,19 +135,37 @@ runtime::ExecuteOptions RunOptions(const Options& options, bool profile, size_t 
   return run;
 }
 
-// One run on RunArguments.
+// One run on RunArguments: uploaded, executed, downloaded.
 StatusOr<runtime::ExecutionResult> RunOnce(const runtime::LoadedExecutable& exe,
                                            const std::vector<runtime::Buffer>& args,
-                                           const Options& options, bool profile) {
+                                           const Options& options, bool profile,
+                                           runtime::HostExecutionTimes* times = nullptr) {
   KILN_ASSIGN_OR_RETURN(std::vector<runtime::Buffer> run_args, RunArguments(args, options));
-  return exe.ExecuteSync(std::move(run_args), RunOptions(options, profile, args.size()));
+  return runtime::ExecuteWithHostBuffers(exe, std::move(run_args),
+                                         RunOptions(options, profile, args.size()), times);
+}
+
+// The result run's transfers, apart from its execution, and what the
+// latency below counts.
+std::string TransferLine(const runtime::HostExecutionTimes& t, bool latency_includes_them) {
+  auto us = [](std::chrono::nanoseconds d) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f", std::chrono::duration<double, std::micro>(d).count());
+    return std::string(text);
+  };
+  return "transfers: " + std::to_string(t.bytes_uploaded) + " bytes to the device in " + us(t.upload) +
+         " us, " + std::to_string(t.bytes_downloaded) + " bytes back in " + us(t.download) +
+         " us; execution " + us(t.execute) + " us (latency " +
+         (latency_includes_them ? "includes the transfers)" : "of the execution alone, inputs on the device)");
 }
 
 // The result run: outputs printed, written and compared. Returns the number
 // of mismatching results.
 StatusOr<int> RunForResults(const runtime::LoadedExecutable& exe,
-                            const std::vector<runtime::Buffer>& args, const Options& options) {
-  KILN_ASSIGN_OR_RETURN(runtime::ExecutionResult result, RunOnce(exe, args, options, /*profile=*/false));
+                            const std::vector<runtime::Buffer>& args, const Options& options,
+                            runtime::HostExecutionTimes& times) {
+  KILN_ASSIGN_OR_RETURN(runtime::ExecutionResult result,
+                        RunOnce(exe, args, options, /*profile=*/false, &times));
   if (!result.results_computed) {
     std::cout << ResultsNotComputedLine() << "\n";
     return 0;
@@ -152,20 +180,66 @@ StatusOr<int> RunForResults(const runtime::LoadedExecutable& exe,
   return CompareOutputs(leaves, options.output, std::cout);
 }
 
+// Whether the execution takes host buffers as they are: on the host
+// device, and for programs with dynamic dimensions (extents read on the host).
+bool ReadsHostMemory(const runtime::LoadedExecutable& exe) {
+  return exe.device().kind() == runtime::DeviceKind::kHost ||
+         !exe.program().signature.dynamic_dimensions.empty();
+}
+
+StatusOr<std::vector<runtime::Buffer>> Upload(const runtime::LoadedExecutable& exe,
+                                              const std::vector<runtime::Buffer>& args) {
+  std::vector<runtime::Buffer> uploaded;
+  for (const runtime::Buffer& arg : args) {
+    KILN_ASSIGN_OR_RETURN(runtime::Device::Transfer t, exe.device().TransferToDevice(arg));
+    KILN_RETURN_IF_ERROR(t.done.Wait().status());
+    uploaded.push_back(std::move(t.buffer));
+  }
+  return uploaded;
+}
+
+// The arguments of one timed run (`host_args` are RunArguments): the host
+// buffers when the run uploads them itself (--include_transfers) or the
+// device reads host memory; else the inputs uploaded once, or with
+// --donate (donated inputs are consumed) a fresh untimed upload.
+StatusOr<std::vector<runtime::Buffer>> TimedArguments(const runtime::LoadedExecutable& exe,
+                                                      const std::vector<runtime::Buffer>& resident,
+                                                      const std::vector<runtime::Buffer>& host_args,
+                                                      const Options& options) {
+  if (options.include_transfers || ReadsHostMemory(exe)) return host_args;
+  if (!options.donate) return resident;
+  return Upload(exe, host_args);
+}
+
+// One timed run: the execution alone on resident inputs (outputs left on
+// the device), or with --include_transfers upload + execution + download.
+StatusOr<double> TimedRun(const runtime::LoadedExecutable& exe, std::vector<runtime::Buffer> run_args,
+                          const Options& options, size_t arguments) {
+  runtime::ExecuteOptions run = RunOptions(options, /*profile=*/false, arguments);
+  auto start = std::chrono::steady_clock::now();
+  if (options.include_transfers) {
+    KILN_RETURN_IF_ERROR(runtime::ExecuteWithHostBuffers(exe, std::move(run_args), run).status());
+  } else {
+    KILN_RETURN_IF_ERROR(exe.ExecuteSync(std::move(run_args), run).status());
+  }
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+}
+
 // --warmup untimed runs, then --iterations timed ones (profiling off, so
-// the latency is not distorted); wall time of each ExecuteSync.
+// the latency is not distorted).
 Status RunTiming(const runtime::LoadedExecutable& exe, const std::vector<runtime::Buffer>& args,
                  const Options& options) {
-  for (int64_t i = 0; i < options.warmup; ++i)
-    KILN_RETURN_IF_ERROR(RunOnce(exe, args, options, /*profile=*/false).status());
-  runtime::ExecuteOptions run = RunOptions(options, /*profile=*/false, args.size());
+  std::vector<runtime::Buffer> resident;
+  if (!ReadsHostMemory(exe) && !options.include_transfers) {
+    KILN_ASSIGN_OR_RETURN(resident, Upload(exe, args));
+  }
   std::vector<double> samples;
-  for (int64_t i = 0; i < options.iterations; ++i) {
-    KILN_ASSIGN_OR_RETURN(std::vector<runtime::Buffer> run_args, RunArguments(args, options));
-    auto start = std::chrono::steady_clock::now();  // the copy is not timed
-    KILN_RETURN_IF_ERROR(exe.ExecuteSync(std::move(run_args), run).status());
-    samples.push_back(
-        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+  for (int64_t i = 0; i < options.warmup + options.iterations; ++i) {
+    KILN_ASSIGN_OR_RETURN(std::vector<runtime::Buffer> host_args, RunArguments(args, options));
+    KILN_ASSIGN_OR_RETURN(std::vector<runtime::Buffer> run_args,
+                          TimedArguments(exe, resident, host_args, options));
+    KILN_ASSIGN_OR_RETURN(double us, TimedRun(exe, std::move(run_args), options, args.size()));
+    if (i >= options.warmup) samples.push_back(us);
   }
   std::cout << FormatLatencyStats(ComputeLatencyStats(std::move(samples))) << "\n";
   return Status::Ok();
@@ -209,12 +283,14 @@ StatusOr<int> Run(const std::string& path, const Options& options) {
   const runtime::LoadedExecutable& exe = **loaded;
   KILN_ASSIGN_OR_RETURN(std::vector<runtime::Buffer> args, BuildArguments(exe, options));
 
-  KILN_ASSIGN_OR_RETURN(int mismatches, RunForResults(exe, args, options));
+  runtime::HostExecutionTimes times;
+  KILN_ASSIGN_OR_RETURN(int mismatches, RunForResults(exe, args, options, times));
   if (options.print_memory) std::cout << FormatMemoryReport(exe.program());
   // The reports say what they measured on; result values stay alone on
   // stdout for callers that parse them.
   if (options.iterations > 0 || options.profile)
     std::cout << "device: " << device->description() << "\n";
+  if (options.iterations > 0) std::cout << TransferLine(times, options.include_transfers) << "\n";
   if (options.iterations > 0) KILN_RETURN_IF_ERROR(RunTiming(exe, args, options));
   if (options.profiled_runs()) KILN_RETURN_IF_ERROR(RunProfile(exe, args, *device, options));
   return mismatches;
@@ -242,6 +318,8 @@ int Main(int argc, char** argv) {
   flags.AddString("export_profile", &options.export_profile,
                   "write the per-HLO profile of the profiled runs as JSON (modeled and optimal µs)");
   flags.AddBool("print_memory", &options.print_memory, "print the allocation table and totals");
+  flags.AddBool("include_transfers", &options.include_transfers,
+                "time upload + execution + download in --iterations (default: the execution alone)");
   flags.AddBool("donate", &options.donate,
                 "donate every argument (must-alias modules need it); each run gets its own copy");
   options.output.report_each_match = true;

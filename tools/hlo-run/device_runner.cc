@@ -2,6 +2,7 @@
 #include "tools/hlo-run/device_runner.h"
 
 #include "common/value_syntax.h"
+#include "runtime/host_execution.h"
 #include "tools/common/buffer_literal.h"
 
 namespace kiln::tools {
@@ -46,7 +47,8 @@ StatusOr<DeviceRunResult> CompileAndRun(const hlo::HloModule& module, const std:
   // The buffers are private copies of the arguments, so every one may be
   // donated (a must-alias input_output_alias needs that).
   exec.donate.assign(buffers.size(), true);
-  KILN_ASSIGN_OR_RETURN(runtime::ExecutionResult r, exe->ExecuteSync(std::move(buffers), exec));
+  KILN_ASSIGN_OR_RETURN(runtime::ExecutionResult r,
+                        runtime::ExecuteWithHostBuffers(*exe, std::move(buffers), exec));
   DeviceRunResult out;
   KILN_ASSIGN_OR_RETURN(out.result, BuffersToLiteral(exe->result_shape(), r.outputs));
   out.results_computed = r.results_computed;
