@@ -42,9 +42,9 @@ class Exchange {
   int64_t size() const { return group_.size(); }
   int64_t rank() const { return group_.rank; }
 
-  Status AllReduce(void* data, size_t count, size_t elem_size, ReduceFunction reduce) {
-    if (size() == 1) return Status::Ok();
-    return comm_->AllReduce(group_, data, count, elem_size, reduce, tag_, what_);
+  Status AllReduce(const void* in, void* out, size_t count, size_t elem_size, ReduceFunction reduce) {
+    if (size() == 1) return Copy(out, in, count * elem_size);
+    return comm_->AllReduce(group_, in, out, count, elem_size, reduce, tag_, what_);
   }
   Status AllGather(const void* in, void* out, size_t bytes) {
     if (size() == 1) return Copy(out, in, bytes);
@@ -81,8 +81,7 @@ void Place(uint8_t* destination, const uint8_t* source, size_t bytes) {
 Status AllReduce(const th::AllReduceThunk& t, const std::vector<Operand>& ops, Exchange& ex) {
   for (const Operand& op : ops) {
     KILN_ASSIGN_OR_RETURN(ReduceFunction reduce, CollectiveReduction(op.buffer->element_type, t.reduction));
-    Place(op.destination, op.source, op.bytes());
-    KILN_RETURN_IF_ERROR(ex.AllReduce(op.destination, static_cast<size_t>(op.buffer->element_count),
+    KILN_RETURN_IF_ERROR(ex.AllReduce(op.source, op.destination, static_cast<size_t>(op.buffer->element_count),
                                       StorageBytes(op.buffer->element_type), reduce));
   }
   return Status::Ok();
@@ -112,8 +111,8 @@ Status ReduceScatter(const th::ReduceScatterThunk& t, const std::vector<Operand>
   const size_t rank = static_cast<size_t>(ex.rank());
   for (const Operand& op : ops) {
     KILN_ASSIGN_OR_RETURN(ReduceFunction reduce, CollectiveReduction(op.buffer->element_type, t.reduction));
-    std::vector<uint8_t> reduced(op.source, op.source + op.bytes());
-    KILN_RETURN_IF_ERROR(ex.AllReduce(reduced.data(), static_cast<size_t>(op.buffer->element_count),
+    std::vector<uint8_t> reduced(op.bytes());
+    KILN_RETURN_IF_ERROR(ex.AllReduce(op.source, reduced.data(), static_cast<size_t>(op.buffer->element_count),
                                       StorageBytes(op.buffer->element_type), reduce));
     const Split s = SplitAt(*op.buffer, t.dimension);
     const size_t block = s.chunk / n;

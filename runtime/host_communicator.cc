@@ -48,10 +48,12 @@ struct Element {
 };
 
 template <size_t kBytes>
-void AllReduceOf(const std::shared_ptr<gloo::Context>& context, void* data, size_t count, ReduceFunction reduce,
-                 uint32_t tag, std::chrono::milliseconds timeout) {
+void AllReduceOf(const std::shared_ptr<gloo::Context>& context, const void* in, void* out, size_t count,
+                 ReduceFunction reduce, uint32_t tag, std::chrono::milliseconds timeout) {
   gloo::AllreduceOptions opts(context);
-  opts.setOutput(static_cast<Element<kBytes>*>(data), count);
+  // Gloo reads `in` and writes `out` (no copy first); in place when equal.
+  if (in != out) opts.setInput(const_cast<Element<kBytes>*>(static_cast<const Element<kBytes>*>(in)), count);
+  opts.setOutput(static_cast<Element<kBytes>*>(out), count);
   opts.setReduceFunction([reduce](void* o, const void* a, const void* b, size_t n) { reduce(o, a, b, n); });
   opts.setTag(tag);
   opts.setTimeout(timeout);
@@ -131,17 +133,17 @@ Status HostCommunicator::Run(const DeviceGroup& group, const std::string& what, 
   }
 }
 
-Status HostCommunicator::AllReduce(const DeviceGroup& group, void* data, size_t count, size_t elem_size,
-                                   ReduceFunction reduce, uint32_t tag, const std::string& what) {
+Status HostCommunicator::AllReduce(const DeviceGroup& group, const void* in, void* out, size_t count,
+                                   size_t elem_size, ReduceFunction reduce, uint32_t tag, const std::string& what) {
   if (count == 0) return Status::Ok();
   const std::chrono::milliseconds timeout = rendezvous_->timeout();
   return Run(group, what, [&](const std::shared_ptr<gloo::Context>& context) {
     switch (elem_size) {
-      case 1: return AllReduceOf<1>(context, data, count, reduce, tag, timeout);
-      case 2: return AllReduceOf<2>(context, data, count, reduce, tag, timeout);
-      case 4: return AllReduceOf<4>(context, data, count, reduce, tag, timeout);
-      case 8: return AllReduceOf<8>(context, data, count, reduce, tag, timeout);
-      case 16: return AllReduceOf<16>(context, data, count, reduce, tag, timeout);
+      case 1: return AllReduceOf<1>(context, in, out, count, reduce, tag, timeout);
+      case 2: return AllReduceOf<2>(context, in, out, count, reduce, tag, timeout);
+      case 4: return AllReduceOf<4>(context, in, out, count, reduce, tag, timeout);
+      case 8: return AllReduceOf<8>(context, in, out, count, reduce, tag, timeout);
+      case 16: return AllReduceOf<16>(context, in, out, count, reduce, tag, timeout);
       default: throw std::runtime_error("no all-reduce of " + std::to_string(elem_size) + "-byte elements");
     }
   });

@@ -55,9 +55,10 @@ class HostCommunicator {
 
   // `what` names the collective in errors ("all-reduce 'ar.1'"); `tag`
   // tells concurrent operations on one group apart.
-  // In place on `data`: count elements of elem_size bytes.
-  Status AllReduce(const DeviceGroup& group, void* data, size_t count, size_t elem_size, ReduceFunction reduce,
-                   uint32_t tag, const std::string& what);
+  // `out` receives the reduction of every rank's `in` (count elements of
+  // elem_size bytes; `in` may be `out`).
+  Status AllReduce(const DeviceGroup& group, const void* in, void* out, size_t count, size_t elem_size,
+                   ReduceFunction reduce, uint32_t tag, const std::string& what);
   // `out` receives every rank's `bytes` bytes of `in`, in rank order.
   Status AllGather(const DeviceGroup& group, const void* in, void* out, size_t bytes, uint32_t tag,
                    const std::string& what);
