@@ -31,6 +31,8 @@ struct ProgramBinding {
   Shape caller_result;
   // Argument number of each parameter allocation (-1 for others).
   std::vector<int64_t> argument_of_allocation;
+  // The device this executable runs as and its peers (LoadOptions).
+  LoadOptions placement;
 
   // The argument filling allocation `a` whole when the caller donated it
   // and the program writes it (returned outputs then share its memory), else
@@ -40,7 +42,8 @@ struct ProgramBinding {
 
 // Validates nothing beyond the signature: the program must come from an
 // artifact that passed ValidateArtifact.
-StatusOr<std::shared_ptr<const ProgramBinding>> BindProgram(const thunks::ThunkProgram& program);
+StatusOr<std::shared_ptr<const ProgramBinding>> BindProgram(const thunks::ThunkProgram& program,
+                                                            const LoadOptions& placement = {});
 
 class BackendExecutable {
  public:

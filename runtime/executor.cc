@@ -10,6 +10,7 @@
 #include "kernels_lib/host_lapack.h"
 #include "kernels_lib/host_linalg.h"
 #include "kernels_lib/host_radix_sort.h"
+#include "runtime/host_collectives.h"
 
 namespace kiln::runtime {
 namespace {
@@ -156,6 +157,16 @@ Status RunThunk(const th::Thunk& t, ExecutionContext& ctx, int depth) {
     case th::ThunkKind::kWhile: return RunWhile(*t.As<th::WhileThunk>(), ctx, depth);
     case th::ThunkKind::kConditional:
       return RunConditional(*t.As<th::ConditionalThunk>(), ctx, depth);
+    case th::ThunkKind::kAllReduce:
+    case th::ThunkKind::kAllGather:
+    case th::ThunkKind::kReduceScatter:
+    case th::ThunkKind::kAllToAll:
+    case th::ThunkKind::kCollectivePermute:
+    case th::ThunkKind::kCollectiveBroadcast:
+    case th::ThunkKind::kCollectiveDone:
+    case th::ThunkKind::kDeviceId:
+      if (!ctx.collectives || !ctx.pending_collectives) return Error("internal: no collectives for this execution");
+      return ctx.collectives->Run(t, ctx.allocation_base, *ctx.pending_collectives);
     default:
       return Error("not supported on host yet: " + std::string(th::ThunkKindName(t.kind())));
   }

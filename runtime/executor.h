@@ -5,7 +5,8 @@
 // pointers; split into contiguous unit ranges run on the pool's threads
 // when the kernel has enough work), Gemm (cblas), Convolution (im2col + cblas),
 // Fft (FFTW, the executable's per-thunk plans; large batches split over the
-// pool), Copy, Memset, RngGetAndUpdateState, Sequence, While and Conditional;
+// pool), Copy, Memset, RngGetAndUpdateState, Sequence, While, Conditional,
+// and the collectives, collective-done and device ids (HostCollectives);
 // every other kind fails with "not supported on host yet: <kind>".
 #pragma once
 
@@ -25,6 +26,9 @@ class HostFft;
 }  // namespace kiln::kernels
 
 namespace kiln::runtime {
+
+class HostCollectives;
+struct PendingCollectives;
 
 // The FFTW plans of a loaded program, one per Fft thunk.
 using HostFftMap = std::unordered_map<const thunks::FftThunk*, std::unique_ptr<kernels::HostFft>>;
@@ -53,6 +57,10 @@ struct ExecutionContext {
   const HostFftMap* ffts = nullptr;
   ThreadPool* pool = nullptr;  // null: kernels run on the calling thread
   RngStateTable* rng_states = nullptr;  // the executable's
+  // The executable's collectives on this device, and this execution's async
+  // collectives in flight.
+  const HostCollectives* collectives = nullptr;
+  PendingCollectives* pending_collectives = nullptr;
   ExecutionProfile* profile = nullptr;  // null: no per-thunk events
   int stream = 0;
   std::chrono::steady_clock::time_point start;

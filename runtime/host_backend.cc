@@ -13,6 +13,7 @@
 #include "kernels_lib/host_fft.h"
 #include "runtime/backend.h"
 #include "runtime/executor.h"
+#include "runtime/host_collectives.h"
 #include "runtime/host_library.h"
 #include "runtime/thread_pool.h"
 
@@ -28,6 +29,7 @@ class HostExecutable : public BackendExecutable {
   Status ResolveKernels(const bef::Artifact& artifact);
   Status PrepareFfts();
   Status PrepareConstants();
+  Status PrepareCollectives();
   StatusOr<ExecutionResult> Run(const std::vector<Buffer>& args,
                                 const ExecuteOptions& options) const override;
 
@@ -39,7 +41,15 @@ class HostExecutable : public BackendExecutable {
   std::shared_ptr<ThreadPool> pool_;  // outlives the backend if need be
   std::vector<Buffer> constants_;  // by allocation number; null for non-constants
   mutable RngStateTable rng_states_;  // advanced by every execution
+  std::unique_ptr<HostCollectives> collectives_;
 };
+
+Status HostExecutable::PrepareCollectives() {
+  const LoadOptions& placement = binding_->placement;
+  KILN_ASSIGN_OR_RETURN(collectives_,
+                        HostCollectives::Create(binding_->program, placement.device_id, placement.rendezvous));
+  return Status::Ok();
+}
 
 Status HostExecutable::ResolveKernels(const bef::Artifact& artifact) {
   std::set<std::string> needed;
@@ -168,6 +178,9 @@ StatusOr<ExecutionResult> HostExecutable::Run(const std::vector<Buffer>& args,
   }
 
   ExecutionResult result;
+  PendingCollectives pending;
+  ctx.collectives = collectives_.get();
+  ctx.pending_collectives = &pending;
   ctx.kernels = &kernels_;
   ctx.ffts = &ffts_;
   ctx.pool = pool_.get();
@@ -203,6 +216,7 @@ class HostBackend : public Backend {
     KILN_RETURN_IF_ERROR(exe->ResolveKernels(artifact));
     KILN_RETURN_IF_ERROR(exe->PrepareFfts());
     KILN_RETURN_IF_ERROR(exe->PrepareConstants());
+    KILN_RETURN_IF_ERROR(exe->PrepareCollectives());
     return std::unique_ptr<BackendExecutable>(std::move(exe));
   }
   std::string Description() const override {

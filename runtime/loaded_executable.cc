@@ -48,9 +48,11 @@ Status BindSignature(ProgramBinding& b) {
 
 }  // namespace
 
-StatusOr<std::shared_ptr<const ProgramBinding>> BindProgram(const th::ThunkProgram& program) {
+StatusOr<std::shared_ptr<const ProgramBinding>> BindProgram(const th::ThunkProgram& program,
+                                                            const LoadOptions& placement) {
   auto binding = std::make_shared<ProgramBinding>();
   binding->program = program;
+  binding->placement = placement;
   KILN_RETURN_IF_ERROR(BindSignature(*binding));
   return std::shared_ptr<const ProgramBinding>(std::move(binding));
 }
@@ -69,12 +71,11 @@ LoadedExecutable::LoadedExecutable(Device& device, std::shared_ptr<const Impl> i
 
 LoadedExecutable::~LoadedExecutable() = default;
 
-StatusOr<std::unique_ptr<LoadedExecutable>> LoadedExecutable::Load(Device& device,
-                                                                    const bef::Artifact& artifact) {
+StatusOr<std::unique_ptr<LoadedExecutable>> LoadedExecutable::Load(Device& device, const bef::Artifact& artifact,
+                                                                    const LoadOptions& options) {
   // Bounds of every slice are checked here once, so the executors need not.
   KILN_RETURN_IF_ERROR(bef::ValidateArtifact(artifact).WithContext("invalid artifact"));
-  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const ProgramBinding> binding,
-                        BindProgram(artifact.program));
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const ProgramBinding> binding, BindProgram(artifact.program, options));
   auto impl = std::make_shared<Impl>();
   impl->binding = binding;
   KILN_ASSIGN_OR_RETURN(impl->executable, device.backend().Load(artifact, binding));

@@ -170,6 +170,7 @@ class Event {
 };
 
 class Stream;   // an ordered queue of work with its worker thread
+class CollectiveRendezvous;  // runtime/collective_rendezvous.h
 class Backend;  // the device kind's implementation (runtime/backend.h)
 
 class Device {
@@ -241,10 +242,21 @@ struct ExecuteOptions {
   std::optional<uint8_t> poison_uninitialized;
 };
 
+// Where an executable runs in a multi-device (SPMD) run: one load per
+// device, all with the same rendezvous. device_id is the device's number
+// among the program's replica_count * num_partitions devices (replica *
+// num_partitions + partition); replica-id and partition-id read it.
+struct LoadOptions {
+  int64_t device_id = 0;
+  // Null for a single device (then every collective group must be one
+  // device; a program whose collectives need peers fails to load).
+  std::shared_ptr<CollectiveRendezvous> rendezvous;
+};
+
 class LoadedExecutable {
  public:
-  static StatusOr<std::unique_ptr<LoadedExecutable>> Load(Device& device,
-                                                          const bef::Artifact& artifact);
+  static StatusOr<std::unique_ptr<LoadedExecutable>> Load(Device& device, const bef::Artifact& artifact,
+                                                          const LoadOptions& options = {});
   ~LoadedExecutable();
   LoadedExecutable(const LoadedExecutable&) = delete;
   LoadedExecutable& operator=(const LoadedExecutable&) = delete;

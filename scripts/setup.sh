@@ -9,6 +9,7 @@ PACKAGES=(
   libzstd-dev zlib1g-dev libflatbuffers-dev flatbuffers-compiler libxxhash-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   libopenblas-dev libfftw3-dev libdnnl-dev nlohmann-json3-dev
+  libgloo-dev  # host collectives: Gloo's TCP transport and algorithms (headers, libgloo.so, CMake config)
 )
 
 missing=()

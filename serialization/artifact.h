@@ -33,7 +33,7 @@ namespace kiln::bef {
 // thunks, 2.2 dynamic dimensions, Linalg and RadixSort thunks, 2.3
 // GemmThunk.tf32.)
 inline constexpr uint32_t kBefVersionMajor = 3;
-inline constexpr uint32_t kBefVersionMinor = 0;
+inline constexpr uint32_t kBefVersionMinor = 1;  // 3.1: collectives, device ids, device grid
 inline constexpr char kBefFileIdentifier[] = "KBEF";
 // Alignment of constant data within a .bef file, in bytes.
 inline constexpr int64_t kConstantAlignment = 64;

@@ -95,6 +95,8 @@ class Reader {
     }
     if (f.signature() == nullptr) return Corrupt("missing entry signature");
     KILN_RETURN_IF_ERROR(Sig(*f.signature(), p.signature));
+    p.replica_count = f.replica_count();
+    p.num_partitions = f.num_partitions();
     if (f.program() == nullptr) return Corrupt("missing thunk program");
     KILN_RETURN_IF_ERROR(Sequence(f.program(), p.root));
     return Str(f.hlo_text(), a.hlo_text);
@@ -347,6 +349,9 @@ class Reader {
       case th::ThunkKind::kTriangularSolve: return Body(t->body_as_TriangularSolveThunk(), out);
       case th::ThunkKind::kLinalg: return Body(t->body_as_LinalgThunk(), out);
       case th::ThunkKind::kRadixSort: return Body(t->body_as_RadixSortThunk(), out);
+      case th::ThunkKind::kCollectiveBroadcast: return Body(t->body_as_CollectiveBroadcastThunk(), out);
+      case th::ThunkKind::kCollectiveDone: return Body(t->body_as_CollectiveDoneThunk(), out);
+      case th::ThunkKind::kDeviceId: return Body(t->body_as_DeviceIdThunk(), out);
     }
     return Corrupt("unknown thunk kind");
   }
@@ -547,6 +552,13 @@ class Reader {
     }
     if (c->channel_id().has_value()) out.channel_id = c->channel_id().value();
     out.use_global_device_ids = c->use_global_device_ids();
+    if (c->device_groups()) {
+      for (const fb::ReplicaGroup* g : *c->device_groups()) {
+        out.device_groups.emplace_back();
+        KILN_RETURN_IF_ERROR(Scalars(g->ids(), out.device_groups.back()));
+      }
+    }
+    if (c->async_id().has_value()) out.async_id = c->async_id().value();
     return Status::Ok();
   }
   Status Buffer(const fb::CollectiveBuffer* b, th::CollectiveBuffer& out) {
@@ -555,7 +567,7 @@ class Reader {
     KILN_RETURN_IF_ERROR(RequiredSlice(b->destination(), out.destination, "destination"));
     KILN_RETURN_IF_ERROR(Type(b->element_type(), out.element_type));
     out.element_count = b->element_count();
-    return Status::Ok();
+    return Scalars(b->dims(), out.dims);
   }
   Status Buffers(const Vector<flatbuffers::Offset<fb::CollectiveBuffer>>* v,
                  std::vector<th::CollectiveBuffer>& out) {
@@ -570,7 +582,7 @@ class Reader {
   Status Body(const fb::AllReduceThunk* t, th::Thunk& out) {
     th::AllReduceThunk& op = out.body.emplace<th::AllReduceThunk>();
     KILN_RETURN_IF_ERROR(Config(t->config(), op.config));
-    KILN_RETURN_IF_ERROR(Enum(t->reduction(), 4, op.reduction, "reduction kind"));
+    KILN_RETURN_IF_ERROR(Enum(t->reduction(), 6, op.reduction, "reduction kind"));
     return Buffers(t->buffers(), op.buffers);
   }
   Status Body(const fb::AllGatherThunk* t, th::Thunk& out) {
@@ -582,7 +594,7 @@ class Reader {
   Status Body(const fb::ReduceScatterThunk* t, th::Thunk& out) {
     th::ReduceScatterThunk& op = out.body.emplace<th::ReduceScatterThunk>();
     KILN_RETURN_IF_ERROR(Config(t->config(), op.config));
-    KILN_RETURN_IF_ERROR(Enum(t->reduction(), 4, op.reduction, "reduction kind"));
+    KILN_RETURN_IF_ERROR(Enum(t->reduction(), 6, op.reduction, "reduction kind"));
     op.dimension = t->dimension();
     return Buffers(t->buffers(), op.buffers);
   }
@@ -602,7 +614,26 @@ class Reader {
         op.source_target_pairs.emplace_back(p->source(), p->target());
       }
     }
+    if (const auto* pairs = t->device_pairs()) {
+      KILN_RETURN_IF_ERROR(Aligned(pairs->Data(), alignof(fb::SourceTargetPair)));
+      KILN_RETURN_IF_ERROR(Charge(pairs->size() * sizeof(fb::SourceTargetPair)));
+      for (const fb::SourceTargetPair* p : *pairs) op.device_pairs.emplace_back(p->source(), p->target());
+    }
     return Buffer(t->buffer(), op.buffer);
+  }
+  Status Body(const fb::CollectiveBroadcastThunk* t, th::Thunk& out) {
+    th::CollectiveBroadcastThunk& op = out.body.emplace<th::CollectiveBroadcastThunk>();
+    KILN_RETURN_IF_ERROR(Config(t->config(), op.config));
+    return Buffers(t->buffers(), op.buffers);
+  }
+  Status Body(const fb::CollectiveDoneThunk* t, th::Thunk& out) {
+    out.body.emplace<th::CollectiveDoneThunk>().async_id = t->async_id();
+    return Status::Ok();
+  }
+  Status Body(const fb::DeviceIdThunk* t, th::Thunk& out) {
+    th::DeviceIdThunk& op = out.body.emplace<th::DeviceIdThunk>();
+    KILN_RETURN_IF_ERROR(Enum(t->kind(), 2, op.kind, "device id kind"));
+    return RequiredSlice(t->destination(), op.destination, "destination");
   }
   Status Body(const fb::CustomCallThunk* c, th::Thunk& out) {
     th::CustomCallThunk& call = out.body.emplace<th::CustomCallThunk>();

@@ -73,6 +73,8 @@ class Writer {
     file.add_program(program);
     file.add_hlo_text(hlo_text);
     file.add_checksum(1);  // placeholder, like file_size
+    file.add_replica_count(a.program.replica_count);
+    file.add_num_partitions(a.program.num_partitions);
     fb::FinishBefFileBuffer(fbb_, file.Finish());
     std::vector<uint8_t> bytes(fbb_.GetBufferPointer(), fbb_.GetBufferPointer() + fbb_.GetSize());
     fb::BefFile* root = fb::GetMutableBefFile(bytes.data());
@@ -362,13 +364,19 @@ class Writer {
     auto groups_vec = Vec(groups);
     flatbuffers::Optional<int64_t> channel = flatbuffers::nullopt;
     if (c.channel_id) channel = *c.channel_id;
-    return fb::CreateCollectiveConfig(fbb_, groups_vec, channel, c.use_global_device_ids);
+    std::vector<Offset<fb::ReplicaGroup>> devices;
+    for (const auto& g : c.device_groups) devices.push_back(fb::CreateReplicaGroup(fbb_, Ints(g)));
+    auto devices_vec = Vec(devices);
+    flatbuffers::Optional<int64_t> async = flatbuffers::nullopt;
+    if (c.async_id) async = *c.async_id;
+    return fb::CreateCollectiveConfig(fbb_, groups_vec, channel, c.use_global_device_ids, devices_vec, async);
   }
 
   Offset<fb::CollectiveBuffer> Buffer(const th::CollectiveBuffer& b) {
     auto type = TypeName(b.element_type);
+    auto dims = Ints(b.dims);
     fb::BufferSlice src = Slice(b.source), dst = Slice(b.destination);
-    return fb::CreateCollectiveBuffer(fbb_, &src, &dst, type, b.element_count);
+    return fb::CreateCollectiveBuffer(fbb_, &src, &dst, type, b.element_count, dims);
   }
   Offset<Vector<Offset<fb::CollectiveBuffer>>> Buffers(const std::vector<th::CollectiveBuffer>& v) {
     std::vector<Offset<fb::CollectiveBuffer>> out;
@@ -406,7 +414,22 @@ class Writer {
     for (const auto& [s, d] : t.source_target_pairs) pairs.emplace_back(s, d);
     auto pairs_vec = Structs(pairs);
     auto buffer = Buffer(t.buffer);
-    return fb::CreateCollectivePermuteThunk(fbb_, config, pairs_vec, buffer);
+    std::vector<fb::SourceTargetPair> device_pairs;
+    for (const auto& [s, d] : t.device_pairs) device_pairs.emplace_back(s, d);
+    auto device_pairs_vec = Structs(device_pairs);
+    return fb::CreateCollectivePermuteThunk(fbb_, config, pairs_vec, buffer, device_pairs_vec);
+  }
+  Offset<fb::CollectiveBroadcastThunk> Body(const th::CollectiveBroadcastThunk& t) {
+    auto config = Config(t.config);
+    auto buffers = Buffers(t.buffers);
+    return fb::CreateCollectiveBroadcastThunk(fbb_, config, buffers);
+  }
+  Offset<fb::CollectiveDoneThunk> Body(const th::CollectiveDoneThunk& t) {
+    return fb::CreateCollectiveDoneThunk(fbb_, t.async_id);
+  }
+  Offset<fb::DeviceIdThunk> Body(const th::DeviceIdThunk& t) {
+    fb::BufferSlice dst = Slice(t.destination);
+    return fb::CreateDeviceIdThunk(fbb_, static_cast<fb::DeviceIdKind>(t.kind), &dst);
   }
   Offset<fb::CustomCallThunk> Body(const th::CustomCallThunk& c) {
     auto target = Str(c.target);

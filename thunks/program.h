@@ -87,6 +87,12 @@ int64_t CallerResultLeafCount(const Signature& sig);
 const Shape& CallerResultShape(const Signature& sig);
 
 struct ThunkProgram {
+  // The module's device grid (HLO's replica_count and num_partitions): the
+  // program runs on replica_count * num_partitions devices, device d being
+  // replica d / num_partitions, partition d % num_partitions.
+  int64_t replica_count = 1;
+  int64_t num_partitions = 1;
+  int64_t device_count() const { return replica_count * num_partitions; }
   std::vector<Allocation> allocations;
   std::vector<Constant> constants;
   Signature signature;

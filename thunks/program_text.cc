@@ -52,18 +52,20 @@ std::string Window(const std::vector<WindowDimension>& window) {
          " rhs_dilate=" + rhs + "}";
 }
 
+// " label={{0,1},{2,3}}", or nothing for no groups.
+std::string Groups(const char* label, const std::vector<std::vector<int64_t>>& groups) {
+  if (groups.empty()) return "";
+  std::string s = std::string(" ") + label + "={";
+  for (size_t i = 0; i < groups.size(); ++i) s += (i ? "," : "") + Ints(groups[i], "{", "}");
+  return s + "}";
+}
+
 std::string Config(const CollectiveConfig& c) {
-  std::string s;
-  if (!c.replica_groups.empty()) {
-    s += " groups={";
-    for (size_t i = 0; i < c.replica_groups.size(); ++i) {
-      if (i) s += ",";
-      s += Ints(c.replica_groups[i], "{", "}");
-    }
-    s += "}";
-  }
+  std::string s = Groups("groups", c.replica_groups);
   if (c.channel_id) s += " channel=" + std::to_string(*c.channel_id);
   if (c.use_global_device_ids) s += " global_ids";
+  s += Groups("devices", c.device_groups);
+  if (c.async_id) s += " async=" + std::to_string(*c.async_id);
   return s;
 }
 
@@ -225,7 +227,21 @@ std::string Body(const CollectivePermuteThunk& t, const ThunkInfo&) {
     s += "{" + std::to_string(t.source_target_pairs[i].first) + "," +
          std::to_string(t.source_target_pairs[i].second) + "}";
   }
-  return s + "}" + Config(t.config) + Buffers({t.buffer});
+  s += "}" + Config(t.config) + Buffers({t.buffer}) + " device_pairs={";
+  for (size_t i = 0; i < t.device_pairs.size(); ++i) {
+    if (i) s += ",";
+    s += "{" + std::to_string(t.device_pairs[i].first) + "," + std::to_string(t.device_pairs[i].second) + "}";
+  }
+  return s + "}";
+}
+std::string Body(const CollectiveBroadcastThunk& t, const ThunkInfo&) {
+  return Config(t.config) + Buffers(t.buffers);
+}
+std::string Body(const CollectiveDoneThunk& t, const ThunkInfo&) {
+  return " async=" + std::to_string(t.async_id);
+}
+std::string Body(const DeviceIdThunk& t, const ThunkInfo&) {
+  return " " + std::string(DeviceIdKindName(t.kind)) + " -> " + t.destination.ToString();
 }
 std::string Body(const RngGetAndUpdateStateThunk& r, const ThunkInfo&) {
   return " " + r.state.ToString() + " delta=" + std::to_string(r.delta);

@@ -47,8 +47,36 @@ std::string_view ThunkKindName(ThunkKind kind) {
     case ThunkKind::kTriangularSolve: return "triangular-solve";
     case ThunkKind::kLinalg: return "linalg";
     case ThunkKind::kRadixSort: return "radix-sort";
+    case ThunkKind::kCollectiveBroadcast: return "collective-broadcast";
+    case ThunkKind::kCollectiveDone: return "collective-done";
+    case ThunkKind::kDeviceId: return "device-id";
   }
   return "?";
+}
+
+std::string_view DeviceIdKindName(DeviceIdKind kind) {
+  return kind == DeviceIdKind::kReplica ? "replica" : "partition";
+}
+
+bool IsCollective(ThunkKind kind) {
+  switch (kind) {
+    case ThunkKind::kAllReduce:
+    case ThunkKind::kAllGather:
+    case ThunkKind::kReduceScatter:
+    case ThunkKind::kAllToAll:
+    case ThunkKind::kCollectivePermute:
+    case ThunkKind::kCollectiveBroadcast: return true;
+    default: return false;
+  }
+}
+
+const CollectiveConfig* CollectiveConfigOf(const Thunk& thunk) {
+  return std::visit(
+      [](const auto& body) -> const CollectiveConfig* {
+        if constexpr (requires { body.config; }) return &body.config;
+        return nullptr;
+      },
+      thunk.body);
 }
 
 std::string_view ConvolutionKindName(ConvolutionKind kind) {
@@ -107,6 +135,8 @@ std::string_view ReductionKindName(ReductionKind kind) {
     case ReductionKind::kProduct: return "product";
     case ReductionKind::kMin: return "min";
     case ReductionKind::kMax: return "max";
+    case ReductionKind::kAnd: return "and";
+    case ReductionKind::kOr: return "or";
   }
   return "?";
 }
@@ -153,6 +183,11 @@ std::vector<BufferSlice> DirectSlices(const Thunk& thunk) {
     case ThunkKind::kCollectivePermute:
       AddBuffers({thunk.As<CollectivePermuteThunk>()->buffer}, out);
       break;
+    case ThunkKind::kCollectiveBroadcast:
+      AddBuffers(thunk.As<CollectiveBroadcastThunk>()->buffers, out);
+      break;
+    case ThunkKind::kCollectiveDone: break;
+    case ThunkKind::kDeviceId: out = {thunk.As<DeviceIdThunk>()->destination}; break;
     case ThunkKind::kCustomCall: {
       const CustomCallThunk& c = *thunk.As<CustomCallThunk>();
       out = c.operands;

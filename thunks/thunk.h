@@ -311,25 +311,36 @@ struct ConditionalThunk {
 
 // ---- collectives -------------------------------------------------------------
 
-enum class ReductionKind : uint8_t { kSum, kProduct, kMin, kMax };
+// and / or are the reducers of pred (logical) and integers (bitwise).
+enum class ReductionKind : uint8_t { kSum, kProduct, kMin, kMax, kAnd, kOr };
 std::string_view ReductionKindName(ReductionKind kind);  // "sum", ...
 
-// HLO's replica_groups / channel_id / use_global_device_ids, which together
-// say which devices take part (XLA's CollectiveOpGroupMode is derived from
-// them at run time).
+// HLO's replica_groups / channel_id / use_global_device_ids as written, and
+// the groups they resolve to on the module's device grid (XLA's
+// GetParticipatingDevices, done once at compile time): every group lists
+// global device ids (replica * num_partitions + partition) in rank order,
+// and every device of the grid is in exactly one group. A device looks up
+// its group and its rank in it; nothing is derived at run time.
+// async_id: present on the start half of an async pair (all-reduce-start,
+// all-gather-start, collective-permute-start, async-start of a collective);
+// the CollectiveDoneThunk with the same id completes it.
 struct CollectiveConfig {
   std::vector<std::vector<int64_t>> replica_groups;
   std::optional<int64_t> channel_id;
   bool use_global_device_ids = false;
+  std::vector<std::vector<int64_t>> device_groups;
+  std::optional<int64_t> async_id;
   bool operator==(const CollectiveConfig&) const = default;
 };
 
 // One operand of a collective: element_count elements of element_type read
-// from source; the result goes to destination.
+// from source, of dimensions `dims` (dense row-major); the result goes to
+// destination.
 struct CollectiveBuffer {
   BufferSlice source, destination;
   ElementType element_type = ElementType::kF32;
   int64_t element_count = 0;
+  std::vector<int64_t> dims;
   bool operator==(const CollectiveBuffer&) const = default;
 };
 
@@ -340,6 +351,7 @@ struct AllReduceThunk {
   bool operator==(const AllReduceThunk&) const = default;
 };
 
+// Contributions concatenated along `dimension` in rank order.
 struct AllGatherThunk {
   CollectiveConfig config;
   int64_t dimension = 0;  // all_gather_dimension
@@ -347,6 +359,7 @@ struct AllGatherThunk {
   bool operator==(const AllGatherThunk&) const = default;
 };
 
+// The all-reduce's block `rank` of `dimension`.
 struct ReduceScatterThunk {
   CollectiveConfig config;
   ReductionKind reduction = ReductionKind::kSum;
@@ -355,6 +368,10 @@ struct ReduceScatterThunk {
   bool operator==(const ReduceScatterThunk&) const = default;
 };
 
+// Split form: block i of split_dimension goes to rank i, received blocks
+// concatenate in rank order. Tuple form (no split_dimension): buffer i's
+// source goes to rank i, and buffer j's destination receives rank j's
+// source number `rank`.
 struct AllToAllThunk {
   CollectiveConfig config;
   std::optional<int64_t> split_dimension;  // absent: tuple form
@@ -362,11 +379,40 @@ struct AllToAllThunk {
   bool operator==(const AllToAllThunk&) const = default;
 };
 
+// source_target_pairs as written; device_pairs the (source, target) global
+// device ids they resolve to on every replica (or partition). A device that
+// is no pair's target receives zeros.
 struct CollectivePermuteThunk {
   CollectiveConfig config;  // replica_groups unused
   std::vector<std::pair<int64_t, int64_t>> source_target_pairs;
   CollectiveBuffer buffer;
+  std::vector<std::pair<int64_t, int64_t>> device_pairs;
   bool operator==(const CollectivePermuteThunk&) const = default;
+};
+
+// Every rank of a group receives rank 0's value.
+struct CollectiveBroadcastThunk {
+  CollectiveConfig config;
+  std::vector<CollectiveBuffer> buffers;
+  bool operator==(const CollectiveBroadcastThunk&) const = default;
+};
+
+// Waits for the collective started by the thunk whose config has this
+// async_id; its destinations hold the results afterwards.
+struct CollectiveDoneThunk {
+  int64_t async_id = 0;
+  bool operator==(const CollectiveDoneThunk&) const = default;
+};
+
+// replica-id / partition-id: the running device's id, a u32 the runtime
+// supplies (device = replica * num_partitions + partition).
+enum class DeviceIdKind : uint8_t { kReplica, kPartition };
+std::string_view DeviceIdKindName(DeviceIdKind kind);  // "replica", "partition"
+
+struct DeviceIdThunk {
+  DeviceIdKind kind = DeviceIdKind::kReplica;
+  BufferSlice destination;  // 4 bytes
+  bool operator==(const DeviceIdThunk&) const = default;
 };
 
 // ---- escape hatch --------------------------------------------------------------
@@ -389,21 +435,22 @@ using ThunkBody =
                  SequenceThunk, WhileThunk, ConditionalThunk, AllReduceThunk, AllGatherThunk,
                  ReduceScatterThunk, AllToAllThunk, CollectivePermuteThunk, CustomCallThunk,
                  RngGetAndUpdateStateThunk, CholeskyThunk, TriangularSolveThunk, LinalgThunk,
-                 RadixSortThunk>;
+                 RadixSortThunk, CollectiveBroadcastThunk, CollectiveDoneThunk, DeviceIdThunk>;
 
 enum class ThunkKind : uint8_t {
   kKernel, kGemm, kConvolution, kFft, kCopy, kMemset, kSequence, kWhile, kConditional,
   kAllReduce, kAllGather, kReduceScatter, kAllToAll, kCollectivePermute, kCustomCall,
   kRngGetAndUpdateState, kCholesky, kTriangularSolve, kLinalg, kRadixSort,
+  kCollectiveBroadcast, kCollectiveDone, kDeviceId,
 };
-inline constexpr int kNumThunkKinds = 20;
+inline constexpr int kNumThunkKinds = 23;
 static_assert(std::variant_size_v<ThunkBody> == kNumThunkKinds);
 
 // "kernel", "gemm", "convolution", "fft", "copy", "memset", "sequence",
 // "while", "conditional", "all-reduce", "all-gather", "reduce-scatter",
 // "all-to-all", "collective-permute", "custom-call",
 // "rng-get-and-update-state", "cholesky", "triangular-solve", "linalg",
-// "radix-sort".
+// "radix-sort", "collective-broadcast", "collective-done", "device-id".
 std::string_view ThunkKindName(ThunkKind kind);
 
 struct Thunk {
@@ -429,6 +476,11 @@ inline bool ConditionalThunk::operator==(const ConditionalThunk& o) const {
 
 // The slices a thunk itself reads or writes, not those of nested sequences.
 std::vector<BufferSlice> DirectSlices(const Thunk& thunk);
+
+// True for the thunks that exchange data between devices.
+bool IsCollective(ThunkKind kind);
+// The config of a collective thunk (nullptr for other kinds).
+const CollectiveConfig* CollectiveConfigOf(const Thunk& thunk);
 
 // The nested sequences of a control-flow thunk (empty for other kinds).
 std::vector<const SequenceThunk*> ChildSequences(const Thunk& thunk);

@@ -3,6 +3,7 @@
 // with overflow-checked arithmetic, indices are range-checked before use.
 #include "thunks/validate.h"
 
+#include <map>
 #include <set>
 #include <tuple>
 
@@ -48,6 +49,12 @@ std::optional<int64_t> MatrixExtent(int64_t rows, int64_t cols, int64_t ld, int6
   return Add(*sum, cols);
 }
 
+std::string DimsText(const std::vector<int64_t>& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
 class Validator {
  public:
   explicit Validator(const ThunkProgram& p) : p_(p) {}
@@ -59,6 +66,8 @@ class Validator {
     KILN_RETURN_IF_ERROR(CheckResultLeaves());
     KILN_RETURN_IF_ERROR(CheckDynamicDimensions());
     KILN_RETURN_IF_ERROR(CheckAliases());
+    KILN_RETURN_IF_ERROR(CheckDeviceGrid());
+    KILN_RETURN_IF_ERROR(CheckAsyncPairs());
     KILN_RETURN_IF_ERROR(CheckSequence(p_.root, 1));
     return CheckZeroInitialization();
   }
@@ -588,6 +597,38 @@ class Validator {
     return Status::Ok();
   }
 
+  Status CheckDeviceGrid() const {
+    constexpr int64_t kMaxDevices = 1 << 16;
+    if (p_.replica_count < 1 || p_.num_partitions < 1 || p_.replica_count > kMaxDevices ||
+        p_.num_partitions > kMaxDevices || p_.replica_count * p_.num_partitions > kMaxDevices)
+      return Error("invalid device grid: " + std::to_string(p_.replica_count) + " replicas x " +
+                   std::to_string(p_.num_partitions) + " partitions");
+    return Status::Ok();
+  }
+
+  // Every async start has one done with its id, and every done one start.
+  Status CheckAsyncPairs() const {
+    std::map<int64_t, int> starts, dones;
+    ForEachThunk(p_.root, [&](const Thunk& t, int) {
+      if (const CollectiveConfig* c = CollectiveConfigOf(t); c && c->async_id) ++starts[*c->async_id];
+      if (const auto* d = t.As<CollectiveDoneThunk>()) ++dones[d->async_id];
+    });
+    for (const auto& [id, n] : starts)
+      if (n != 1 || dones[id] != 1)
+        return Error("async collective " + std::to_string(id) + " has " + std::to_string(n) + " start(s) and " +
+                     std::to_string(dones[id]) + " done(s)");
+    for (const auto& [id, n] : dones)
+      if (!starts.count(id)) return Error("collective-done waits for async id " + std::to_string(id) + " that no collective starts");
+    return Status::Ok();
+  }
+
+  Status CheckDeviceId(int64_t id, const std::string& what) const {
+    if (id < 0 || id >= p_.device_count())
+      return Error(what + " " + std::to_string(id) + " is outside the " + std::to_string(p_.device_count()) +
+                   " devices of the program");
+    return Status::Ok();
+  }
+
   Status CheckConfig(const CollectiveConfig& config) const {
     std::set<int64_t> ids;
     for (const auto& group : config.replica_groups) {
@@ -597,7 +638,29 @@ class Validator {
         }
       }
     }
+    // The resolved groups partition the devices.
+    std::set<int64_t> devices;
+    for (const auto& group : config.device_groups) {
+      if (group.empty()) return Error("empty device group");
+      for (int64_t id : group) {
+        KILN_RETURN_IF_ERROR(CheckDeviceId(id, "device"));
+        if (!devices.insert(id).second) return Error("device " + std::to_string(id) + " is in two device groups");
+      }
+    }
+    if (static_cast<int64_t>(devices.size()) != p_.device_count())
+      return Error("the device groups cover " + std::to_string(devices.size()) + " of " +
+                   std::to_string(p_.device_count()) + " devices");
     return Status::Ok();
+  }
+
+  // Group sizes of the config (every group's size when they are equal).
+  std::optional<int64_t> UniformGroupSize(const CollectiveConfig& config) const {
+    std::optional<int64_t> size;
+    for (const auto& group : config.device_groups) {
+      if (size && *size != static_cast<int64_t>(group.size())) return std::nullopt;
+      size = static_cast<int64_t>(group.size());
+    }
+    return size;
   }
 
   Status CheckBuffers(const std::vector<CollectiveBuffer>& buffers) const {
@@ -605,6 +668,11 @@ class Validator {
       const CollectiveBuffer& b = buffers[i];
       const std::string what = "buffer " + std::to_string(i);
       if (b.element_count < 0) return Error(what + " has a negative element count");
+      std::optional<int64_t> elements = 1;
+      for (int64_t d : b.dims) elements = d < 0 || !elements ? std::nullopt : Mul(*elements, d);
+      if (elements != b.element_count)
+        return Error(what + ": dimensions " + DimsText(b.dims) + " do not hold " +
+                     std::to_string(b.element_count) + " elements");
       KILN_RETURN_IF_ERROR(CheckSliceHolds(b.source, Bytes(b.element_count, b.element_type),
                                            what + " source"));
       KILN_RETURN_IF_ERROR(CheckSlice(b.destination, what + " destination"));
@@ -612,28 +680,95 @@ class Validator {
     return Status::Ok();
   }
 
+  // The destination of every buffer holds `factor_num / factor_den` times
+  // its source (an all-gather's n times, a reduce-scatter's 1/n).
+  Status CheckDestinations(const std::vector<CollectiveBuffer>& buffers, int64_t num, int64_t den) const {
+    for (size_t i = 0; i < buffers.size(); ++i) {
+      const CollectiveBuffer& b = buffers[i];
+      std::optional<int64_t> bytes = Bytes(b.element_count, b.element_type);
+      if (bytes) bytes = Mul(*bytes, num);
+      if (!bytes || *bytes % den != 0 || b.destination.size != *bytes / den)
+        return Error("buffer " + std::to_string(i) + " destination " + b.destination.ToString() +
+                     " does not match its source and group size");
+    }
+    return Status::Ok();
+  }
+
+  Status CheckDimension(const std::vector<CollectiveBuffer>& buffers, int64_t dim, int64_t divisor) const {
+    for (const CollectiveBuffer& b : buffers) {
+      if (b.dims.empty() && divisor == 1) continue;  // a scalar scattered over one device
+      if (dim < 0 || dim >= static_cast<int64_t>(b.dims.size()))
+        return Error("dimension " + std::to_string(dim) + " is outside the buffer's rank " + std::to_string(b.dims.size()));
+      if (divisor > 0 && b.dims[dim] % divisor != 0)
+        return Error("dimension " + std::to_string(dim) + " of size " + std::to_string(b.dims[dim]) +
+                     " is not divisible by the group size " + std::to_string(divisor));
+    }
+    return Status::Ok();
+  }
+
+  Status CheckReduction(ReductionKind kind, const std::vector<CollectiveBuffer>& buffers) const {
+    for (const CollectiveBuffer& b : buffers) {
+      const bool complex = IsComplex(b.element_type);
+      const bool bitwise = kind == ReductionKind::kAnd || kind == ReductionKind::kOr;
+      if ((complex && kind != ReductionKind::kSum && kind != ReductionKind::kProduct) ||
+          (bitwise && !IsInteger(b.element_type) && !IsPred(b.element_type)))
+        return Error(std::string(ReductionKindName(kind)) + " reduction of " +
+                     std::string(ElementTypeName(b.element_type)) + " is not defined");
+    }
+    return Status::Ok();
+  }
+
+  Status CheckGrouped(const CollectiveConfig& config) const {
+    KILN_RETURN_IF_ERROR(CheckConfig(config));
+    if (!UniformGroupSize(config)) return Error("device groups of different sizes");
+    return Status::Ok();
+  }
+
   Status Check(const AllReduceThunk& t) const {
-    KILN_RETURN_IF_ERROR(CheckConfig(t.config));
-    return CheckBuffers(t.buffers);
+    KILN_RETURN_IF_ERROR(CheckGrouped(t.config));
+    KILN_RETURN_IF_ERROR(CheckReduction(t.reduction, t.buffers));
+    KILN_RETURN_IF_ERROR(CheckBuffers(t.buffers));
+    return CheckDestinations(t.buffers, 1, 1);
   }
   Status Check(const AllGatherThunk& t) const {
-    KILN_RETURN_IF_ERROR(CheckConfig(t.config));
-    if (t.dimension < 0) return Error("negative all-gather dimension");
-    return CheckBuffers(t.buffers);
+    KILN_RETURN_IF_ERROR(CheckGrouped(t.config));
+    const int64_t n = *UniformGroupSize(t.config);
+    KILN_RETURN_IF_ERROR(CheckBuffers(t.buffers));
+    KILN_RETURN_IF_ERROR(CheckDimension(t.buffers, t.dimension, 0));
+    return CheckDestinations(t.buffers, n, 1);
   }
   Status Check(const ReduceScatterThunk& t) const {
-    KILN_RETURN_IF_ERROR(CheckConfig(t.config));
-    if (t.dimension < 0) return Error("negative scatter dimension");
-    return CheckBuffers(t.buffers);
+    KILN_RETURN_IF_ERROR(CheckGrouped(t.config));
+    const int64_t n = *UniformGroupSize(t.config);
+    KILN_RETURN_IF_ERROR(CheckReduction(t.reduction, t.buffers));
+    KILN_RETURN_IF_ERROR(CheckBuffers(t.buffers));
+    KILN_RETURN_IF_ERROR(CheckDimension(t.buffers, t.dimension, n));
+    return CheckDestinations(t.buffers, 1, n);
   }
   Status Check(const AllToAllThunk& t) const {
-    KILN_RETURN_IF_ERROR(CheckConfig(t.config));
-    if (t.split_dimension && *t.split_dimension < 0) return Error("negative split dimension");
-    return CheckBuffers(t.buffers);
+    KILN_RETURN_IF_ERROR(CheckGrouped(t.config));
+    const int64_t n = *UniformGroupSize(t.config);
+    KILN_RETURN_IF_ERROR(CheckBuffers(t.buffers));
+    KILN_RETURN_IF_ERROR(CheckDestinations(t.buffers, 1, 1));
+    if (t.split_dimension) return CheckDimension(t.buffers, *t.split_dimension, n);
+    if (static_cast<int64_t>(t.buffers.size()) != n)
+      return Error("a tuple all-to-all needs one buffer per rank (" + std::to_string(n) + "), not " +
+                   std::to_string(t.buffers.size()));
+    for (const CollectiveBuffer& b : t.buffers)
+      if (b.source.size != t.buffers[0].source.size) return Error("tuple all-to-all buffers of different sizes");
+    return Status::Ok();
   }
   Status Check(const CollectivePermuteThunk& t) const {
     for (const auto& [source, target] : t.source_target_pairs) {
       if (source < 0 || target < 0) return Error("negative id in source_target_pairs");
+    }
+    std::set<int64_t> sources, targets;
+    for (const auto& [source, target] : t.device_pairs) {
+      KILN_RETURN_IF_ERROR(CheckDeviceId(source, "source device"));
+      KILN_RETURN_IF_ERROR(CheckDeviceId(target, "target device"));
+      if (!sources.insert(source).second || !targets.insert(target).second)
+        return Error("device " + std::to_string(source) + " -> " + std::to_string(target) +
+                     ": a device sends or receives twice");
     }
     KILN_RETURN_IF_ERROR(CheckBuffers({t.buffer}));
     if (t.buffer.source.size != t.buffer.destination.size) {
@@ -641,6 +776,13 @@ class Validator {
     }
     return Status::Ok();
   }
+  Status Check(const CollectiveBroadcastThunk& t) const {
+    KILN_RETURN_IF_ERROR(CheckConfig(t.config));
+    KILN_RETURN_IF_ERROR(CheckBuffers(t.buffers));
+    return CheckDestinations(t.buffers, 1, 1);
+  }
+  Status Check(const CollectiveDoneThunk&) const { return Status::Ok(); }
+  Status Check(const DeviceIdThunk& t) const { return CheckSliceHolds(t.destination, 4, "device id"); }
 
   Status Check(const RngGetAndUpdateStateThunk& r) const {
     return CheckSliceHolds(r.state, 16, "state");

@@ -1,6 +1,7 @@
 // CompileModule: passes, thunk emission, codegen and artifact assembly.
 #include "compiler/driver/compiler.h"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +15,8 @@
 #include "compiler/driver/kernel_aliasing.h"
 #include "compiler/driver/kernel_dedup.h"
 #include "compiler/emitter/thunk_emitter.h"
+#include "compiler/evaluator/collective_groups.h"
+#include "compiler/evaluator/evaluator.h"
 #include "compiler/hlo/printer.h"
 #include "compiler/passes/optimization_pipeline.h"
 #include "compiler/passes/sequential_computations.h"
@@ -265,6 +268,27 @@ Status RunPasses(hlo::HloModule& module, const CompileOptions& options, CompileS
   return WriteDump(options, "module.after_optimizations.hlo", hlo::PrintModule(module));
 }
 
+// The replicas a module that declares one device was written for: the
+// most its replica groups name or its collectives' shapes imply.
+int64_t ImpliedReplicaCount(const hlo::HloModule& module) {
+  int64_t count = hlo::RequiredDeviceCount(module);
+  for (const hlo::HloComputation* c : module.computations())
+    for (const hlo::HloInstruction* inst : c->instructions())
+      count = std::max(count, hlo::ShapeImpliedGroupSize(*inst).value_or(1));
+  return count;
+}
+
+// CompileOptions::num_replicas / num_partitions, else the module's grid,
+// widened to what its collectives need when it declares one device.
+void SetDeviceGrid(const CompileOptions& options, hlo::HloModule& module) {
+  hlo::ModuleConfig& config = module.config();
+  if (config.replica_count <= 1 && config.num_partitions <= 1 && options.num_replicas <= 0 &&
+      options.num_partitions <= 0)
+    config.replica_count = ImpliedReplicaCount(module);
+  if (options.num_replicas > 0) config.replica_count = options.num_replicas;
+  if (options.num_partitions > 0) config.num_partitions = options.num_partitions;
+}
+
 }  // namespace
 
 Status RunMiddleEnd(const hlo::HloModule& input, const CompileOptions& options, CompileStats* stats) {
@@ -295,6 +319,7 @@ StatusOr<bef::Artifact> CompileModule(const hlo::HloModule& input, const Compile
   CompileStats& s = stats ? *stats : local;
   Clock::time_point compile_start = Clock::now();
   std::unique_ptr<hlo::HloModule> module = input.Clone();
+  SetDeviceGrid(options, *module);
   KILN_RETURN_IF_ERROR(RunPasses(*module, options, s));
   std::string optimized = hlo::PrintModule(*module);
 

@@ -47,6 +47,12 @@ struct CompileOptions {
   // on CUDA's tensor cores, as XLA GPU's do (passes/dot_precision.h);
   // false keeps every f32 GEMM at f32 precision.
   bool tf32 = true;
+  // The device grid collectives are resolved on (0: the module's
+  // replica_count / num_partitions). A module that declares one device but
+  // whose replica groups name more (collective tests are often dumped
+  // without replica_count) gets the fewest replicas its groups need.
+  int64_t num_replicas = 0;
+  int64_t num_partitions = 0;
   std::string producer = "kiln 0.1 (bef-compile)";
 };
 

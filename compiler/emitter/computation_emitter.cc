@@ -155,6 +155,20 @@ Status ComputationEmitter::EmitInstruction(const HloInstruction& inst, th::Seque
     case HloOpcode::kConditional: return EmitConditional(inst, seq);
     case HloOpcode::kRngGetAndUpdateState: return EmitRngGetAndUpdateState(inst, seq);
     case HloOpcode::kCustomCall: return EmitCustomCall(inst, seq);
+    case HloOpcode::kReplicaId:
+    case HloOpcode::kPartitionId: return EmitDeviceId(inst, seq);
+    case HloOpcode::kAllReduce:
+    case HloOpcode::kAllReduceStart:
+    case HloOpcode::kAllGather:
+    case HloOpcode::kAllGatherStart:
+    case HloOpcode::kReduceScatter:
+    case HloOpcode::kAllToAll:
+    case HloOpcode::kCollectivePermute:
+    case HloOpcode::kCollectivePermuteStart:
+    case HloOpcode::kCollectiveBroadcast: return EmitCollective(inst, seq);
+    case HloOpcode::kAllReduceDone:
+    case HloOpcode::kAllGatherDone:
+    case HloOpcode::kCollectivePermuteDone: return EmitCollectiveDone(inst, seq);
     default:
       return Error(inst.DebugName() + ": bef-compile does not support opcode '" +
                    std::string(hlo::OpcodeName(inst.opcode())) + "' yet (supported: " + SupportedOpsSummary() + ")");

@@ -1,5 +1,6 @@
 // ProgramBuilder, the allocation mapping of ComputationEmitter, ThunkInfo
 // construction and the entry point EmitThunkProgram.
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 
@@ -297,6 +298,8 @@ Status BuildSignature(const hlo::HloModule& module, const ComputationEmitter& en
 StatusOr<EmittedProgram> EmitThunkProgram(const hlo::HloModule& module, const EmitOptions& emit) {
   if (!module.entry() || !module.entry()->root()) return Error("module has no entry computation");
   ProgramBuilder builder(emit);
+  builder.program().replica_count = std::max<int64_t>(1, module.config().replica_count);
+  builder.program().num_partitions = std::max<int64_t>(1, module.config().num_partitions);
   pipeline::BufferAssignmentOptions options;
   options.aliases = module.config().input_output_alias;
   ComputationEmitter entry(builder, *module.entry(), std::nullopt, {}, std::move(options));
@@ -316,7 +319,8 @@ std::string SupportedOpsSummary() {
          "(f32/f64/c64/c128; LAPACK/BLAS on the host, cuSOLVER/cuBLAS on CUDA), tuple, "
          "get-tuple-element, call, async-start/done and copy-start/done (run synchronously), while, "
          "conditional, sort (any comparator; a kernel of its own), topk, rng-get-and-update-state, parameter, "
-         "constant";
+         "constant, all-reduce, all-gather, reduce-scatter, all-to-all, collective-permute, collective-broadcast "
+         "(and the all-reduce, all-gather and collective-permute start/done pairs), replica-id, partition-id";
 }
 
 }  // namespace kiln::emitter

@@ -34,9 +34,12 @@ class ProgramBuilder {
   StatusOr<int64_t> AddConstant(const hlo::HloInstruction& constant);
   // A C identifier derived from `hlo_name`, unique in the program.
   std::string KernelName(const std::string& hlo_name);
+  // A fresh id pairing an async collective's start and done thunks.
+  int64_t NextAsyncId() { return next_async_id_++; }
 
  private:
   EmitOptions options_;
+  int64_t next_async_id_ = 0;
   EmittedProgram result_;
   std::set<std::string> kernel_names_;
 };
@@ -89,6 +92,14 @@ class ComputationEmitter {
   Status EmitTriangularSolve(const hlo::HloInstruction& solve, thunks::SequenceThunk& seq);
   Status EmitWhile(const hlo::HloInstruction& loop, thunks::SequenceThunk& seq);
   Status EmitConditional(const hlo::HloInstruction& cond, thunks::SequenceThunk& seq);
+  // collective_emitter.cc: collectives, their -done ops, replica-id and partition-id.
+  Status EmitCollective(const hlo::HloInstruction& inst, thunks::SequenceThunk& seq);
+  Status EmitCollectiveDone(const hlo::HloInstruction& done, thunks::SequenceThunk& seq);
+  Status EmitDeviceId(const hlo::HloInstruction& inst, thunks::SequenceThunk& seq);
+  StatusOr<thunks::CollectiveConfig> CollectiveConfigFor(const hlo::HloInstruction& inst);
+  // One buffer per operand; `reduces`: the element types must be reducible.
+  StatusOr<std::vector<thunks::CollectiveBuffer>> CollectiveBuffers(const hlo::HloInstruction& inst,
+                                                                    bool reduces) const;
   // Copies every array leaf of `from` (a value of `callee`'s emitter) to
   // the matching slice in `to`, staging through temporaries where a source
   // is itself one of the destinations (a loop body that swaps values).
@@ -117,6 +128,8 @@ class ComputationEmitter {
   // see bound_).
   std::vector<int32_t> global_;
   std::map<int32_t, thunks::BufferSlice> bound_;  // local allocation -> caller slice
+  // The async id of each collective start emitted so far, for its done.
+  std::map<const hlo::HloInstruction*, int64_t> async_ids_;
 };
 
 // The ThunkInfo of a thunk emitted for `inst` (a fusion lists its fused

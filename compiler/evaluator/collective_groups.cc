@@ -130,4 +130,26 @@ StatusOr<std::vector<int64_t>> PermutePlane(const HloInstruction& inst, const De
   return devices;
 }
 
+std::optional<int64_t> ShapeImpliedGroupSize(const HloInstruction& inst) {
+  const HloOpcode op = inst.opcode();
+  const std::vector<int64_t> dims = inst.dimensions();
+  if (op == HloOpcode::kAllToAll) {
+    if (dims.empty() && inst.operand_count() > 1) return inst.operand_count();
+    return std::nullopt;
+  }
+  const bool gather = op == HloOpcode::kAllGather || op == HloOpcode::kAllGatherStart;
+  if ((!gather && op != HloOpcode::kReduceScatter) || dims.size() != 1 || inst.operand_count() < 1) return std::nullopt;
+  const Shape& operand = inst.operand(0)->shape();
+  const Shape* result = &inst.shape();
+  if (op == HloOpcode::kAllGatherStart && result->IsTuple() && result->tuple_size() > 1) result = &result->tuple_shape(1);
+  if (inst.operand_count() > 1 && result->IsTuple() && result->tuple_size() > 0) result = &result->tuple_shape(0);
+  const int64_t d = dims[0];
+  if (!operand.IsArray() || !result->IsArray() || d < 0 || d >= operand.rank() || d >= result->rank())
+    return std::nullopt;
+  const int64_t small = gather ? operand.dim(d) : result->dim(d);
+  const int64_t large = gather ? result->dim(d) : operand.dim(d);
+  if (small <= 0 || large % small != 0) return std::nullopt;
+  return large / small;
+}
+
 }  // namespace kiln::hlo

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,5 +58,12 @@ StatusOr<std::vector<int64_t>> CollectiveParticipants(const HloInstruction& inst
 // caller's id in the pairs' numbering.
 StatusOr<std::vector<int64_t>> PermutePlane(const HloInstruction& inst, const DeviceGrid& grid,
                                             int64_t& own_id);
+
+// The group size a collective's shapes imply, when they imply one: an
+// all-gather's result over its operand along the gathered dimension, a
+// reduce-scatter's operand over its result, a tuple all-to-all's operand
+// count. Collective tests are often dumped with empty replica_groups and
+// no replica_count; this is the device count they were written for.
+std::optional<int64_t> ShapeImpliedGroupSize(const HloInstruction& inst);
 
 }  // namespace kiln::hlo

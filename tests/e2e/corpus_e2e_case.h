@@ -45,7 +45,8 @@ inline bool IsRequired(const std::string& stem) {
 inline bool IsUnsupported(const std::string& message) {
   for (const char* s : {"does not support", "is not supported", "not supported on host yet",
                         "non-row-major layout", "is not a reshape",
-                        "not supported on the cuda backend yet", "Unimplemented: cuda gemm"})
+                        "not supported on the cuda backend yet", "not supported on cuda yet",
+                        "Unimplemented: cuda gemm"})
     if (message.find(s) != std::string::npos) return true;
   return false;
 }

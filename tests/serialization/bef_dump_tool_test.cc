@@ -114,6 +114,7 @@ TEST_F(BefDumpTool, TextShowsEverySection) {
       "  " + sections[4].first + ": " + sections[4].second + " (16 bytes at offset ",
       "producer: kiln-test 0.1\n",
       "targets: cuda host-x86_64\n",
+      "devices: 4 (4 replicas x 1 partitions)\n",
       "signature:\n  parameter 0: f32[4,4]{1,0}\n    {} -> a0[0:64]\n",
       "  alias: output {1} <- parameter 1 {0} (may-alias)\n",
       // 64 + 32 + 4 + 64 + 16 + 4096 = 4276 bytes.
@@ -124,7 +125,7 @@ TEST_F(BefDumpTool, TextShowsEverySection) {
       "kernels:\n  cuda (cuda): 3 kernels, cubin sm_90 7 bytes, cubin sm_80 5 bytes, ptx 27 bytes\n"
       "    fusion_3 grid=(1,1,1) block=(64,1,1) users=1\n",
       "  host-x86_64 (host): 3 kernels, shared object 8 bytes\n    fusion_3 units=1x1 users=1\n",
-      "program: 26 thunks\n  kernel fusion.3 fn=fusion_3 grid=(1,1,1) block=(64,1,1) "
+      "program: 29 thunks\n  kernel fusion.3 fn=fusion_3 grid=(1,1,1) block=(64,1,1) "
       "args=[a0[0:64], a4[0:16], a5[0:64] (written)]  ; hlo: add.1, multiply.2\n",
       "  while while.9 pred=a5[700:701] trip_count=10\n    condition:\n",
       "    branch 2:\n      memset memset.b2 a5[800:804] pattern=0x00000002\n",
@@ -154,7 +155,7 @@ TEST_F(BefDumpTool, JsonIsValidAndStructured) {
       "assert d['targets'] == ['cuda', 'host-x86_64'], d['targets']\n"
       "assert [a['size'] for a in d['allocations']] == [64, 32, 4, 64, 16, 4096]\n"
       "assert d['allocations'][1]['kind'] == 'parameter' and d['allocations'][1]['output_index'] == [1]\n"
-      "assert len(p) == 20 and p[0]['kind'] == 'kernel' and p[0]['kernel_name'] == 'fusion_3'\n"
+      "assert len(p) == 23 and p[0]['kind'] == 'kernel' and p[0]['kernel_name'] == 'fusion_3'\n"
       "assert p[0]['args'][2] == {'slice': {'allocation': 5, 'offset': 0, 'size': 64}, 'written': True}\n"
       "assert p[0]['hlo'][0]['op_name'] == 'jit(f)/add' and p[0]['cost']['bytes_read'] == 144\n"
       "assert p[1]['beta'] == 0.5 and p[1]['rhs_transposed'] is True\n"
@@ -162,6 +163,10 @@ TEST_F(BefDumpTool, JsonIsValidAndStructured) {
       "assert len(p[8]['branches']) == 3 and p[8]['branches'][2][0]['pattern'] == 2\n"
       "assert p[12]['split_dimension'] == 0 and p[9]['channel_id'] == 1 and p[10]['dimension'] == 0\n"
       "assert p[13]['source_target_pairs'] == [[0, 1], [1, 0]]\n"
+      "assert d['replica_count'] == 4 and d['num_partitions'] == 1\n"
+      "assert p[9]['device_groups'] == [[0, 1], [2, 3]] and p[9]['async_id'] == 0\n"
+      "assert p[13]['device_pairs'] == [[0, 1], [1, 0], [2, 3], [3, 2]]\n"
+      "assert p[21]['async_id'] == 0 and p[22]['id'] == 'partition'\n"
       "assert p[14]['backend_config'] == '{\"k\": 1}\\x00\\x01\\ufffd', repr(p[14]['backend_config'])\n"
       "assert p[15]['kind'] == 'rng-get-and-update-state' and p[15]['delta'] == -131072\n"
       "assert p[15]['state'] == {'allocation': 5, 'offset': 3100, 'size': 16}\n"

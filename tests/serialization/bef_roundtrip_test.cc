@@ -39,8 +39,10 @@ TEST(BefRoundTrip, SampleWithEveryThunkKind) {
   EXPECT_TRUE(loaded.program.allocations == original.program.allocations);
   EXPECT_TRUE(loaded.program.constants == original.program.constants);
   EXPECT_TRUE(loaded.program.signature == original.program.signature);
-  ASSERT_EQ(loaded.program.root.thunks.size(), 20u);
-  for (size_t i = 0; i < 19; ++i) {
+  EXPECT_EQ(loaded.program.replica_count, 4);
+  EXPECT_EQ(loaded.program.num_partitions, 1);
+  ASSERT_EQ(loaded.program.root.thunks.size(), 23u);
+  for (size_t i = 0; i < 23; ++i) {
     EXPECT_TRUE(loaded.program.root.thunks[i] == original.program.root.thunks[i])
         << "thunk " << i << ": " << th::ThunkLine(loaded.program.root.thunks[i]);
   }
@@ -69,7 +71,10 @@ TEST(BefRoundTrip, OptionalFieldsAbsentAndNonDefaultValues) {
   fft.type = th::FftType::kIrfft;
   p.root.thunks[7].As<th::WhileThunk>()->trip_count.reset();
   p.root.thunks[9].As<th::AllReduceThunk>()->config.channel_id.reset();
-  p.root.thunks[12].As<th::AllToAllThunk>()->split_dimension.reset();
+  // The tuple form on groups of one device (one buffer each).
+  auto& a2a = *p.root.thunks[12].As<th::AllToAllThunk>();
+  a2a.split_dimension.reset();
+  a2a.config.device_groups = {{0}, {1}, {2}, {3}};
   p.root.thunks[14].As<th::CustomCallThunk>()->backend_config.clear();
   p.root.thunks[15].As<th::RngGetAndUpdateStateThunk>()->delta = 0;
   auto& chol = *p.root.thunks[16].As<th::CholeskyThunk>();

@@ -171,28 +171,41 @@ inline th::ThunkProgram SampleProgram() {
   }
   root.push_back(MakeThunk("conditional.10", cond));
 
-  th::CollectiveConfig groups{{{0, 1}, {2, 3}}, 1, false};
+  // Collectives on a grid of 4 replicas; the all-reduce starts async id 0,
+  // which the collective-done at the end completes.
+  p.replica_count = 4;
+  th::CollectiveConfig groups;
+  groups.replica_groups = {{0, 1}, {2, 3}};
+  groups.channel_id = 1;
+  groups.device_groups = {{0, 1}, {2, 3}};
+  th::CollectiveConfig async_groups = groups;
+  async_groups.async_id = 0;
   root.push_back(MakeThunk(
       "all-reduce.11",
-      th::AllReduceThunk{groups, th::ReductionKind::kMax,
-                         {{S(3, 0, 64), S(5, 1024, 64), ElementType::kF32, 16}}}));
+      th::AllReduceThunk{async_groups, th::ReductionKind::kMax,
+                         {{S(3, 0, 64), S(5, 1024, 64), ElementType::kF32, 16, {16}}}}));
   root.push_back(MakeThunk(
       "all-gather.14",
-      th::AllGatherThunk{groups, 0, {{S(5, 0, 16), S(5, 2048, 32), ElementType::kF32, 4}}}));
+      th::AllGatherThunk{groups, 0, {{S(5, 0, 16), S(5, 2048, 32), ElementType::kF32, 4, {4}}}}));
+  th::CollectiveConfig everyone;
+  everyone.replica_groups = {{0, 1, 2, 3}};
+  everyone.use_global_device_ids = true;
+  everyone.device_groups = {{0, 1, 2, 3}};
   root.push_back(MakeThunk("reduce-scatter.15",
-                           th::ReduceScatterThunk{
-                               {{{0, 1, 2, 3}}, std::nullopt, true},
-                               th::ReductionKind::kSum,
-                               0,
-                               {{S(5, 0, 64), S(5, 2112, 16), ElementType::kF32, 16}}}));
+                           th::ReduceScatterThunk{everyone,
+                                                  th::ReductionKind::kSum,
+                                                  0,
+                                                  {{S(5, 0, 64), S(5, 2112, 16), ElementType::kF32, 16, {16}}}}));
   root.push_back(MakeThunk(
       "all-to-all.16",
-      th::AllToAllThunk{groups, 0, {{S(5, 0, 64), S(5, 2200, 64), ElementType::kS32, 16}}}));
+      th::AllToAllThunk{groups, 0, {{S(5, 0, 64), S(5, 2200, 64), ElementType::kS32, 16, {16}}}}));
+  th::CollectiveConfig permute;
+  permute.channel_id = 2;
   root.push_back(MakeThunk("collective-permute.17",
-                           th::CollectivePermuteThunk{
-                               {{}, 2, false},
-                               {{0, 1}, {1, 0}},
-                               {S(5, 0, 64), S(5, 2300, 64), ElementType::kBF16, 32}}));
+                           th::CollectivePermuteThunk{permute,
+                                                      {{0, 1}, {1, 0}},
+                                                      {S(5, 0, 64), S(5, 2300, 64), ElementType::kBF16, 32, {32}},
+                                                      {{0, 1}, {1, 0}, {2, 3}, {3, 2}}}));
   root.push_back(MakeThunk("custom-call.18",
                            th::CustomCallThunk{"my_target",
                                                {S(0, 0, 64)},
@@ -216,6 +229,11 @@ inline th::ThunkProgram SampleProgram() {
   th::RadixSortThunk sort{S(5, 3712, 32), S(5, 3744, 32), S(5, 3776, 64), S(5, 3840, 64), ElementType::kBF16,
                           ElementType::kS32, 2, 8, th::RadixKeyOrder::kFloatNumpy, true};
   root.push_back(MakeThunk("sort.24", sort));
+  root.push_back(MakeThunk("collective-broadcast.25",
+                           th::CollectiveBroadcastThunk{
+                               groups, {{S(5, 3904, 16), S(5, 3920, 16), ElementType::kU8, 16, {4, 4}}}}));
+  root.push_back(MakeThunk("all-reduce-done.26", th::CollectiveDoneThunk{0}));
+  root.push_back(MakeThunk("replica-id.27", th::DeviceIdThunk{th::DeviceIdKind::kPartition, S(5, 3936, 4)}));
   return p;
 }
 

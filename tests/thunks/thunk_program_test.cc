@@ -240,6 +240,26 @@ TEST(ValidateProgram, PerKindRules) {
   RootBody<AllReduceThunk>(p, 9).config.replica_groups = {{0, 1}, {1, 2}};
   EXPECT_NE(ValidationError(p).find("replica id 1 is negative or repeated"), std::string::npos);
 
+  // Resolved device groups must partition the grid's 4 devices.
+  p = SampleProgram();
+  RootBody<AllGatherThunk>(p, 10).config.device_groups = {{0, 1}, {2}};
+  EXPECT_NE(ValidationError(p).find("cover 3 of 4 devices"), std::string::npos);
+  p = SampleProgram();
+  RootBody<AllGatherThunk>(p, 10).config.device_groups = {{0, 1}, {2, 4}};
+  EXPECT_NE(ValidationError(p).find("device 4 is outside the 4 devices"), std::string::npos);
+  // An all-gather over groups of 2 writes twice its source.
+  p = SampleProgram();
+  RootBody<AllGatherThunk>(p, 10).buffers[0].destination.size = 16;
+  EXPECT_NE(ValidationError(p).find("does not match its source and group size"), std::string::npos);
+  // and/or have no meaning for floats.
+  p = SampleProgram();
+  RootBody<AllReduceThunk>(p, 9).reduction = ReductionKind::kAnd;
+  EXPECT_NE(ValidationError(p).find("and reduction of f32 is not defined"), std::string::npos);
+  // An async start without its done.
+  p = SampleProgram();
+  p.root.thunks.erase(p.root.thunks.end() - 2);
+  EXPECT_NE(ValidationError(p).find("async collective 0 has 1 start(s) and 0 done(s)"), std::string::npos);
+
   p = SampleProgram();
   RootBody<KernelThunk>(p, 0).launch.block.x = 0;
   EXPECT_NE(ValidationError(p).find("invalid launch dimensions (0,1,1)"), std::string::npos);
@@ -318,11 +338,13 @@ TEST(ThunkText, LibraryAndDataMovementLines) {
   EXPECT_EQ(ThunkLine(p.root.thunks[4]), "copy copy.7 a0[0:64] -> a5[512:576]");
   EXPECT_EQ(ThunkLine(p.root.thunks[5]), "memset memset.8 a5[576:640] pattern=0x3f800000");
   EXPECT_EQ(ThunkLine(p.root.thunks[9]),
-            "all-reduce all-reduce.11 reduction=max groups={{0,1},{2,3}} channel=1 "
-            "buffers=[f32x16 a3[0:64] -> a5[1024:1088]]");
+            "all-reduce all-reduce.11 reduction=max groups={{0,1},{2,3}} channel=1 devices={{0,1},{2,3}} "
+            "async=0 buffers=[f32x16 a3[0:64] -> a5[1024:1088]]");
   EXPECT_EQ(ThunkLine(p.root.thunks[13]),
             "collective-permute collective-permute.17 pairs={{0,1},{1,0}} channel=2 "
-            "buffers=[bf16x32 a5[0:64] -> a5[2300:2364]]");
+            "buffers=[bf16x32 a5[0:64] -> a5[2300:2364]] device_pairs={{0,1},{1,0},{2,3},{3,2}}");
+  EXPECT_EQ(ThunkLine(p.root.thunks[21]), "collective-done all-reduce-done.26 async=0");
+  EXPECT_EQ(ThunkLine(p.root.thunks[22]), "device-id replica-id.27 partition -> a5[3936:3940]");
   EXPECT_EQ(ThunkLine(p.root.thunks[14]),
             "custom-call custom-call.18 target=\"my_target\" operands=[a0[0:64]] "
             "results=[a5[3000:3064]] config=\"{\\\"k\\\": 1}\\x00\\x01\\xff\" api_version=2");
@@ -396,7 +418,8 @@ TEST(ThunkModel, KindsFollowTheVariantOrder) {
       ThunkKind::kAllReduce, ThunkKind::kAllGather,     ThunkKind::kReduceScatter,
       ThunkKind::kAllToAll,  ThunkKind::kCollectivePermute, ThunkKind::kCustomCall,
       ThunkKind::kRngGetAndUpdateState, ThunkKind::kCholesky, ThunkKind::kTriangularSolve,
-      ThunkKind::kLinalg, ThunkKind::kRadixSort};
+      ThunkKind::kLinalg, ThunkKind::kRadixSort, ThunkKind::kCollectiveBroadcast, ThunkKind::kCollectiveDone,
+      ThunkKind::kDeviceId};
   ASSERT_EQ(p.root.thunks.size(), std::size(expected));
   for (size_t i = 0; i < std::size(expected); ++i) {
     EXPECT_EQ(p.root.thunks[i].kind(), expected[i]) << i;
@@ -409,14 +432,14 @@ TEST(ThunkModel, KindsFollowTheVariantOrder) {
 
 TEST(ThunkModel, Walkers) {
   const ThunkProgram p = SampleProgram();
-  // 20 root thunks + copy.13 in call.12 + one thunk in each of the while's
-  // condition and body + one memset in each of 3 branches = 26.
+  // 23 root thunks + copy.13 in call.12 + one thunk in each of the while's
+  // condition and body + one memset in each of 3 branches = 29.
   int count = 0, max_depth = 0;
   ForEachThunk(p.root, [&](const Thunk&, int depth) {
     ++count;
     max_depth = std::max(max_depth, depth);
   });
-  EXPECT_EQ(count, 26);
+  EXPECT_EQ(count, 29);
   EXPECT_EQ(max_depth, 2);
 
   EXPECT_EQ(DirectSlices(p.root.thunks[1]),

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bef-compile from the command line: artifacts, dumps, stats, the
 # middle-end-only mode, deterministic output, a must-alias module run with
-# bef-run --donate, and one-line errors.
+# bef-run --donate, an SPMD module on 2 host devices (bef-run --num_devices,
+# per-device inputs and outputs), and one-line errors.
 #
 #   tests/tools/bef_compile_test.sh path/to/bef-compile path/to/bef-run [repo root]
 set -u
@@ -123,6 +124,45 @@ expect_error "unknown --stop-after 'codegen'" "bad stop-after"
 printf 'HloModule m\nENTRY e {\n  ROOT x = f32[2] add(\n}\n' >bad.hlo
 run "$BEF_COMPILE" bad.hlo -o x.bef
 expect_error "bad.hlo:" "malformed HLO"
+
+# An SPMD module on 2 host devices: device d adds its replica id to its own
+# input, then the all-reduce sums both: (1+0 + 10+1, 2+0 + 20+1) = (12, 23)
+# on each; the all-gather concatenates the two inputs plus ids.
+cat >spmd.hlo <<'HLO'
+HloModule spmd, replica_count=2
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY e {
+  p = f32[2] parameter(0)
+  r = u32[] replica-id()
+  f = f32[] convert(r)
+  b = f32[2] broadcast(f), dimensions={}
+  q = f32[2] add(p, b)
+  ar = f32[2] all-reduce(q), replica_groups={}, to_apply=add
+  ag = f32[4] all-gather(q), replica_groups={}, dimensions={0}
+  ROOT t = (f32[2], f32[4]) tuple(ar, ag)
+}
+HLO
+run "$BEF_COMPILE" spmd.hlo -o spmd.bef
+check '[[ $code == 0 ]]' "spmd compiles: $err"
+run "$BEF_RUN" spmd.bef --num_devices=2 "--input=2xf32=1 2" "--input=2xf32=10 20"
+check '[[ $code == 0 && $out == "device 0:
+2xf32=12 23
+4xf32=1 2 11 21
+device 1:
+2xf32=12 23
+4xf32=1 2 11 21" ]]' "spmd on 2 devices: exit $code [$out] [$err]"
+run "$BEF_RUN" spmd.bef --num_devices=2 "--input=2xf32=5 5" "--expected_output=2xf32=11 11" \
+  "--expected_output=4xf32=5 5 6 6"
+check '[[ $code == 0 ]]' "spmd with shared inputs and expected outputs: exit $code [$out] [$err]"
+run "$BEF_RUN" spmd.bef --num_devices=3
+check '[[ $code == 1 && $err == "bef-run: error: the module runs on 2 devices (2 replicas x 1 partitions), not --num_devices=3" ]]' \
+  "spmd device count: [$err]"
+run "$BEF_RUN" spmd.bef
+check '[[ $code == 1 && $err == *"load it once per device"*"--num_devices=2"* ]]' "spmd on one device: [$err]"
 
 echo "bef_compile_test: $((checks - failures)) of $checks checks passed"
 [[ $failures == 0 ]]

@@ -40,6 +40,8 @@ struct Options {
   bool verify_each_pass = false;
   bool no_radix_sort = false;
   std::string tf32 = "on";
+  int64_t num_replicas = 0;
+  int64_t num_partitions = 0;
 };
 
 Status WriteStats(const Options& options, const compiler::CompileStats& stats) {
@@ -67,6 +69,11 @@ Status Compile(const std::string& input, const Options& options) {
   if (options.tf32 != "on" && options.tf32 != "off")
     return Error("--tf32 must be on or off, not '" + options.tf32 + "'");
   copts.tf32 = options.tf32 == "on";
+  if (options.num_replicas < 0 || options.num_partitions < 0 || options.num_replicas > 4096 ||
+      options.num_partitions > 4096)
+    return Error("--num_replicas and --num_partitions must be between 1 and 4096");
+  copts.num_replicas = options.num_replicas;
+  copts.num_partitions = options.num_partitions;
   if (!options.stop_after.empty() && options.stop_after != "buffer-assignment")
     return Error("unknown --stop-after '" + options.stop_after + "' (expected buffer-assignment)");
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> module, hlo::ParseHloModuleFile(input));
@@ -101,6 +108,10 @@ int Main(int argc, char** argv) {
   flags.AddString("tf32", &options.tf32,
                   "on|off: CUDA runs f32 dots of DEFAULT operand precision on the TF32 tensor cores, as XLA GPU "
                   "does (default on; off keeps them at f32 precision)");
+  flags.AddInt("num_replicas", &options.num_replicas,
+               "replicas the collectives are resolved for, overriding the module's replica_count");
+  flags.AddInt("num_partitions", &options.num_partitions,
+               "partitions the collectives are resolved for, overriding the module's num_partitions");
   flags.AddString("stats", &options.stats, "write the compile summary as JSON to this file ('-' prints it)");
   flags.AddString("stop-after", &options.stop_after,
                   "buffer-assignment: run the middle-end only (dumps and stats, no artifact)");

@@ -122,6 +122,8 @@ std::string ArtifactToText(const bef::Artifact& a, const std::string& path, uint
   out += "targets:";
   for (const std::string& t : a.targets) out += " " + t;
   out += "\n";
+  out += "devices: " + std::to_string(p.device_count()) + " (" + std::to_string(p.replica_count) + " replicas x " +
+         std::to_string(p.num_partitions) + " partitions)\n";
   out += "signature:\n" + thunks::SignatureToText(p);
   int64_t total = 0;
   for (const thunks::Allocation& alloc : p.allocations) total += alloc.size;

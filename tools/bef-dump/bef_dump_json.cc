@@ -31,6 +31,8 @@ class ArtifactJson {
     j_.BeginArray();
     for (const std::string& t : a.targets) j_.String(t);
     j_.EndArray();
+    j_.Field("replica_count", a.program.replica_count);
+    j_.Field("num_partitions", a.program.num_partitions);
     Signature(a.program.signature);
     Allocations(a.program);
     Constants(a.program);
@@ -441,6 +443,11 @@ class ArtifactJson {
     j_.EndArray();
     OptionalInt("channel_id", c.channel_id);
     j_.Field("use_global_device_ids", c.use_global_device_ids);
+    j_.Key("device_groups");
+    j_.BeginArray();
+    for (const auto& g : c.device_groups) j_.IntArray(g);
+    j_.EndArray();
+    OptionalInt("async_id", c.async_id);
   }
   void Buffer(const th::CollectiveBuffer& b) {
     j_.BeginObject();
@@ -448,6 +455,8 @@ class ArtifactJson {
     Slice("destination", b.destination);
     j_.Field("element_type", ElementTypeName(b.element_type));
     j_.Field("element_count", b.element_count);
+    j_.Key("dims");
+    j_.IntArray(b.dims);
     j_.EndObject();
   }
   void Buffers(const std::vector<th::CollectiveBuffer>& v) {
@@ -485,6 +494,19 @@ class ArtifactJson {
     j_.EndArray();
     j_.Key("buffer");
     Buffer(t.buffer);
+    j_.Key("device_pairs");
+    j_.BeginArray();
+    for (const auto& [s, d] : t.device_pairs) j_.IntArray({s, d});
+    j_.EndArray();
+  }
+  void Body(const th::CollectiveBroadcastThunk& t) {
+    Config(t.config);
+    Buffers(t.buffers);
+  }
+  void Body(const th::CollectiveDoneThunk& t) { j_.Field("async_id", t.async_id); }
+  void Body(const th::DeviceIdThunk& t) {
+    j_.Field("id", th::DeviceIdKindName(t.kind));
+    Slice("destination", t.destination);
   }
   void Body(const th::CustomCallThunk& c) {
     j_.Field("target", c.target);

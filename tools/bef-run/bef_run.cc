@@ -8,6 +8,7 @@
 //           [--iterations=N] [--warmup=N] [--include_transfers]
 //           [--profile] [--trace=FILE.json] [--export_profile=FILE.json]
 //           [--print_memory] [--donate]
+//           [--num_devices=N] [--collective_timeout=SECONDS]
 //
 // One --input per array leaf of the parameters (LoadedExecutable's
 // argument_shapes, in order), in the IREE syntax shared by every kiln tool
@@ -36,6 +37,12 @@
 // (sampled emulation: KILN_EMU_SAMPLE=N)" instead of values, and nothing is
 // written or compared.
 //
+// --num_devices=N runs an SPMD module (replica_count x num_partitions = N)
+// on N host devices in one process, collectives through Gloo
+// (multi_device.h: per-device --input, --output and --expected_output); a
+// collective whose peers do not arrive within --collective_timeout
+// (default 60 s) fails with one line naming it and the missing devices.
+//
 // Every failure is one line "bef-run: error: ..." and exit code 1; a result
 // mismatch prints "[FAILED] ..." and exits 1.
 #include <chrono>
@@ -57,6 +64,7 @@
 #include "tools/common/profile_report.h"
 #include "tools/common/tool_values.h"
 #include "tools/common/trace_writer.h"
+#include "tools/bef-run/multi_device.h"
 
 namespace kiln::tools {
 namespace {
@@ -76,6 +84,8 @@ struct Options {
   bool print_memory = false;
   bool donate = false;
   bool include_transfers = false;
+  int64_t num_devices = 0;  // 0: one device
+  std::optional<double> collective_timeout;  // seconds; default 60
 
   bool profiled_runs() const { return profile || !trace.empty() || !export_profile.empty(); }
 };
@@ -268,6 +278,71 @@ Status RunProfile(const runtime::LoadedExecutable& exe, const std::vector<runtim
   return Status::Ok();
 }
 
+// Device d's arguments: its --input specs, or random values seeded --seed + d.
+StatusOr<std::vector<runtime::Buffer>> DeviceArguments(const runtime::LoadedExecutable& exe, const Options& options,
+                                                       int64_t device) {
+  Options own = options;
+  own.seed = options.seed + device;
+  KILN_ASSIGN_OR_RETURN(own.inputs, SpecsForDevice(options.inputs, exe.argument_shapes().size(), device,
+                                                   options.num_devices, "--input"));
+  return BuildArguments(exe, own);
+}
+
+// Prints, writes and compares every device's results; returns the number
+// of mismatches.
+StatusOr<int> ReportDeviceResults(const std::vector<runtime::ExecutionResult>& results, const Options& options) {
+  int mismatches = 0;
+  for (size_t d = 0; d < results.size(); ++d) {
+    std::vector<Literal> leaves;
+    for (const runtime::Buffer& out : results[d].outputs) {
+      KILN_ASSIGN_OR_RETURN(Literal leaf, BufferToLiteral(out));
+      leaves.push_back(std::move(leaf));
+    }
+    const int64_t device = static_cast<int64_t>(d);
+    OutputFlags flags = options.output;
+    KILN_ASSIGN_OR_RETURN(flags.outputs, SpecsForDevice(options.output.outputs, leaves.size(), device,
+                                                        options.num_devices, "--output"));
+    KILN_ASSIGN_OR_RETURN(flags.expected_outputs, SpecsForDevice(options.output.expected_outputs, leaves.size(),
+                                                                 device, options.num_devices, "--expected_output"));
+    std::cout << "device " << d << ":\n";
+    KILN_RETURN_IF_ERROR(EmitOutputs(leaves, flags, std::cout));
+    if (flags.expected_outputs.empty()) continue;
+    KILN_ASSIGN_OR_RETURN(int m, CompareOutputs(leaves, flags, std::cout));
+    mismatches += m;
+  }
+  return mismatches;
+}
+
+// --num_devices: every device runs at once; --iterations times the
+// slowest device of each run.
+StatusOr<int> RunOnDevices(const bef::Artifact& artifact, const Options& options) {
+  if (options.profiled_runs() || options.donate || options.print_memory || options.device == "cuda")
+    return Error("--num_devices runs on host devices without --profile, --trace, --export_profile, --donate and "
+                 "--print_memory (not yet)");
+  KILN_ASSIGN_OR_RETURN(DeviceSet set,
+                        LoadOnHostDevices(artifact, options.num_devices, options.collective_timeout.value_or(60)));
+  std::vector<std::vector<runtime::Buffer>> args;
+  for (int64_t d = 0; d < options.num_devices; ++d) {
+    KILN_ASSIGN_OR_RETURN(std::vector<runtime::Buffer> a, DeviceArguments(*set.executables[d], options, d));
+    args.push_back(std::move(a));
+  }
+  runtime::ExecuteOptions run;
+  run.profile = false;
+  KILN_ASSIGN_OR_RETURN(std::vector<runtime::ExecutionResult> results, ExecuteOnDevices(set, args, run));
+  KILN_ASSIGN_OR_RETURN(int mismatches, ReportDeviceResults(results, options));
+  if (options.iterations == 0) return mismatches;
+  std::cout << "device: " << options.num_devices << " x " << set.devices[0]->description() << "\n";
+  for (int64_t i = 0; i < options.warmup; ++i) KILN_RETURN_IF_ERROR(ExecuteOnDevices(set, args, run).status());
+  std::vector<double> samples;
+  for (int64_t i = 0; i < options.iterations; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    KILN_RETURN_IF_ERROR(ExecuteOnDevices(set, args, run).status());
+    samples.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::cout << FormatLatencyStats(ComputeLatencyStats(std::move(samples))) << "\n";
+  return mismatches;
+}
+
 StatusOr<int> Run(const std::string& path, const Options& options) {
   if (options.iterations < 0 || options.warmup < 0)
     return Error("--iterations and --warmup must not be negative");
@@ -276,6 +351,7 @@ StatusOr<int> Run(const std::string& path, const Options& options) {
   if (!options.export_profile.empty())
     KILN_RETURN_IF_ERROR(CheckWritable(options.export_profile).WithContext("--export_profile"));
   KILN_ASSIGN_OR_RETURN(bef::Artifact artifact, bef::LoadArtifactFile(path));
+  if (options.num_devices != 0) return RunOnDevices(artifact, options);
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Device> device, CreateDevice(options.device, artifact));
   StatusOr<std::unique_ptr<runtime::LoadedExecutable>> loaded =
       runtime::LoadedExecutable::Load(*device, artifact);
@@ -322,6 +398,10 @@ int Main(int argc, char** argv) {
                 "time upload + execution + download in --iterations (default: the execution alone)");
   flags.AddBool("donate", &options.donate,
                 "donate every argument (must-alias modules need it); each run gets its own copy");
+  flags.AddInt("num_devices", &options.num_devices,
+               "run an SPMD module on N host devices in this process (N = replica_count x num_partitions)");
+  flags.AddDouble("collective_timeout", &options.collective_timeout,
+                  "seconds a collective waits for its peers before failing (default 60)");
   options.output.report_each_match = true;
   std::vector<std::string> files;
   Status parsed = flags.Parse(argc, argv, &files);

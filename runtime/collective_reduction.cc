@@ -1,0 +1,181 @@
+// Reduction functions of the host collectives (see collective_reduction.h).
+#include "runtime/collective_reduction.h"
+
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "common/float_formats.h"
+
+namespace kiln::runtime {
+namespace {
+
+using thunks::ReductionKind;
+
+// Applies `op` to every element; loads and stores through memcpy so
+// unaligned slices and aliasing outputs are fine.
+template <typename T, typename Op>
+void Apply(void* out, const void* a, const void* b, size_t n, Op op) {
+  auto* o = static_cast<uint8_t*>(out);
+  auto* x = static_cast<const uint8_t*>(a);
+  auto* y = static_cast<const uint8_t*>(b);
+  for (size_t i = 0; i < n; ++i) {
+    T u, v;
+    std::memcpy(&u, x + i * sizeof(T), sizeof(T));
+    std::memcpy(&v, y + i * sizeof(T), sizeof(T));
+    T r = op(u, v);
+    std::memcpy(o + i * sizeof(T), &r, sizeof(T));
+  }
+}
+
+template <typename T>
+T NanMin(T a, T b) {
+  if (std::isnan(a)) return a;
+  if (std::isnan(b)) return b;
+  return b < a ? b : a;
+}
+template <typename T>
+T NanMax(T a, T b) {
+  if (std::isnan(a)) return a;
+  if (std::isnan(b)) return b;
+  return b > a ? b : a;
+}
+
+// Integers: sums and products wrap (computed unsigned), and/or are bitwise.
+template <typename T>
+ReduceFunction IntegerReduction(ReductionKind kind) {
+  using U = std::make_unsigned_t<T>;
+  switch (kind) {
+    case ReductionKind::kSum:
+      return [](void* o, const void* a, const void* b, size_t n) {
+        Apply<T>(o, a, b, n, [](T x, T y) { return static_cast<T>(static_cast<U>(x) + static_cast<U>(y)); });
+      };
+    case ReductionKind::kProduct:
+      return [](void* o, const void* a, const void* b, size_t n) {
+        Apply<T>(o, a, b, n, [](T x, T y) { return static_cast<T>(static_cast<U>(x) * static_cast<U>(y)); });
+      };
+    case ReductionKind::kMin:
+      return [](void* o, const void* a, const void* b, size_t n) {
+        Apply<T>(o, a, b, n, [](T x, T y) { return y < x ? y : x; });
+      };
+    case ReductionKind::kMax:
+      return [](void* o, const void* a, const void* b, size_t n) {
+        Apply<T>(o, a, b, n, [](T x, T y) { return y > x ? y : x; });
+      };
+    case ReductionKind::kAnd:
+      return [](void* o, const void* a, const void* b, size_t n) {
+        Apply<T>(o, a, b, n, [](T x, T y) { return static_cast<T>(x & y); });
+      };
+    case ReductionKind::kOr:
+      return [](void* o, const void* a, const void* b, size_t n) {
+        Apply<T>(o, a, b, n, [](T x, T y) { return static_cast<T>(x | y); });
+      };
+  }
+  return nullptr;
+}
+
+// pred: and/min are logical and, or/max/sum logical or, product and.
+ReduceFunction PredReduction(ReductionKind kind) {
+  switch (kind) {
+    case ReductionKind::kAnd:
+    case ReductionKind::kMin:
+    case ReductionKind::kProduct:
+      return [](void* o, const void* a, const void* b, size_t n) {
+        Apply<uint8_t>(o, a, b, n, [](uint8_t x, uint8_t y) -> uint8_t { return (x != 0) && (y != 0); });
+      };
+    case ReductionKind::kOr:
+    case ReductionKind::kMax:
+    case ReductionKind::kSum:
+      return [](void* o, const void* a, const void* b, size_t n) {
+        Apply<uint8_t>(o, a, b, n, [](uint8_t x, uint8_t y) -> uint8_t { return (x != 0) || (y != 0); });
+      };
+  }
+  return nullptr;
+}
+
+template <typename T>
+ReduceFunction FloatReduction(ReductionKind kind) {
+  switch (kind) {
+    case ReductionKind::kSum:
+      return [](void* o, const void* a, const void* b, size_t n) { Apply<T>(o, a, b, n, [](T x, T y) { return x + y; }); };
+    case ReductionKind::kProduct:
+      return [](void* o, const void* a, const void* b, size_t n) { Apply<T>(o, a, b, n, [](T x, T y) { return x * y; }); };
+    case ReductionKind::kMin:
+      return [](void* o, const void* a, const void* b, size_t n) { Apply<T>(o, a, b, n, NanMin<T>); };
+    case ReductionKind::kMax:
+      return [](void* o, const void* a, const void* b, size_t n) { Apply<T>(o, a, b, n, NanMax<T>); };
+    default: return nullptr;
+  }
+}
+
+struct Plus { double operator()(double a, double b) const { return a + b; } };
+struct Times { double operator()(double a, double b) const { return a * b; } };
+struct Min { double operator()(double a, double b) const { return NanMin(a, b); } };
+struct Max { double operator()(double a, double b) const { return NanMax(a, b); } };
+
+// f16 / bf16: one step in double, rounded back to the type.
+template <ElementType kType, typename Op>
+void NarrowApply(void* out, const void* a, const void* b, size_t n) {
+  Apply<uint16_t>(out, a, b, n, [](uint16_t x, uint16_t y) {
+    return static_cast<uint16_t>(
+        EncodeNarrowFloat(kType, Op{}(DecodeNarrowFloat(kType, x), DecodeNarrowFloat(kType, y))));
+  });
+}
+
+template <ElementType kType>
+ReduceFunction NarrowFloatReduction(ReductionKind kind) {
+  switch (kind) {
+    case ReductionKind::kSum: return NarrowApply<kType, Plus>;
+    case ReductionKind::kProduct: return NarrowApply<kType, Times>;
+    case ReductionKind::kMin: return NarrowApply<kType, Min>;
+    case ReductionKind::kMax: return NarrowApply<kType, Max>;
+    default: return nullptr;
+  }
+}
+
+template <typename T>
+ReduceFunction ComplexReduction(ReductionKind kind) {
+  using C = std::complex<T>;
+  switch (kind) {
+    case ReductionKind::kSum:
+      return [](void* o, const void* a, const void* b, size_t n) { Apply<C>(o, a, b, n, [](C x, C y) { return x + y; }); };
+    case ReductionKind::kProduct:
+      return [](void* o, const void* a, const void* b, size_t n) { Apply<C>(o, a, b, n, [](C x, C y) { return x * y; }); };
+    default: return nullptr;
+  }
+}
+
+ReduceFunction Find(ElementType type, ReductionKind kind) {
+  switch (type) {
+    case ElementType::kPred: return PredReduction(kind);
+    case ElementType::kS8: return IntegerReduction<int8_t>(kind);
+    case ElementType::kS16: return IntegerReduction<int16_t>(kind);
+    case ElementType::kS32: return IntegerReduction<int32_t>(kind);
+    case ElementType::kS64: return IntegerReduction<int64_t>(kind);
+    case ElementType::kU8: return IntegerReduction<uint8_t>(kind);
+    case ElementType::kU16: return IntegerReduction<uint16_t>(kind);
+    case ElementType::kU32: return IntegerReduction<uint32_t>(kind);
+    case ElementType::kU64: return IntegerReduction<uint64_t>(kind);
+    case ElementType::kF16: return NarrowFloatReduction<ElementType::kF16>(kind);
+    case ElementType::kBF16: return NarrowFloatReduction<ElementType::kBF16>(kind);
+    case ElementType::kF32: return FloatReduction<float>(kind);
+    case ElementType::kF64: return FloatReduction<double>(kind);
+    case ElementType::kC64: return ComplexReduction<float>(kind);
+    case ElementType::kC128: return ComplexReduction<double>(kind);
+    default: return nullptr;
+  }
+}
+
+}  // namespace
+
+StatusOr<ReduceFunction> CollectiveReduction(ElementType type, ReductionKind kind) {
+  ReduceFunction fn = Find(type, kind);
+  if (!fn)
+    return Error(std::string(thunks::ReductionKindName(kind)) + " reduction of " +
+                 std::string(ElementTypeName(type)) + " is not supported across devices");
+  return fn;
+}
+
+}  // namespace kiln::runtime

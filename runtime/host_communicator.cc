@@ -1,0 +1,212 @@
+// HostCommunicator (see host_communicator.h): Gloo contexts per device group
+// and the collectives kiln runs on them.
+#include "runtime/host_communicator.h"
+
+#include <algorithm>
+#include <exception>
+
+#include <gloo/allgather.h>
+#include <gloo/allreduce.h>
+#include <gloo/alltoall.h>
+#include <gloo/broadcast.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/prefix_store.h>
+#include <gloo/transport/tcp/device.h>
+#include <gloo/transport/unbound_buffer.h>
+
+namespace kiln::runtime {
+namespace {
+
+std::string IdList(const std::vector<int64_t>& ids) {
+  std::string s;
+  for (size_t i = 0; i < ids.size(); ++i) s += (i ? ", " : "") + std::to_string(ids[i]);
+  return s;
+}
+
+std::string GroupName(const std::vector<int64_t>& devices) {
+  std::string s = "{";
+  for (size_t i = 0; i < devices.size(); ++i) s += (i ? "," : "") + std::to_string(devices[i]);
+  return s + "}";
+}
+
+// The first line of an exception's message (Gloo's carry file positions).
+std::string FirstLine(const std::exception& e) {
+  std::string m = e.what();
+  return m.substr(0, m.find('\n'));
+}
+
+std::string Seconds(std::chrono::milliseconds t) {
+  const int64_t ms = t.count();
+  return ms % 1000 == 0 ? std::to_string(ms / 1000) + " s" : std::to_string(ms) + " ms";
+}
+
+// An element of `kBytes` bytes: Gloo sizes its segments in elements, so a
+// reduction never splits one.
+template <size_t kBytes>
+struct Element {
+  uint8_t bytes[kBytes];
+};
+
+template <size_t kBytes>
+void AllReduceOf(const std::shared_ptr<gloo::Context>& context, const void* in, void* out, size_t count,
+                 ReduceFunction reduce, uint32_t tag, std::chrono::milliseconds timeout) {
+  gloo::AllreduceOptions opts(context);
+  // Gloo reads `in` and writes `out` (no copy first); in place when equal.
+  if (in != out) opts.setInput(const_cast<Element<kBytes>*>(static_cast<const Element<kBytes>*>(in)), count);
+  opts.setOutput(static_cast<Element<kBytes>*>(out), count);
+  opts.setReduceFunction([reduce](void* o, const void* a, const void* b, size_t n) { reduce(o, a, b, n); });
+  opts.setTag(tag);
+  opts.setTimeout(timeout);
+  gloo::allreduce(opts);
+}
+
+}  // namespace
+
+StatusOr<DeviceGroup> FindDeviceGroup(const std::vector<std::vector<int64_t>>& groups, int64_t device) {
+  for (const std::vector<int64_t>& g : groups) {
+    auto it = std::find(g.begin(), g.end(), device);
+    if (it != g.end()) return DeviceGroup{g, it - g.begin()};
+  }
+  return Error("device " + std::to_string(device) + " is in no device group of the collective");
+}
+
+HostCommunicator::HostCommunicator(int64_t device, std::shared_ptr<CollectiveRendezvous> rendezvous, int64_t load,
+                                   std::shared_ptr<gloo::transport::Device> transport)
+    : device_(device), rendezvous_(std::move(rendezvous)), load_(load), transport_(std::move(transport)) {}
+
+HostCommunicator::~HostCommunicator() = default;
+
+StatusOr<std::unique_ptr<HostCommunicator>> HostCommunicator::Create(int64_t device,
+                                                                     std::shared_ptr<CollectiveRendezvous> rendezvous,
+                                                                     int64_t load) {
+  try {
+    gloo::transport::tcp::attr attr("127.0.0.1");
+    std::shared_ptr<gloo::transport::Device> transport = gloo::transport::tcp::CreateDevice(attr);
+    return std::unique_ptr<HostCommunicator>(
+        new HostCommunicator(device, std::move(rendezvous), load, std::move(transport)));
+  } catch (const std::exception& e) {
+    return Error("cannot open Gloo's TCP transport on 127.0.0.1: " + FirstLine(e));
+  }
+}
+
+StatusOr<HostCommunicator::Clique*> HostCommunicator::CliqueFor(const DeviceGroup& group, const std::string& what) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::unique_ptr<Clique>& clique = cliques_[group.devices];
+  if (clique) return clique.get();
+  const std::string name = GroupName(group.devices);
+  const std::string prefix = "load" + std::to_string(load_) + "/group" + name;
+  auto context = std::make_shared<gloo::rendezvous::Context>(static_cast<int>(group.rank),
+                                                             static_cast<int>(group.size()));
+  context->setTimeout(rendezvous_->timeout());
+  try {
+    gloo::rendezvous::PrefixStore store(prefix, rendezvous_->store());
+    context->connectFullMesh(store, transport_);
+  } catch (const std::exception& e) {
+    std::vector<int64_t> missing;
+    for (int64_t r : rendezvous_->UnpublishedRanks(prefix, group.size())) missing.push_back(group.devices[r]);
+    if (!missing.empty())
+      return Error(what + " on devices " + name + ": devices " + IdList(missing) + " did not arrive within " +
+                   Seconds(rendezvous_->timeout()));
+    return Error(what + " on devices " + name + ": connecting the devices failed: " + FirstLine(e));
+  }
+  clique = std::make_unique<Clique>();
+  clique->context = std::move(context);
+  clique->arrivals = rendezvous_->Arrivals(prefix, group.size());
+  clique->name = name;
+  return clique.get();
+}
+
+template <typename Op>
+Status HostCommunicator::Run(const DeviceGroup& group, const std::string& what, Op&& op) {
+  KILN_ASSIGN_OR_RETURN(Clique * clique, CliqueFor(group, what));
+  const int64_t arrived = clique->arrivals->Enter(group.rank);
+  try {
+    op(clique->context);
+    return Status::Ok();
+  } catch (const std::exception& e) {
+    std::vector<int64_t> missing;
+    for (int64_t r : clique->arrivals->Behind(arrived)) missing.push_back(group.devices[r]);
+    if (!missing.empty())
+      return Error(what + " on devices " + clique->name + ": devices " + IdList(missing) +
+                   " did not arrive within " + Seconds(rendezvous_->timeout()));
+    return Error(what + " on devices " + clique->name + " failed: " + FirstLine(e));
+  }
+}
+
+Status HostCommunicator::AllReduce(const DeviceGroup& group, const void* in, void* out, size_t count,
+                                   size_t elem_size, ReduceFunction reduce, uint32_t tag, const std::string& what) {
+  if (count == 0) return Status::Ok();
+  const std::chrono::milliseconds timeout = rendezvous_->timeout();
+  return Run(group, what, [&](const std::shared_ptr<gloo::Context>& context) {
+    switch (elem_size) {
+      case 1: return AllReduceOf<1>(context, in, out, count, reduce, tag, timeout);
+      case 2: return AllReduceOf<2>(context, in, out, count, reduce, tag, timeout);
+      case 4: return AllReduceOf<4>(context, in, out, count, reduce, tag, timeout);
+      case 8: return AllReduceOf<8>(context, in, out, count, reduce, tag, timeout);
+      case 16: return AllReduceOf<16>(context, in, out, count, reduce, tag, timeout);
+      default: throw std::runtime_error("no all-reduce of " + std::to_string(elem_size) + "-byte elements");
+    }
+  });
+}
+
+Status HostCommunicator::AllGather(const DeviceGroup& group, const void* in, void* out, size_t bytes, uint32_t tag,
+                                   const std::string& what) {
+  if (bytes == 0) return Status::Ok();
+  return Run(group, what, [&](const std::shared_ptr<gloo::Context>& context) {
+    gloo::AllgatherOptions opts(context);
+    opts.setInput(const_cast<uint8_t*>(static_cast<const uint8_t*>(in)), bytes);
+    opts.setOutput(static_cast<uint8_t*>(out), bytes * group.size());
+    opts.setTag(tag);
+    opts.setTimeout(rendezvous_->timeout());
+    gloo::allgather(opts);
+  });
+}
+
+Status HostCommunicator::AllToAll(const DeviceGroup& group, const void* in, void* out, size_t bytes, uint32_t tag,
+                                  const std::string& what) {
+  if (bytes == 0) return Status::Ok();
+  return Run(group, what, [&](const std::shared_ptr<gloo::Context>& context) {
+    gloo::AlltoallOptions opts(context);
+    opts.setInput(const_cast<uint8_t*>(static_cast<const uint8_t*>(in)), bytes);
+    opts.setOutput(static_cast<uint8_t*>(out), bytes);
+    opts.setTag(tag);
+    opts.setTimeout(rendezvous_->timeout());
+    gloo::alltoall(opts);
+  });
+}
+
+Status HostCommunicator::Broadcast(const DeviceGroup& group, void* data, size_t bytes, int64_t root, uint32_t tag,
+                                   const std::string& what) {
+  if (bytes == 0) return Status::Ok();
+  return Run(group, what, [&](const std::shared_ptr<gloo::Context>& context) {
+    gloo::BroadcastOptions opts(context);
+    opts.setOutput(static_cast<uint8_t*>(data), bytes);
+    opts.setRoot(static_cast<int>(root));
+    opts.setTag(tag);
+    opts.setTimeout(rendezvous_->timeout());
+    gloo::broadcast(opts);
+  });
+}
+
+Status HostCommunicator::SendReceive(const DeviceGroup& group, const void* send, int64_t to, void* recv, int64_t from,
+                                     size_t bytes, uint32_t tag, const std::string& what) {
+  if (bytes == 0) return Status::Ok();
+  // Slots of their own, above every slot Gloo's collectives derive from a tag.
+  const uint64_t slot = (uint64_t{1} << 56) | tag;
+  const std::chrono::milliseconds timeout = rendezvous_->timeout();
+  return Run(group, what, [&](const std::shared_ptr<gloo::Context>& context) {
+    std::unique_ptr<gloo::transport::UnboundBuffer> out, in;
+    if (to >= 0) {
+      out = context->createUnboundBuffer(const_cast<void*>(send), bytes);
+      out->send(static_cast<int>(to), slot);
+    }
+    if (from >= 0) {
+      in = context->createUnboundBuffer(recv, bytes);
+      in->recv(static_cast<int>(from), slot);
+    }
+    if (in) in->waitRecv(timeout);
+    if (out) out->waitSend(timeout);
+  });
+}
+
+}  // namespace kiln::runtime

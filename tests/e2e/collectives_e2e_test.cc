@@ -1,0 +1,280 @@
+// Collectives end to end: hand-written SPMD modules compiled once and run on
+// N host devices of one process (Gloo over the loopback), every device's
+// result compared with the reference evaluator's simulated devices on the
+// same per-device random inputs. Each collective, each replica-group form
+// (explicit, iota, empty; cross-replica, cross-partition,
+// cross-replica-and-partition, flattened ids), the reductions per element
+// type, the async start/done pairs and replica-id / partition-id; a device
+// that never runs makes its peers fail with the timeout error, in bounded
+// time.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+
+#include "tests/e2e/spmd_test_util.h"
+
+namespace kiln::testing {
+namespace {
+
+std::string Reducer(const std::string& name, const std::string& type, const std::string& op) {
+  return name + " {\n  x = " + type + "[] parameter(0)\n  y = " + type + "[] parameter(1)\n  ROOT r = " + type +
+         "[] " + op + "(x, y)\n}\n";
+}
+
+TEST(CollectivesE2E, AllReduceSumOverEveryReplica) {
+  ExpectSpmdMatchesEvaluator("HloModule m, replica_count=4\n" + Reducer("add", "f32", "add") + R"(
+ENTRY e {
+  p = f32[3,5] parameter(0)
+  ROOT ar = f32[3,5] all-reduce(p), replica_groups={}, to_apply=add
+})", 1, {1e-5, 1e-5});
+}
+
+TEST(CollectivesE2E, AllReduceInExplicitGroupsPerType) {
+  for (const std::string& type : {"s8", "s32", "u16", "s64", "u64", "f64", "bf16", "f16"}) {
+    for (const std::string& op : {"add", "multiply", "maximum", "minimum"}) {
+      SCOPED_TRACE(type + " " + op);
+      ExpectSpmdMatchesEvaluator("HloModule m, replica_count=4\n" + Reducer("red", type, op) + "ENTRY e {\n  p = " +
+                                     type + "[7] parameter(0)\n  ROOT ar = " + type +
+                                     "[7] all-reduce(p), replica_groups={{0,2},{1,3}}, to_apply=red\n}",
+                                 2, {1e-2, 1e-2});
+    }
+  }
+}
+
+TEST(CollectivesE2E, AllReduceBitwiseAndLogical) {
+  for (const std::string& type : {"pred", "u32", "s16"}) {
+    for (const std::string& op : {"and", "or"}) {
+      SCOPED_TRACE(type + " " + op);
+      ExpectSpmdMatchesEvaluator("HloModule m, replica_count=3\n" + Reducer("red", type, op) + "ENTRY e {\n  p = " +
+                                 type + "[9] parameter(0)\n  ROOT ar = " + type +
+                                 "[9] all-reduce(p), replica_groups={}, to_apply=red\n}");
+    }
+  }
+}
+
+TEST(CollectivesE2E, AllReduceComplexAndTupleOperands) {
+  ExpectSpmdMatchesEvaluator("HloModule m, replica_count=2\n" + Reducer("add", "c64", "add") + R"(
+ENTRY e {
+  p = c64[4] parameter(0)
+  q = c64[2,2] parameter(1)
+  ROOT ar = (c64[4], c64[2,2]) all-reduce(p, q), replica_groups={{0,1}}, to_apply=add
+})", 3, {1e-5, 1e-5});
+}
+
+TEST(CollectivesE2E, AllGatherAlongMinorDimensionWithIotaGroups) {
+  ExpectSpmdMatchesEvaluator(R"(HloModule m, replica_count=4
+ENTRY e {
+  p = f32[2,3] parameter(0)
+  ROOT ag = f32[2,6] all-gather(p), replica_groups=[2,2]<=[4], dimensions={1}
+})");
+}
+
+TEST(CollectivesE2E, AllGatherTransposedIotaGroups) {
+  ExpectSpmdMatchesEvaluator(R"(HloModule m, replica_count=4
+ENTRY e {
+  p = s32[2,3] parameter(0)
+  ROOT ag = s32[4,3] all-gather(p), replica_groups=[2,2]<=[2,2]T(1,0), dimensions={0}
+})");
+}
+
+TEST(CollectivesE2E, ReduceScatterAlongEachDimension) {
+  for (int dim : {0, 1}) {
+    SCOPED_TRACE(dim);
+    const std::string result = dim == 0 ? "f32[2,6]" : "f32[4,3]";
+    ExpectSpmdMatchesEvaluator("HloModule m, replica_count=2\n" + Reducer("add", "f32", "add") +
+                                   "ENTRY e {\n  p = f32[4,6] parameter(0)\n  ROOT rs = " + result +
+                                   " reduce-scatter(p), replica_groups={{0,1}}, dimensions={" + std::to_string(dim) +
+                                   "}, to_apply=add\n}",
+                               4, {1e-5, 1e-5});
+  }
+}
+
+TEST(CollectivesE2E, AllToAllSplitAndTupleForms) {
+  ExpectSpmdMatchesEvaluator(R"(HloModule m, replica_count=4
+ENTRY e {
+  p = f32[3,8] parameter(0)
+  ROOT a2a = f32[3,8] all-to-all(p), replica_groups={{0,1,2,3}}, dimensions={1}
+})");
+  ExpectSpmdMatchesEvaluator(R"(HloModule m, replica_count=2
+ENTRY e {
+  p = u8[5] parameter(0)
+  q = u8[5] parameter(1)
+  ROOT a2a = (u8[5], u8[5]) all-to-all(p, q), replica_groups={{1,0}}
+})");
+}
+
+TEST(CollectivesE2E, CollectivePermuteWithADeviceReceivingNothing) {
+  ExpectSpmdMatchesEvaluator(R"(HloModule m, replica_count=4
+ENTRY e {
+  p = f64[2,2] parameter(0)
+  ROOT cp = f64[2,2] collective-permute(p), source_target_pairs={{0,1},{1,2},{2,3}}
+})");
+  // A swap, a device sending to itself and one left out.
+  ExpectSpmdMatchesEvaluator(R"(HloModule m, replica_count=4
+ENTRY e {
+  p = s32[3] parameter(0)
+  ROOT cp = s32[3] collective-permute(p), source_target_pairs={{1,0},{0,1},{2,2}}
+})");
+}
+
+TEST(CollectivesE2E, CollectiveBroadcast) {
+  ExpectSpmdMatchesEvaluator(R"(HloModule m, replica_count=4
+ENTRY e {
+  p = s64[3] parameter(0)
+  ROOT b = s64[3] collective-broadcast(p), replica_groups={{1,0},{3,2}}
+})");
+}
+
+TEST(CollectivesE2E, ReplicaAndPartitionIds) {
+  ExpectSpmdMatchesEvaluator(R"(HloModule m, replica_count=2, num_partitions=3
+ENTRY e {
+  r = u32[] replica-id()
+  p = u32[] partition-id()
+  ten = u32[] constant(10)
+  rt = u32[] multiply(r, ten)
+  ROOT id = u32[] add(rt, p)
+})");
+}
+
+TEST(CollectivesE2E, CrossPartitionAndFlattenedIdGroups) {
+  const std::string add = Reducer("add", "f32", "add");
+  // Cross-partition permute: pairs are partition ids within each replica.
+  ExpectSpmdMatchesEvaluator(R"(HloModule m, replica_count=2, num_partitions=2
+ENTRY e {
+  p = f32[4] parameter(0)
+  ROOT cp = f32[4] collective-permute(p), channel_id=1, source_target_pairs={{0,1},{1,0}}
+})");
+  // Cross-replica-and-partition: groups of replicas, every partition of each.
+  ExpectSpmdMatchesEvaluator("HloModule m, replica_count=2, num_partitions=2\n" + add + R"(
+ENTRY e {
+  p = f32[4] parameter(0)
+  ROOT ar = f32[4] all-reduce(p), channel_id=1, replica_groups={{0},{1}}, to_apply=add
+})", 5, {1e-5, 1e-5});
+  // Flattened ids: groups of global device ids.
+  ExpectSpmdMatchesEvaluator("HloModule m, replica_count=2, num_partitions=2\n" + add + R"(
+ENTRY e {
+  p = f32[4] parameter(0)
+  ROOT ar = f32[4] all-reduce(p), channel_id=1, replica_groups={{0,3},{1,2}}, use_global_device_ids=true, to_apply=add
+})", 6, {1e-5, 1e-5});
+  // Cross-partition all-to-all.
+  ExpectSpmdMatchesEvaluator(R"(HloModule m, replica_count=1, num_partitions=4
+ENTRY e {
+  p = s32[8] parameter(0)
+  ROOT a2a = s32[8] all-to-all(p), channel_id=2, replica_groups={{0,1},{2,3}}, dimensions={0}
+})");
+}
+
+TEST(CollectivesE2E, AsyncPairsWithComputeBetween) {
+  ExpectSpmdMatchesEvaluator("HloModule m, replica_count=4\n" + Reducer("add", "f32", "add") + R"(
+ENTRY e {
+  p = f32[16] parameter(0)
+  q = f32[16] parameter(1)
+  ars = f32[16] all-reduce-start(p), replica_groups={}, to_apply=add
+  ags = (f32[16], f32[64]) all-gather-start(q), replica_groups={}, dimensions={0}
+  cps = (f32[16], f32[16], u32[], u32[]) collective-permute-start(q), source_target_pairs={{0,3},{3,0},{1,2},{2,1}}
+  e = f32[16] exponential(q)
+  m = f32[16] multiply(e, p)
+  ard = f32[16] all-reduce-done(ars)
+  agd = f32[64] all-gather-done(ags)
+  cpd = f32[16] collective-permute-done(cps)
+  s = f32[16] add(ard, m)
+  ROOT t = (f32[16], f32[64], f32[16]) tuple(s, agd, cpd)
+})", 7, {1e-4, 1e-4});
+}
+
+TEST(CollectivesE2E, CollectiveInsideAWhileLoop) {
+  ExpectSpmdMatchesEvaluator("HloModule m, replica_count=2\n" + Reducer("add", "s32", "add") + R"(
+cond {
+  s = (s32[], s32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], s32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  v = s32[4] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  w = s32[4] all-reduce(v), replica_groups={}, to_apply=add
+  ROOT t = (s32[], s32[4]) tuple(j, w)
+}
+ENTRY e {
+  p = s32[4] parameter(0)
+  zero = s32[] constant(0)
+  init = (s32[], s32[4]) tuple(zero, p)
+  loop = (s32[], s32[4]) while(init), condition=cond, body=body
+  ROOT r = s32[4] get-tuple-element(loop), index=1
+})");
+}
+
+// An f32[4] sum over every one of `replicas` replicas.
+std::string AllReduceModule(int replicas) {
+  return "HloModule m, replica_count=" + std::to_string(replicas) + "\n" + Reducer("add", "f32", "add") + R"(
+ENTRY e {
+  p = f32[4] parameter(0)
+  ROOT ar = f32[4] all-reduce(p), replica_groups={}, to_apply=add
+})";
+}
+
+// The module `text` and its artifact (the test fails if either is missing).
+struct Compiled {
+  std::unique_ptr<hlo::HloModule> module;
+  StatusOr<bef::Artifact> artifact = Status::Error("not compiled");
+};
+Compiled Compile(const std::string& text) {
+  Compiled c;
+  auto module = hlo::ParseHloModule(text);
+  EXPECT_TRUE(module.ok()) << module.status().message();
+  if (!module.ok()) return c;
+  c.module = std::move(*module);
+  c.artifact = compiler::CompileModule(*c.module, {});
+  return c;
+}
+
+TEST(CollectivesE2E, UnsupportedReducerIsAOneLineCompileError) {
+  Compiled c = Compile("HloModule m, replica_count=2\n" + Reducer("sub", "f32", "subtract") + R"(
+ENTRY e {
+  p = f32[4] parameter(0)
+  ROOT ar = f32[4] all-reduce(p), replica_groups={}, to_apply=sub
+})");
+  const StatusOr<bef::Artifact>& artifact = c.artifact;
+  ASSERT_FALSE(artifact.ok());
+  EXPECT_NE(artifact.status().message().find("plain sum, product, min, max, and or or"), std::string::npos)
+      << artifact.status().message();
+  EXPECT_EQ(artifact.status().message().find('\n'), std::string::npos);
+}
+
+TEST(CollectivesE2E, APeerThatNeverRunsIsATimeoutNamingIt) {
+  Compiled c = Compile(AllReduceModule(3));
+  ASSERT_TRUE(c.artifact.ok()) << c.artifact.status().message();
+  SpmdRunOptions options;
+  options.timeout_seconds = 2;
+  options.absent_device = 2;
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<StatusOr<Literal>> results =
+      RunOnHostDevices(*c.artifact, c.module->entry()->root()->shape(), DeviceArgs(*c.module, 3, 1), options);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 20) << "the timeout must bound the wait";
+  for (int d : {0, 1}) {
+    ASSERT_FALSE(results[d].ok()) << "device " << d;
+    const std::string message = results[d].status().message();
+    EXPECT_NE(message.find("all-reduce"), std::string::npos) << message;
+    EXPECT_NE(message.find("devices 2 did not arrive within 2 s"), std::string::npos) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+}
+
+TEST(CollectivesE2E, ProgramNeedingPeersFailsToLoadAlone) {
+  Compiled c = Compile(AllReduceModule(2));
+  ASSERT_TRUE(c.artifact.ok()) << c.artifact.status().message();
+  auto device = runtime::Device::Create(runtime::DeviceKind::kHost);
+  ASSERT_TRUE(device.ok());
+  auto exe = runtime::LoadedExecutable::Load(**device, *c.artifact);
+  ASSERT_FALSE(exe.ok());
+  EXPECT_NE(exe.status().message().find("--num_devices=2"), std::string::npos) << exe.status().message();
+}
+
+}  // namespace
+}  // namespace kiln::testing

@@ -1,0 +1,124 @@
+// Helpers of the multi-device end-to-end tests: compile an SPMD module once,
+// run it on N host devices of this process (one LoadedExecutable per
+// device, one in-process CollectiveRendezvous, each device on a thread of
+// its own) and compare every device's result with the reference
+// evaluator's simulated devices on the same per-device inputs.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <optional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/random_literal.h"
+#include "common/value_compare.h"
+#include "compiler/driver/compiler.h"
+#include "compiler/evaluator/evaluator.h"
+#include "compiler/hlo/parser.h"
+#include "runtime/collective_rendezvous.h"
+#include "tools/hlo-run/device_runner.h"
+
+namespace kiln::testing {
+
+struct SpmdRunOptions {
+  double timeout_seconds = 30;
+  // A device that is loaded but never executes (its peers must time out).
+  std::optional<int64_t> absent_device;
+};
+
+// One result (or error) per device.
+inline std::vector<StatusOr<Literal>> RunOnHostDevices(const bef::Artifact& artifact, const Shape& result_shape,
+                                                       const std::vector<std::vector<Literal>>& args,
+                                                       const SpmdRunOptions& options = {}) {
+  const int64_t n = static_cast<int64_t>(args.size());
+  auto rendezvous = runtime::CollectiveRendezvous::InProcess(
+      n, std::chrono::milliseconds(static_cast<int64_t>(options.timeout_seconds * 1000)));
+  std::vector<std::unique_ptr<runtime::Device>> devices;
+  std::vector<std::unique_ptr<runtime::LoadedExecutable>> exes;
+  std::vector<StatusOr<Literal>> results(n, Status::Error("not run"));
+  for (int64_t d = 0; d < n; ++d) {
+    auto device = runtime::Device::Create(runtime::DeviceKind::kHost);
+    if (!device.ok()) return std::vector<StatusOr<Literal>>(n, device.status());
+    auto exe = runtime::LoadedExecutable::Load(**device, artifact, {d, rendezvous});
+    if (!exe.ok()) return std::vector<StatusOr<Literal>>(n, exe.status());
+    devices.push_back(std::move(*device));
+    exes.push_back(std::move(*exe));
+  }
+  std::vector<std::thread> threads;
+  for (int64_t d = 0; d < n; ++d) {
+    if (options.absent_device == d) continue;
+    threads.emplace_back([&, d] {
+      std::vector<runtime::Buffer> buffers;
+      for (const Literal& a : args[d]) {
+        StatusOr<std::vector<runtime::Buffer>> leaves = tools::LiteralToBuffers(a);
+        if (!leaves.ok()) {
+          results[d] = leaves.status();
+          return;
+        }
+        for (runtime::Buffer& b : *leaves) buffers.push_back(std::move(b));
+      }
+      // The buffers are this run's own, so every one is donated (must-alias
+      // modules need it).
+      runtime::ExecuteOptions run;
+      run.donate.assign(buffers.size(), true);
+      StatusOr<runtime::ExecutionResult> r = exes[d]->ExecuteSync(std::move(buffers), run);
+      if (!r.ok()) {
+        results[d] = r.status();
+        return;
+      }
+      results[d] = tools::BuffersToLiteral(result_shape, r->outputs);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  return results;
+}
+
+// Seeded random arguments for every entry parameter, different per device.
+inline std::vector<std::vector<Literal>> DeviceArgs(const hlo::HloModule& module, int64_t devices, uint64_t seed) {
+  std::vector<std::vector<Literal>> args;
+  for (int64_t d = 0; d < devices; ++d) {
+    std::mt19937_64 rng(seed + 1000 * d);
+    std::vector<Literal> a;
+    for (const Shape& s : module.entry()->ParameterShapes()) a.push_back(RandomLiteral(s, rng));
+    args.push_back(std::move(a));
+  }
+  return args;
+}
+
+// Compiles `module` (on its own device grid) and runs it on every device;
+// "" when every device matches the evaluator, else the first difference.
+inline std::string CompareSpmdWithEvaluator(const hlo::HloModule& module, uint64_t seed = 1,
+                                            const CompareOptions& tol = {}) {
+  compiler::CompileOptions copts;
+  StatusOr<bef::Artifact> artifact = compiler::CompileModule(module, copts);
+  if (!artifact.ok()) return "compile: " + artifact.status().message();
+  const int64_t n = artifact->program.device_count();
+  std::vector<std::vector<Literal>> args = DeviceArgs(module, n, seed);
+  std::unique_ptr<hlo::HloModule> grid = module.Clone();
+  grid->config().replica_count = artifact->program.replica_count;
+  grid->config().num_partitions = artifact->program.num_partitions;
+  hlo::EvaluatorOptions eopts;
+  eopts.collective_timeout_seconds = 30;
+  StatusOr<std::vector<Literal>> expected = hlo::Evaluator(eopts).EvaluateOnDevices(*grid, args);
+  if (!expected.ok()) return "evaluator: " + expected.status().message();
+  std::vector<StatusOr<Literal>> actual = RunOnHostDevices(*artifact, module.entry()->root()->shape(), args);
+  for (int64_t d = 0; d < n; ++d) {
+    const std::string where = "device " + std::to_string(d);
+    if (!actual[d].ok()) return where + ": " + actual[d].status().message();
+    Status s = CompareValues(*actual[d], (*expected)[d], where, tol);
+    if (!s.ok()) return s.message();
+  }
+  return "";
+}
+
+inline void ExpectSpmdMatchesEvaluator(const std::string& text, uint64_t seed = 1, const CompareOptions& tol = {}) {
+  auto module = hlo::ParseHloModule(text);
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  EXPECT_EQ(CompareSpmdWithEvaluator(**module, seed, tol), "") << text;
+}
+
+}  // namespace kiln::testing
