@@ -85,20 +85,28 @@ std::string PrintKernelModule(const KernelModule& module);
 StatusOr<std::vector<uint8_t>> LowerToHostObject(const KernelModule& module,
                                                  const std::vector<KernelInfo>& kernels);
 // Kernel IR -> PTX for `arch` (e.g. "sm_90"). Does not modify `module`.
+// Module-level symbols other than the kernels are prefixed with
+// `symbol_prefix` (kernel_object.h: "<kernel>$"), so that PTX modules
+// compiled apart can be joined into one.
 StatusOr<std::string> LowerToPtx(const KernelModule& module,
                                  const std::vector<KernelInfo>& kernels,
-                                 const std::string& arch);
+                                 const std::string& arch, const std::string& symbol_prefix);
 
-// Links one relocatable object into a shared object with lld, in process
+// Links relocatable objects into one shared object with lld, in process
 // (elf_linker.cc).
-StatusOr<std::vector<uint8_t>> LinkSharedObject(const std::vector<uint8_t>& object);
+StatusOr<std::vector<uint8_t>> LinkSharedObject(const std::vector<std::vector<uint8_t>>& objects);
 
-// The ptxas executable to use, or "" when none is installed
-// ($CUDA_HOME/bin/ptxas, then /usr/local/cuda/bin/ptxas).
+// The ptxas and nvlink executables to use, or "" when not installed
+// ($CUDA_HOME/bin, then /usr/local/cuda/bin).
 std::string FindPtxas();
-// Assembles PTX into a cubin with ptxas (ptx_assembler.cc).
+std::string FindNvlink();
+// Assembles PTX into a cubin with ptxas (ptx_assembler.cc); `relocatable`:
+// relocatable device code (-c) for nvlink.
 StatusOr<std::vector<uint8_t>> AssemblePtx(const std::string& ptxas, const std::string& ptx,
-                                           const std::string& arch);
+                                           const std::string& arch, bool relocatable = false);
+// Links relocatable cubins into one executable cubin with nvlink.
+StatusOr<std::vector<uint8_t>> LinkCubins(const std::string& nvlink, const std::vector<std::vector<uint8_t>>& cubins,
+                                          const std::string& arch);
 
 // A private temporary file (mkstemps in $TMPDIR, else /tmp) that is deleted
 // when this object is destroyed.

@@ -118,7 +118,9 @@ struct CudaImage {
 };
 
 struct CodegenResult {
-  std::string mlir_text;  // kernel IR before lowering, for --dump-dir
+  // Kernel IR before lowering (one module per kernel; the CUDA modules
+  // after the host's), for --dump-dir; empty without keep_kernel_ir.
+  std::string mlir_text;
   std::optional<HostImage> host;
   std::optional<CudaImage> cuda;
 };
@@ -127,11 +129,16 @@ struct CodegenOptions {
   bool host = true;
   bool cuda = false;
   std::string cuda_arch = "sm_90";
+  // Print each kernel's IR into the results (dumps, tests); it changes no
+  // code.
+  bool keep_kernel_ir = true;
 };
 
-// Compiles all kernels into one host shared object and/or one PTX module.
-// Errors name the offending instruction (unsupported op or element type).
-// Thread-safe (the in-process linker is serialized internally).
+// Compiles each kernel on its own (kernel_object.h) for each target, then
+// links them into one host shared object and/or one CUDA module
+// (kernel_image_linker.h). Errors name the offending instruction
+// (unsupported op or element type). Thread-safe (the in-process linker is
+// serialized internally).
 StatusOr<CodegenResult> CompileKernels(const std::vector<KernelSpec>& kernels,
                                        const CodegenOptions& options);
 

@@ -180,6 +180,14 @@ Status LinkLibdevice(llvm::Module& module) {
   return Status::Ok();
 }
 
+// After internalization, every definition but the kernels is local to the
+// module: prefixing their names keeps them apart from those of other
+// kernels' modules once the PTX modules are joined.
+void PrefixLocalSymbols(llvm::Module& module, const std::string& prefix) {
+  for (llvm::GlobalValue& gv : module.global_values())
+    if (gv.hasLocalLinkage() && !gv.isDeclaration()) gv.setName(prefix + gv.getName().str());
+}
+
 bool FileExists(const std::string& path) { return access(path.c_str(), R_OK) == 0; }
 
 }  // namespace
@@ -209,7 +217,7 @@ StatusOr<std::vector<uint8_t>> EmitHostObject(llvm::Module& module,
 }
 
 StatusOr<std::string> EmitPtx(llvm::Module& module, const std::vector<KernelInfo>& kernels,
-                              const std::string& arch) {
+                              const std::string& arch, const std::string& symbol_prefix) {
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> tm,
                         CreateTargetMachine(kCudaTriple, arch, std::nullopt,
                                             llvm::CodeGenOptLevel::Aggressive));
@@ -233,6 +241,7 @@ StatusOr<std::string> EmitPtx(llvm::Module& module, const std::vector<KernelInfo
   llvm::internalizeModule(module, [&](const llvm::GlobalValue& gv) {
     return std::find(names.begin(), names.end(), gv.getName().str()) != names.end();
   });
+  PrefixLocalSymbols(module, symbol_prefix);
   KILN_RETURN_IF_ERROR(Verify(module));
   Optimize(module, tm.get(), llvm::OptimizationLevel::O3);
   LowerSwitches(module);

@@ -681,7 +681,7 @@ StatusOr<std::vector<uint8_t>> LowerToHostObject(const KernelModule& km,
 }
 
 StatusOr<std::string> LowerToPtx(const KernelModule& km, const std::vector<KernelInfo>& kernels,
-                                 const std::string& arch) {
+                                 const std::string& arch, const std::string& symbol_prefix) {
   KILN_ASSIGN_OR_RETURN(mlir::OwningOpRef<mlir::ModuleOp> module, CloneForLowering(km));
   KILN_RETURN_IF_ERROR(MapParallelLoopsToThreads(*module, kernels));
   KILN_RETURN_IF_ERROR(ExpandComplexOps(*module));
@@ -700,7 +700,7 @@ StatusOr<std::string> LowerToPtx(const KernelModule& km, const std::vector<Kerne
   KILN_RETURN_IF_ERROR(ConvertToLLVMDialect(*module, !vectorized && IndexFitsIn32Bits(*module) ? 32 : 64));
   llvm::LLVMContext llvm_context;
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> m, TranslateToLLVMIR(*module, llvm_context));
-  return EmitPtx(*m, kernels, arch);
+  return EmitPtx(*m, kernels, arch, symbol_prefix);
 }
 
 }  // namespace kiln::codegen::internal
