@@ -1,21 +1,64 @@
 // CompileKernels: the driver of kiln_codegen. Each kernel is compiled on
-// its own for each target (CompileOneKernel), then the per-kernel results
-// are linked into the targets' images; no MLIR or LLVM headers here.
+// its own for each target (CompileOneKernel), all of them as tasks of one
+// thread pool, then the per-kernel results are linked into the targets'
+// images in the order of the request, whichever thread compiled them, so
+// the images are the same bytes for any number of threads. No MLIR or LLVM
+// headers here.
 #include "compiler/codegen/kernel_codegen.h"
+
+#include <mutex>
 
 #include "compiler/codegen/kernel_image_linker.h"
 #include "compiler/codegen/kernel_object.h"
+#include "compiler/codegen/parallel_tasks.h"
 
 namespace kiln::codegen {
 namespace {
 
-// Every kernel compiled for `target`, in the order of `kernels`.
-StatusOr<std::vector<KernelObject>> CompileAll(const std::vector<KernelSpec>& kernels, CodegenTarget target,
-                                               const CodegenOptions& options) {
+struct Task {
+  const KernelSpec* spec;
+  CodegenTarget target;
+};
+
+std::vector<Task> Tasks(const std::vector<KernelSpec>& kernels, const CodegenOptions& options) {
+  std::vector<Task> tasks;
+  for (CodegenTarget target : {CodegenTarget::kHost, CodegenTarget::kCuda}) {
+    if ((target == CodegenTarget::kHost && !options.host) || (target == CodegenTarget::kCuda && !options.cuda))
+      continue;
+    for (const KernelSpec& spec : kernels) tasks.push_back({&spec, target});
+  }
+  return tasks;
+}
+
+// Every task's result, at the task's index. Progress is reported as tasks
+// finish, in whatever order they do.
+std::vector<StatusOr<KernelObject>> CompileAll(const std::vector<Task>& tasks, const CodegenOptions& options,
+                                               const CodegenProgress& progress) {
+  std::vector<StatusOr<KernelObject>> results(tasks.size(), StatusOr<KernelObject>(Error("not compiled")));
+  std::mutex progress_mutex;
+  int64_t done = 0;
+  RunTasks(static_cast<int64_t>(tasks.size()), options.jobs, [&](int) {
+    return [&](int64_t i) {
+      results[i] = CompileOneKernel(*tasks[i].spec, tasks[i].target, options);
+      if (!progress) return;
+      std::lock_guard<std::mutex> lock(progress_mutex);
+      progress(++done, static_cast<int64_t>(tasks.size()));
+    };
+  });
+  return results;
+}
+
+// The objects of `target`'s tasks, in task order; the first failure in
+// that order (not the first to happen) is the error, so that it too does
+// not depend on the threads.
+StatusOr<std::vector<KernelObject>> TargetObjects(const std::vector<Task>& tasks,
+                                                  std::vector<StatusOr<KernelObject>>& results,
+                                                  CodegenTarget target) {
   std::vector<KernelObject> objects;
-  for (const KernelSpec& spec : kernels) {
-    KILN_ASSIGN_OR_RETURN(KernelObject object, CompileOneKernel(spec, target, options));
-    objects.push_back(std::move(object));
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    if (tasks[i].target != target) continue;
+    if (!results[i].ok()) return results[i].status();
+    objects.push_back(std::move(results[i]).value());
   }
   return objects;
 }
@@ -28,8 +71,8 @@ std::string JoinKernelIr(const std::vector<KernelObject>& objects) {
 
 }  // namespace
 
-StatusOr<CodegenResult> CompileKernels(const std::vector<KernelSpec>& kernels,
-                                       const CodegenOptions& options) {
+StatusOr<CodegenResult> CompileKernels(const std::vector<KernelSpec>& kernels, const CodegenOptions& options,
+                                       const CodegenProgress& progress) {
   CodegenResult result;
   // Without targets, the host IR alone (for --dump-dir and tests).
   if (!options.host && !options.cuda) {
@@ -37,15 +80,18 @@ StatusOr<CodegenResult> CompileKernels(const std::vector<KernelSpec>& kernels,
       KILN_ASSIGN_OR_RETURN(std::string ir, PrintKernelIr(spec));
       result.mlir_text += ir;
     }
+    return result;
   }
+  std::vector<Task> tasks = Tasks(kernels, options);
+  std::vector<StatusOr<KernelObject>> results = CompileAll(tasks, options, progress);
   if (options.host) {
-    KILN_ASSIGN_OR_RETURN(std::vector<KernelObject> objects, CompileAll(kernels, CodegenTarget::kHost, options));
+    KILN_ASSIGN_OR_RETURN(std::vector<KernelObject> objects, TargetObjects(tasks, results, CodegenTarget::kHost));
     result.mlir_text = JoinKernelIr(objects);
     KILN_ASSIGN_OR_RETURN(HostImage image, LinkHostImage(objects));
     result.host = std::move(image);
   }
   if (options.cuda) {
-    KILN_ASSIGN_OR_RETURN(std::vector<KernelObject> objects, CompileAll(kernels, CodegenTarget::kCuda, options));
+    KILN_ASSIGN_OR_RETURN(std::vector<KernelObject> objects, TargetObjects(tasks, results, CodegenTarget::kCuda));
     std::string ir = JoinKernelIr(objects);
     if (!ir.empty()) result.mlir_text += (result.mlir_text.empty() ? "" : "\n// CUDA kernel IR\n") + ir;
     KILN_ASSIGN_OR_RETURN(CudaImage image, LinkCudaImage(objects, options.cuda_arch));

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -132,14 +133,22 @@ struct CodegenOptions {
   // Print each kernel's IR into the results (dumps, tests); it changes no
   // code.
   bool keep_kernel_ir = true;
+  // Threads compiling kernels (ptxas runs included); <= 0: one per core.
+  // The results are the same bytes for any count.
+  int jobs = 0;
 };
 
-// Compiles each kernel on its own (kernel_object.h) for each target, then
+// Called after each kernel compiled for a target, with the number done so
+// far and the total (distinct kernels times targets); calls never overlap.
+using CodegenProgress = std::function<void(int64_t done, int64_t total)>;
+
+// Compiles each kernel on its own (kernel_object.h) for each target, on
+// options.jobs threads, then
 // links them into one host shared object and/or one CUDA module
 // (kernel_image_linker.h). Errors name the offending instruction
 // (unsupported op or element type). Thread-safe (the in-process linker is
 // serialized internally).
 StatusOr<CodegenResult> CompileKernels(const std::vector<KernelSpec>& kernels,
-                                       const CodegenOptions& options);
+                                       const CodegenOptions& options, const CodegenProgress& progress = {});
 
 }  // namespace kiln::codegen

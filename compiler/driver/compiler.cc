@@ -105,6 +105,7 @@ Status AddKernelImages(const emitter::EmittedProgram& emitted, const CompileOpti
   cg.cuda = options.cuda;
   cg.cuda_arch = options.cuda_arch;
   cg.keep_kernel_ir = !options.dump_dir.empty();
+  cg.jobs = options.jobs;
   KILN_ASSIGN_OR_RETURN(codegen::CodegenResult result, codegen::CompileKernels(specs, cg));
   KILN_RETURN_IF_ERROR(WriteDump(options, "kernels.mlir", result.mlir_text));
   std::map<std::string, th::LaunchDims> dims;

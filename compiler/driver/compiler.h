@@ -47,6 +47,9 @@ struct CompileOptions {
   // on CUDA's tensor cores, as XLA GPU's do (passes/dot_precision.h);
   // false keeps every f32 GEMM at f32 precision.
   bool tf32 = true;
+  // Threads generating kernels (codegen::CodegenOptions::jobs); <= 0: one
+  // per core. The artifact is the same bytes for any count.
+  int jobs = 0;
   std::string producer = "kiln 0.1 (bef-compile)";
 };
 

@@ -2,7 +2,7 @@
 //
 //   bef-compile MODULE.hlo -o MODULE.bef [--targets=host,cuda]
 //               [--cuda-arch=sm_90] [--dump-dir=DIR] [--dump-passes=REGEX]
-//               [--time-passes] [--stats=FILE.json]
+//               [--time-passes] [--stats=FILE.json] [--jobs=N]
 //   bef-compile MODULE.hlo --stop-after=buffer-assignment [--stats=...]
 //       runs the middle-end only (passes, schedules, buffer assignment):
 //       dumps and stats, no artifact.
@@ -40,6 +40,7 @@ struct Options {
   bool verify_each_pass = false;
   bool no_radix_sort = false;
   std::string tf32 = "on";
+  int64_t jobs = 0;  // 0: one per core
 };
 
 Status WriteStats(const Options& options, const compiler::CompileStats& stats) {
@@ -67,6 +68,9 @@ Status Compile(const std::string& input, const Options& options) {
   if (options.tf32 != "on" && options.tf32 != "off")
     return Error("--tf32 must be on or off, not '" + options.tf32 + "'");
   copts.tf32 = options.tf32 == "on";
+  if (options.jobs < 0 || options.jobs > 1024)
+    return Error("--jobs must be between 1 and 1024 (0: one per core), not " + std::to_string(options.jobs));
+  copts.jobs = static_cast<int>(options.jobs);
   if (!options.stop_after.empty() && options.stop_after != "buffer-assignment")
     return Error("unknown --stop-after '" + options.stop_after + "' (expected buffer-assignment)");
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> module, hlo::ParseHloModuleFile(input));
@@ -101,6 +105,9 @@ int Main(int argc, char** argv) {
   flags.AddString("tf32", &options.tf32,
                   "on|off: CUDA runs f32 dots of DEFAULT operand precision on the TF32 tensor cores, as XLA GPU "
                   "does (default on; off keeps them at f32 precision)");
+  flags.AddInt("jobs", &options.jobs,
+               "threads generating kernels, ptxas included (default 0: one per core); the .bef is the same "
+               "bytes for any count");
   flags.AddString("stats", &options.stats, "write the compile summary as JSON to this file ('-' prints it)");
   flags.AddString("stop-after", &options.stop_after,
                   "buffer-assignment: run the middle-end only (dumps and stats, no artifact)");
