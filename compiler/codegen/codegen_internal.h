@@ -13,8 +13,26 @@
 
 #include "common/status.h"
 #include "compiler/codegen/kernel_codegen.h"
+#include "compiler/codegen/kernel_object.h"
 
 namespace kiln::codegen::internal {
+
+// Nanoseconds on a monotonic clock.
+int64_t NowNs();
+
+// Adds the seconds from its construction to its destruction to *into
+// (nothing when into is null): the stages' share of KernelCompileTimes.
+class StageTimer {
+ public:
+  explicit StageTimer(double* into);
+  ~StageTimer();
+  StageTimer(const StageTimer&) = delete;
+  StageTimer& operator=(const StageTimer&) = delete;
+
+ private:
+  double* into_;
+  int64_t start_ns_;
+};
 
 // What later stages need to know about one emitted kernel.
 struct KernelInfo {
@@ -75,7 +93,7 @@ enum class KernelTarget { kHost, kCuda };
 
 // HLO -> kernel IR (kernel_emitter.cc): one func.func per kernel.
 StatusOr<KernelModulePtr> EmitKernelModule(const std::vector<KernelSpec>& kernels, KernelTarget target,
-                                           std::vector<KernelInfo>* infos);
+                                           std::vector<KernelInfo>* infos, KernelCompileTimes* times = nullptr);
 // The kernel IR as MLIR text.
 std::string PrintKernelModule(const KernelModule& module);
 
@@ -83,14 +101,16 @@ std::string PrintKernelModule(const KernelModule& module);
 // `void name(void** args, int64_t begin, int64_t end)` entry points
 // (mlir_lowering.cc + llvm_backend.cc). Does not modify `module`.
 StatusOr<std::vector<uint8_t>> LowerToHostObject(const KernelModule& module,
-                                                 const std::vector<KernelInfo>& kernels);
+                                                 const std::vector<KernelInfo>& kernels,
+                                                 KernelCompileTimes* times = nullptr);
 // Kernel IR -> PTX for `arch` (e.g. "sm_90"). Does not modify `module`.
 // Module-level symbols other than the kernels are prefixed with
 // `symbol_prefix` (kernel_object.h: "<kernel>$"), so that PTX modules
 // compiled apart can be joined into one.
 StatusOr<std::string> LowerToPtx(const KernelModule& module,
                                  const std::vector<KernelInfo>& kernels,
-                                 const std::string& arch, const std::string& symbol_prefix);
+                                 const std::string& arch, const std::string& symbol_prefix,
+                                 KernelCompileTimes* times = nullptr);
 
 // Links relocatable objects into one shared object with lld, in process
 // (elf_linker.cc).

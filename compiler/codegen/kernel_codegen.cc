@@ -8,6 +8,7 @@
 
 #include <mutex>
 
+#include "compiler/codegen/codegen_internal.h"
 #include "compiler/codegen/kernel_image_linker.h"
 #include "compiler/codegen/kernel_object.h"
 #include "compiler/codegen/parallel_tasks.h"
@@ -63,6 +64,16 @@ StatusOr<std::vector<KernelObject>> TargetObjects(const std::vector<Task>& tasks
   return objects;
 }
 
+std::vector<std::pair<std::string, double>> StageSeconds(const std::vector<StatusOr<KernelObject>>& results,
+                                                         double link_seconds) {
+  KernelCompileTimes sum;
+  for (const StatusOr<KernelObject>& r : results)
+    if (r.ok()) sum.Add(r->times);
+  return {{"setup", sum.setup},     {"emit", sum.emit},   {"lower", sum.lower},
+          {"optimize", sum.optimize}, {"machine-code", sum.machine_code}, {"ptxas", sum.ptxas},
+          {"link", link_seconds}};
+}
+
 std::string JoinKernelIr(const std::vector<KernelObject>& objects) {
   std::string text;
   for (const KernelObject& o : objects) text += o.kernel_ir;
@@ -84,9 +95,12 @@ StatusOr<CodegenResult> CompileKernels(const std::vector<KernelSpec>& kernels, c
   }
   std::vector<Task> tasks = Tasks(kernels, options);
   std::vector<StatusOr<KernelObject>> results = CompileAll(tasks, options, progress);
+  result.stage_seconds = StageSeconds(results, 0);
+  double link_seconds = 0;
   if (options.host) {
     KILN_ASSIGN_OR_RETURN(std::vector<KernelObject> objects, TargetObjects(tasks, results, CodegenTarget::kHost));
     result.mlir_text = JoinKernelIr(objects);
+    internal::StageTimer timer(&link_seconds);
     KILN_ASSIGN_OR_RETURN(HostImage image, LinkHostImage(objects));
     result.host = std::move(image);
   }
@@ -94,9 +108,11 @@ StatusOr<CodegenResult> CompileKernels(const std::vector<KernelSpec>& kernels, c
     KILN_ASSIGN_OR_RETURN(std::vector<KernelObject> objects, TargetObjects(tasks, results, CodegenTarget::kCuda));
     std::string ir = JoinKernelIr(objects);
     if (!ir.empty()) result.mlir_text += (result.mlir_text.empty() ? "" : "\n// CUDA kernel IR\n") + ir;
+    internal::StageTimer timer(&link_seconds);
     KILN_ASSIGN_OR_RETURN(CudaImage image, LinkCudaImage(objects, options.cuda_arch));
     result.cuda = std::move(image);
   }
+  result.stage_seconds.back().second = link_seconds;
   return result;
 }
 

@@ -22,6 +22,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -124,6 +125,9 @@ struct CodegenResult {
   std::string mlir_text;
   std::optional<HostImage> host;
   std::optional<CudaImage> cuda;
+  // Seconds per code generation stage (kernel_object.h,
+  // KernelCompileTimes), summed over kernels and threads, then the links.
+  std::vector<std::pair<std::string, double>> stage_seconds;
 };
 
 struct CodegenOptions {

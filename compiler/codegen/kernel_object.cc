@@ -4,6 +4,7 @@
 #include "compiler/codegen/kernel_object.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "compiler/codegen/codegen_internal.h"
 
@@ -39,16 +40,18 @@ CompiledKernel CudaKernel(const KernelInfo& info) {
 }
 
 Status CompileForHost(const internal::KernelModule& module, const KernelInfo& info, KernelObject& object) {
-  KILN_ASSIGN_OR_RETURN(object.host_object, internal::LowerToHostObject(module, {info}));
+  KILN_ASSIGN_OR_RETURN(object.host_object, internal::LowerToHostObject(module, {info}, &object.times));
   object.kernel = HostKernel(info);
   return Status::Ok();
 }
 
 Status CompileForCuda(const internal::KernelModule& module, const KernelInfo& info, const CodegenOptions& options,
                       KernelObject& object) {
-  KILN_ASSIGN_OR_RETURN(object.ptx, internal::LowerToPtx(module, {info}, options.cuda_arch, info.name + "$"));
+  KILN_ASSIGN_OR_RETURN(object.ptx,
+                        internal::LowerToPtx(module, {info}, options.cuda_arch, info.name + "$", &object.times));
   std::string ptxas = internal::FindPtxas();
   if (!ptxas.empty()) {
+    internal::StageTimer timer(&object.times.ptxas);
     KILN_ASSIGN_OR_RETURN(object.cubin,
                           internal::AssemblePtx(ptxas, object.ptx, options.cuda_arch, /*relocatable=*/true));
   }
@@ -58,14 +61,40 @@ Status CompileForCuda(const internal::KernelModule& module, const KernelInfo& in
 
 }  // namespace
 
+void KernelCompileTimes::Add(const KernelCompileTimes& other) {
+  setup += other.setup;
+  emit += other.emit;
+  lower += other.lower;
+  optimize += other.optimize;
+  machine_code += other.machine_code;
+  ptxas += other.ptxas;
+}
+
+namespace internal {
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+StageTimer::StageTimer(double* into)
+    : into_(into), start_ns_(NowNs()) {}
+
+StageTimer::~StageTimer() {
+  if (into_) *into_ += static_cast<double>(NowNs() - start_ns_) * 1e-9;
+}
+
+}  // namespace internal
+
 StatusOr<KernelObject> CompileOneKernel(const KernelSpec& spec, CodegenTarget target,
                                         const CodegenOptions& options) {
   // The CUDA IR differs from the host's in its reduction kernels.
   internal::KernelTarget ir_target =
       target == CodegenTarget::kCuda ? internal::KernelTarget::kCuda : internal::KernelTarget::kHost;
   std::vector<KernelInfo> infos;
-  KILN_ASSIGN_OR_RETURN(internal::KernelModulePtr module, internal::EmitKernelModule({spec}, ir_target, &infos));
   KernelObject object;
+  KILN_ASSIGN_OR_RETURN(internal::KernelModulePtr module,
+                        internal::EmitKernelModule({spec}, ir_target, &infos, &object.times));
   if (options.keep_kernel_ir) object.kernel_ir = internal::PrintKernelModule(*module);
   if (target == CodegenTarget::kHost)
     KILN_RETURN_IF_ERROR(CompileForHost(*module, infos.front(), object));

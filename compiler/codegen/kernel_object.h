@@ -19,6 +19,18 @@ namespace kiln::codegen {
 
 enum class CodegenTarget { kHost, kCuda };
 
+// Seconds one kernel's compilation spent in each stage (summed over
+// kernels, --time-passes shows where code generation goes).
+struct KernelCompileTimes {
+  double setup = 0;         // MLIR context and dialects, LLVM target machine
+  double emit = 0;          // HLO -> kernel IR
+  double lower = 0;         // kernel IR -> LLVM IR (MLIR passes, translation)
+  double optimize = 0;      // LLVM IR optimization (libdevice linking included)
+  double machine_code = 0;  // object file / PTX emission
+  double ptxas = 0;
+  void Add(const KernelCompileTimes& other);
+};
+
 struct KernelObject {
   // The kernel's entry name, arguments and launch for its target
   // (CompiledKernel: host work units, or the CUDA launch).
@@ -37,6 +49,8 @@ struct KernelObject {
   // The kernel IR (MLIR text) before lowering, when
   // CodegenOptions::keep_kernel_ir; it does not change the code.
   std::string kernel_ir;
+  // Where this compilation's time went; not part of the result's content.
+  KernelCompileTimes times;
 };
 
 // Emits, lowers and compiles `spec` for `target` (options.cuda_arch for

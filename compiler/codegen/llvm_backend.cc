@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <optional>
 #include <cstdlib>
 #include <mutex>
 
@@ -203,24 +204,36 @@ std::string FindLibdevice() {
 }
 
 StatusOr<std::vector<uint8_t>> EmitHostObject(llvm::Module& module,
-                                              const std::vector<KernelInfo>& kernels) {
-  KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> tm,
-                        CreateTargetMachine(kHostTriple, kHostCpu, llvm::Reloc::PIC_,
-                                            llvm::CodeGenOptLevel::Default));
-  PrepareModule(module, *tm);
-  for (const KernelInfo& kernel : kernels) KILN_RETURN_IF_ERROR(AddHostEntry(module, kernel));
-  KILN_RETURN_IF_ERROR(Verify(module));
-  Optimize(module, tm.get(), llvm::OptimizationLevel::O2);
+                                              const std::vector<KernelInfo>& kernels, KernelCompileTimes* times) {
+  std::unique_ptr<llvm::TargetMachine> tm;
+  {
+    StageTimer timer(times ? &times->setup : nullptr);
+    KILN_ASSIGN_OR_RETURN(tm, CreateTargetMachine(kHostTriple, kHostCpu, llvm::Reloc::PIC_,
+                                                  llvm::CodeGenOptLevel::Default));
+  }
+  {
+    StageTimer timer(times ? &times->optimize : nullptr);
+    PrepareModule(module, *tm);
+    for (const KernelInfo& kernel : kernels) KILN_RETURN_IF_ERROR(AddHostEntry(module, kernel));
+    KILN_RETURN_IF_ERROR(Verify(module));
+    Optimize(module, tm.get(), llvm::OptimizationLevel::O2);
+  }
+  StageTimer timer(times ? &times->machine_code : nullptr);
   KILN_ASSIGN_OR_RETURN(std::string object,
                         EmitFile(module, *tm, llvm::CodeGenFileType::ObjectFile));
   return std::vector<uint8_t>(object.begin(), object.end());
 }
 
 StatusOr<std::string> EmitPtx(llvm::Module& module, const std::vector<KernelInfo>& kernels,
-                              const std::string& arch, const std::string& symbol_prefix) {
-  KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> tm,
-                        CreateTargetMachine(kCudaTriple, arch, std::nullopt,
-                                            llvm::CodeGenOptLevel::Aggressive));
+                              const std::string& arch, const std::string& symbol_prefix,
+                              KernelCompileTimes* times) {
+  std::unique_ptr<llvm::TargetMachine> tm;
+  {
+    StageTimer timer(times ? &times->setup : nullptr);
+    KILN_ASSIGN_OR_RETURN(tm, CreateTargetMachine(kCudaTriple, arch, std::nullopt,
+                                                  llvm::CodeGenOptLevel::Aggressive));
+  }
+  std::optional<StageTimer> optimize_timer(std::in_place, times ? &times->optimize : nullptr);
   PrepareModule(module, *tm);
   std::vector<std::string> names;
   for (const KernelInfo& kernel : kernels) {
@@ -245,6 +258,8 @@ StatusOr<std::string> EmitPtx(llvm::Module& module, const std::vector<KernelInfo
   KILN_RETURN_IF_ERROR(Verify(module));
   Optimize(module, tm.get(), llvm::OptimizationLevel::O3);
   LowerSwitches(module);
+  optimize_timer.reset();
+  StageTimer timer(times ? &times->machine_code : nullptr);
   return EmitFile(module, *tm, llvm::CodeGenFileType::AssemblyFile);
 }
 

@@ -108,6 +108,7 @@ Status AddKernelImages(const emitter::EmittedProgram& emitted, const CompileOpti
   cg.jobs = options.jobs;
   KILN_ASSIGN_OR_RETURN(codegen::CodegenResult result, codegen::CompileKernels(specs, cg));
   KILN_RETURN_IF_ERROR(WriteDump(options, "kernels.mlir", result.mlir_text));
+  stats.codegen_stage_seconds = result.stage_seconds;
   std::map<std::string, th::LaunchDims> dims;
   if (result.host) {
     bef::KernelImage image;
