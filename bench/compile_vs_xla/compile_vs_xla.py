@@ -72,19 +72,21 @@ def large_corpus_models(exclude):
 
 
 def run_compile(bef_compile, module, flags):
-    """(seconds, peak RSS MiB) of one bef-compile, or raises RuntimeError."""
+    """(seconds, peak RSS MiB) of one bef-compile, or raises RuntimeError.
+    The RSS comes from /usr/bin/time: a child forked from this (jax-sized)
+    process would report this process's peak as its own."""
     with tempfile.TemporaryDirectory() as tmp:
-        cmd = [bef_compile, module, "-o", os.path.join(tmp, "m.bef")] + flags
+        rss_file = os.path.join(tmp, "rss")
+        cmd = ["/usr/bin/time", "-f", "%M", "-o", rss_file, bef_compile, module,
+               "-o", os.path.join(tmp, "m.bef")] + flags
         start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        _, status, usage = os.wait4(proc.pid, 0)
+        proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         seconds = time.perf_counter() - start
-        err = proc.stderr.read().decode(errors="replace").strip()
-        proc.stderr.close()
-        proc.returncode = os.waitstatus_to_exitcode(status)
         if proc.returncode != 0:
+            err = proc.stderr.decode(errors="replace").strip()
             raise RuntimeError(err.splitlines()[-1] if err else "exit %d" % proc.returncode)
-        return seconds, usage.ru_maxrss / 1024.0
+        with open(rss_file) as f:
+            return seconds, int(f.read().split()[-1]) / 1024.0
 
 
 def xla_compile_seconds(module):
