@@ -13,8 +13,26 @@
 
 #include "common/status.h"
 #include "compiler/codegen/kernel_codegen.h"
+#include "compiler/codegen/kernel_object.h"
 
 namespace kiln::codegen::internal {
+
+// Nanoseconds on a monotonic clock.
+int64_t NowNs();
+
+// Adds the seconds from its construction to its destruction to *into
+// (nothing when into is null): the stages' share of KernelCompileTimes.
+class StageTimer {
+ public:
+  explicit StageTimer(double* into);
+  ~StageTimer();
+  StageTimer(const StageTimer&) = delete;
+  StageTimer& operator=(const StageTimer&) = delete;
+
+ private:
+  double* into_;
+  int64_t start_ns_;
+};
 
 // What later stages need to know about one emitted kernel.
 struct KernelInfo {
@@ -75,7 +93,7 @@ enum class KernelTarget { kHost, kCuda };
 
 // HLO -> kernel IR (kernel_emitter.cc): one func.func per kernel.
 StatusOr<KernelModulePtr> EmitKernelModule(const std::vector<KernelSpec>& kernels, KernelTarget target,
-                                           std::vector<KernelInfo>* infos);
+                                           std::vector<KernelInfo>* infos, KernelCompileTimes* times = nullptr);
 // The kernel IR as MLIR text.
 std::string PrintKernelModule(const KernelModule& module);
 
@@ -83,22 +101,32 @@ std::string PrintKernelModule(const KernelModule& module);
 // `void name(void** args, int64_t begin, int64_t end)` entry points
 // (mlir_lowering.cc + llvm_backend.cc). Does not modify `module`.
 StatusOr<std::vector<uint8_t>> LowerToHostObject(const KernelModule& module,
-                                                 const std::vector<KernelInfo>& kernels);
+                                                 const std::vector<KernelInfo>& kernels,
+                                                 KernelCompileTimes* times = nullptr);
 // Kernel IR -> PTX for `arch` (e.g. "sm_90"). Does not modify `module`.
+// Module-level symbols other than the kernels are prefixed with
+// `symbol_prefix` (kernel_object.h: "<kernel>$"), so that PTX modules
+// compiled apart can be joined into one.
 StatusOr<std::string> LowerToPtx(const KernelModule& module,
                                  const std::vector<KernelInfo>& kernels,
-                                 const std::string& arch);
+                                 const std::string& arch, const std::string& symbol_prefix,
+                                 KernelCompileTimes* times = nullptr);
 
-// Links one relocatable object into a shared object with lld, in process
+// Links relocatable objects into one shared object with lld, in process
 // (elf_linker.cc).
-StatusOr<std::vector<uint8_t>> LinkSharedObject(const std::vector<uint8_t>& object);
+StatusOr<std::vector<uint8_t>> LinkSharedObject(const std::vector<std::vector<uint8_t>>& objects);
 
-// The ptxas executable to use, or "" when none is installed
-// ($CUDA_HOME/bin/ptxas, then /usr/local/cuda/bin/ptxas).
+// The ptxas and nvlink executables to use, or "" when not installed
+// ($CUDA_HOME/bin, then /usr/local/cuda/bin).
 std::string FindPtxas();
-// Assembles PTX into a cubin with ptxas (ptx_assembler.cc).
+std::string FindNvlink();
+// Assembles PTX into a cubin with ptxas (ptx_assembler.cc); `relocatable`:
+// relocatable device code (-c) for nvlink.
 StatusOr<std::vector<uint8_t>> AssemblePtx(const std::string& ptxas, const std::string& ptx,
-                                           const std::string& arch);
+                                           const std::string& arch, bool relocatable = false);
+// Links relocatable cubins into one executable cubin with nvlink.
+StatusOr<std::vector<uint8_t>> LinkCubins(const std::string& nvlink, const std::vector<std::vector<uint8_t>>& cubins,
+                                          const std::string& arch);
 
 // A private temporary file (mkstemps in $TMPDIR, else /tmp) that is deleted
 // when this object is destroyed.

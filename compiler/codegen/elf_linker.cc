@@ -1,8 +1,9 @@
-// In-process linking of the host kernels' object file into a shared object
-// with lld's ELF driver (no external linker needed at compile time).
+// In-process linking of the host kernels' object files (one per kernel,
+// kernel_object.h) into one shared object with lld's ELF driver (no
+// external linker needed at compile time).
 //
 // lld reads its inputs and writes its output through the file system, so
-// the object and the .so pass through private temporary files that are
+// the objects and the .so pass through private temporary files that are
 // removed before returning.
 #include <unistd.h>
 
@@ -39,14 +40,19 @@ std::vector<std::string> SystemLibraries() {
 
 }  // namespace
 
-StatusOr<std::vector<uint8_t>> LinkSharedObject(const std::vector<uint8_t>& object) {
-  KILN_ASSIGN_OR_RETURN(TempFile input, TempFile::Create(".o"));
-  KILN_RETURN_IF_ERROR(input.Write(object.data(), object.size()));
+StatusOr<std::vector<uint8_t>> LinkSharedObject(const std::vector<std::vector<uint8_t>>& objects) {
   KILN_ASSIGN_OR_RETURN(TempFile output, TempFile::Create(".so"));
   std::vector<std::string> args = {"ld.lld", "-shared", "-o", output.path(), "-z", "noexecstack",
                                    "-z", "relro", "-z", "now", "--hash-style=gnu",
                                    // No worker threads in the caller's process.
-                                   "--threads=1", input.path()};
+                                   "--threads=1"};
+  std::vector<TempFile> inputs;
+  for (const std::vector<uint8_t>& object : objects) {
+    KILN_ASSIGN_OR_RETURN(TempFile input, TempFile::Create(".o"));
+    KILN_RETURN_IF_ERROR(input.Write(object.data(), object.size()));
+    args.push_back(input.path());
+    inputs.push_back(std::move(input));
+  }
   std::vector<std::string> libs = SystemLibraries();
   if (libs.size() == 2) {
     args.push_back("--no-undefined");

@@ -1,92 +1,118 @@
-// CompileKernels: the driver of kiln_codegen. It emits the kernel IR once
-// and hands it to the host and CUDA lowerings; it includes no MLIR or LLVM
-// headers (the stages live behind codegen_internal.h).
+// CompileKernels: the driver of kiln_codegen. Each kernel is compiled on
+// its own for each target (CompileOneKernel), all of them as tasks of one
+// thread pool, then the per-kernel results are linked into the targets'
+// images in the order of the request, whichever thread compiled them, so
+// the images are the same bytes for any number of threads. No MLIR or LLVM
+// headers here.
 #include "compiler/codegen/kernel_codegen.h"
 
-#include <algorithm>
+#include <mutex>
 
 #include "compiler/codegen/codegen_internal.h"
+#include "compiler/codegen/kernel_image_linker.h"
+#include "compiler/codegen/kernel_object.h"
+#include "compiler/codegen/parallel_tasks.h"
 
 namespace kiln::codegen {
 namespace {
 
-using internal::KernelInfo;
-using internal::kCudaBlockSize;
+struct Task {
+  const KernelSpec* spec;
+  CodegenTarget target;
+};
 
-// A loop kernel's grid is at most 4 waves of full occupancy on an H100
-// (132 SMs x 8 blocks of 256 threads); its threads stride over the rest
-// (MapFlatLoop), so a huge output does not become millions of threads.
-constexpr int64_t kMaxLoopBlocks = 132 * 8 * 4;
-
-// grid.x: the units the entry's [begin, end) ranges over; block.x: the
-// iterations of the whole loop nest (reductions' inner loops included) per
-// unit, rounded up.
-std::vector<CompiledKernel> HostKernels(const std::vector<KernelInfo>& infos) {
-  std::vector<CompiledKernel> kernels;
-  for (const KernelInfo& info : infos) {
-    int64_t units = info.host_split_dim >= 0 ? std::max<int64_t>(1, info.host_units) : 1;
-    int64_t work = info.host_work > 0 ? info.host_work : info.num_elements;
-    int64_t per_unit = (work + units - 1) / units;
-    kernels.push_back({info.name, LaunchDims{{units, 1, 1}, {per_unit, 1, 1}, 0}, info.num_args});
+std::vector<Task> Tasks(const std::vector<KernelSpec>& kernels, const CodegenOptions& options) {
+  std::vector<Task> tasks;
+  for (CodegenTarget target : {CodegenTarget::kHost, CodegenTarget::kCuda}) {
+    if ((target == CodegenTarget::kHost && !options.host) || (target == CodegenTarget::kCuda && !options.cuda))
+      continue;
+    for (const KernelSpec& spec : kernels) tasks.push_back({&spec, target});
   }
-  return kernels;
+  return tasks;
 }
 
-// One thread per cuda_elements_per_thread result elements (the kernel
-// guards the ragged last block), unless the kernel brings its own launch (tiled kernels: one block per tile).
-std::vector<CompiledKernel> CudaKernels(const std::vector<KernelInfo>& infos) {
-  std::vector<CompiledKernel> kernels;
-  for (const KernelInfo& info : infos) {
-    if (info.cuda_launch) {
-      kernels.push_back({info.name, *info.cuda_launch, info.num_args});
-      continue;
-    }
-    int64_t threads = info.num_elements / std::max<int64_t>(1, info.cuda_elements_per_thread);
-    int64_t blocks = std::clamp<int64_t>((threads + kCudaBlockSize - 1) / kCudaBlockSize, 1, kMaxLoopBlocks);
-    kernels.push_back({info.name, LaunchDims{{blocks, 1, 1}, {kCudaBlockSize, 1, 1}, 0}, info.num_args});
+// Every task's result, at the task's index. Progress is reported as tasks
+// finish, in whatever order they do.
+std::vector<StatusOr<KernelObject>> CompileAll(const std::vector<Task>& tasks, const CodegenOptions& options,
+                                               const CodegenProgress& progress) {
+  std::vector<StatusOr<KernelObject>> results(tasks.size(), StatusOr<KernelObject>(Error("not compiled")));
+  std::mutex progress_mutex;
+  int64_t done = 0;
+  RunTasks(static_cast<int64_t>(tasks.size()), options.jobs, [&](int) {
+    return [&](int64_t i) {
+      results[i] = CompileOneKernel(*tasks[i].spec, tasks[i].target, options);
+      if (!progress) return;
+      std::lock_guard<std::mutex> lock(progress_mutex);
+      progress(++done, static_cast<int64_t>(tasks.size()));
+    };
+  });
+  return results;
+}
+
+// The objects of `target`'s tasks, in task order; the first failure in
+// that order (not the first to happen) is the error, so that it too does
+// not depend on the threads.
+StatusOr<std::vector<KernelObject>> TargetObjects(const std::vector<Task>& tasks,
+                                                  std::vector<StatusOr<KernelObject>>& results,
+                                                  CodegenTarget target) {
+  std::vector<KernelObject> objects;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    if (tasks[i].target != target) continue;
+    if (!results[i].ok()) return results[i].status();
+    objects.push_back(std::move(results[i]).value());
   }
-  return kernels;
+  return objects;
+}
+
+std::vector<std::pair<std::string, double>> StageSeconds(const std::vector<StatusOr<KernelObject>>& results,
+                                                         double link_seconds) {
+  KernelCompileTimes sum;
+  for (const StatusOr<KernelObject>& r : results)
+    if (r.ok()) sum.Add(r->times);
+  return {{"setup", sum.setup},     {"emit", sum.emit},   {"lower", sum.lower},
+          {"optimize", sum.optimize}, {"machine-code", sum.machine_code}, {"ptxas", sum.ptxas},
+          {"link", link_seconds}};
+}
+
+std::string JoinKernelIr(const std::vector<KernelObject>& objects) {
+  std::string text;
+  for (const KernelObject& o : objects) text += o.kernel_ir;
+  return text;
 }
 
 }  // namespace
 
-StatusOr<CodegenResult> CompileKernels(const std::vector<KernelSpec>& kernels,
-                                       const CodegenOptions& options) {
+StatusOr<CodegenResult> CompileKernels(const std::vector<KernelSpec>& kernels, const CodegenOptions& options,
+                                       const CodegenProgress& progress) {
   CodegenResult result;
   // Without targets, the host IR alone (for --dump-dir and tests).
   if (!options.host && !options.cuda) {
-    std::vector<KernelInfo> infos;
-    KILN_ASSIGN_OR_RETURN(internal::KernelModulePtr module,
-                          internal::EmitKernelModule(kernels, internal::KernelTarget::kHost, &infos));
-    result.mlir_text = internal::PrintKernelModule(*module);
+    for (const KernelSpec& spec : kernels) {
+      KILN_ASSIGN_OR_RETURN(std::string ir, PrintKernelIr(spec));
+      result.mlir_text += ir;
+    }
+    return result;
   }
+  std::vector<Task> tasks = Tasks(kernels, options);
+  std::vector<StatusOr<KernelObject>> results = CompileAll(tasks, options, progress);
+  result.stage_seconds = StageSeconds(results, 0);
+  double link_seconds = 0;
   if (options.host) {
-    std::vector<KernelInfo> infos;
-    KILN_ASSIGN_OR_RETURN(internal::KernelModulePtr module,
-                          internal::EmitKernelModule(kernels, internal::KernelTarget::kHost, &infos));
-    result.mlir_text = internal::PrintKernelModule(*module);
-    KILN_ASSIGN_OR_RETURN(std::vector<uint8_t> object, internal::LowerToHostObject(*module, infos));
-    HostImage image;
-    KILN_ASSIGN_OR_RETURN(image.shared_object, internal::LinkSharedObject(object));
-    image.kernels = HostKernels(infos);
+    KILN_ASSIGN_OR_RETURN(std::vector<KernelObject> objects, TargetObjects(tasks, results, CodegenTarget::kHost));
+    result.mlir_text = JoinKernelIr(objects);
+    internal::StageTimer timer(&link_seconds);
+    KILN_ASSIGN_OR_RETURN(HostImage image, LinkHostImage(objects));
     result.host = std::move(image);
   }
   if (options.cuda) {
-    // The CUDA module differs from the host's in its reduction kernels.
-    std::vector<KernelInfo> infos;
-    KILN_ASSIGN_OR_RETURN(internal::KernelModulePtr module,
-                          internal::EmitKernelModule(kernels, internal::KernelTarget::kCuda, &infos));
-    result.mlir_text += (result.mlir_text.empty() ? "" : "\n// CUDA kernel IR\n") + internal::PrintKernelModule(*module);
-    CudaImage image;
-    image.arch = options.cuda_arch;
-    KILN_ASSIGN_OR_RETURN(image.ptx, internal::LowerToPtx(*module, infos, options.cuda_arch));
-    std::string ptxas = internal::FindPtxas();
-    if (!ptxas.empty()) {
-      KILN_ASSIGN_OR_RETURN(image.cubin, internal::AssemblePtx(ptxas, image.ptx, options.cuda_arch));
-    }
-    image.kernels = CudaKernels(infos);
+    KILN_ASSIGN_OR_RETURN(std::vector<KernelObject> objects, TargetObjects(tasks, results, CodegenTarget::kCuda));
+    std::string ir = JoinKernelIr(objects);
+    if (!ir.empty()) result.mlir_text += (result.mlir_text.empty() ? "" : "\n// CUDA kernel IR\n") + ir;
+    internal::StageTimer timer(&link_seconds);
+    KILN_ASSIGN_OR_RETURN(CudaImage image, LinkCudaImage(objects, options.cuda_arch));
     result.cuda = std::move(image);
   }
+  result.stage_seconds.back().second = link_seconds;
   return result;
 }
 

@@ -19,8 +19,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -118,21 +120,39 @@ struct CudaImage {
 };
 
 struct CodegenResult {
-  std::string mlir_text;  // kernel IR before lowering, for --dump-dir
+  // Kernel IR before lowering (one module per kernel; the CUDA modules
+  // after the host's), for --dump-dir; empty without keep_kernel_ir.
+  std::string mlir_text;
   std::optional<HostImage> host;
   std::optional<CudaImage> cuda;
+  // Seconds per code generation stage (kernel_object.h,
+  // KernelCompileTimes), summed over kernels and threads, then the links.
+  std::vector<std::pair<std::string, double>> stage_seconds;
 };
 
 struct CodegenOptions {
   bool host = true;
   bool cuda = false;
   std::string cuda_arch = "sm_90";
+  // Print each kernel's IR into the results (dumps, tests); it changes no
+  // code.
+  bool keep_kernel_ir = true;
+  // Threads compiling kernels (ptxas runs included); <= 0: one per core.
+  // The results are the same bytes for any count.
+  int jobs = 0;
 };
 
-// Compiles all kernels into one host shared object and/or one PTX module.
-// Errors name the offending instruction (unsupported op or element type).
-// Thread-safe (the in-process linker is serialized internally).
+// Called after each kernel compiled for a target, with the number done so
+// far and the total (distinct kernels times targets); calls never overlap.
+using CodegenProgress = std::function<void(int64_t done, int64_t total)>;
+
+// Compiles each kernel on its own (kernel_object.h) for each target, on
+// options.jobs threads, then
+// links them into one host shared object and/or one CUDA module
+// (kernel_image_linker.h). Errors name the offending instruction
+// (unsupported op or element type). Thread-safe (the in-process linker is
+// serialized internally).
 StatusOr<CodegenResult> CompileKernels(const std::vector<KernelSpec>& kernels,
-                                       const CodegenOptions& options);
+                                       const CodegenOptions& options, const CodegenProgress& progress = {});
 
 }  // namespace kiln::codegen

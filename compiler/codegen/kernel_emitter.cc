@@ -303,10 +303,13 @@ StatusOr<KernelInfo> EmitKernel(mlir::ModuleOp module, const KernelSpec& spec, K
 }  // namespace
 
 StatusOr<KernelModulePtr> EmitKernelModule(const std::vector<KernelSpec>& kernels, KernelTarget target,
-                                           std::vector<KernelInfo>* infos) {
+                                           std::vector<KernelInfo>* infos, KernelCompileTimes* times) {
+  std::optional<StageTimer> setup_timer(std::in_place, times ? &times->setup : nullptr);
   KernelModulePtr km(new KernelModule);
   km->context.disableMultithreading();
   LoadKernelDialects(km->context);
+  setup_timer.reset();
+  StageTimer emit_timer(times ? &times->emit : nullptr);
   km->module = mlir::ModuleOp::create(mlir::UnknownLoc::get(&km->context));
   std::map<std::string, int> seen;
   infos->clear();

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <optional>
 #include <cstdlib>
 #include <mutex>
 
@@ -184,6 +185,14 @@ Status LinkLibdevice(llvm::Module& module) {
   return Status::Ok();
 }
 
+// After internalization, every definition but the kernels is local to the
+// module: prefixing their names keeps them apart from those of other
+// kernels' modules once the PTX modules are joined.
+void PrefixLocalSymbols(llvm::Module& module, const std::string& prefix) {
+  for (llvm::GlobalValue& gv : module.global_values())
+    if (gv.hasLocalLinkage() && !gv.isDeclaration()) gv.setName(prefix + gv.getName().str());
+}
+
 bool FileExists(const std::string& path) { return access(path.c_str(), R_OK) == 0; }
 
 }  // namespace
@@ -199,24 +208,36 @@ std::string FindLibdevice() {
 }
 
 StatusOr<std::vector<uint8_t>> EmitHostObject(llvm::Module& module,
-                                              const std::vector<KernelInfo>& kernels) {
-  KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> tm,
-                        CreateTargetMachine(kHostTriple, kHostCpu, llvm::Reloc::PIC_,
-                                            llvm::CodeGenOptLevel::Default));
-  PrepareModule(module, *tm);
-  for (const KernelInfo& kernel : kernels) KILN_RETURN_IF_ERROR(AddHostEntry(module, kernel));
-  KILN_RETURN_IF_ERROR(Verify(module));
-  Optimize(module, tm.get(), llvm::OptimizationLevel::O2);
+                                              const std::vector<KernelInfo>& kernels, KernelCompileTimes* times) {
+  std::unique_ptr<llvm::TargetMachine> tm;
+  {
+    StageTimer timer(times ? &times->setup : nullptr);
+    KILN_ASSIGN_OR_RETURN(tm, CreateTargetMachine(kHostTriple, kHostCpu, llvm::Reloc::PIC_,
+                                                  llvm::CodeGenOptLevel::Default));
+  }
+  {
+    StageTimer timer(times ? &times->optimize : nullptr);
+    PrepareModule(module, *tm);
+    for (const KernelInfo& kernel : kernels) KILN_RETURN_IF_ERROR(AddHostEntry(module, kernel));
+    KILN_RETURN_IF_ERROR(Verify(module));
+    Optimize(module, tm.get(), llvm::OptimizationLevel::O2);
+  }
+  StageTimer timer(times ? &times->machine_code : nullptr);
   KILN_ASSIGN_OR_RETURN(std::string object,
                         EmitFile(module, *tm, llvm::CodeGenFileType::ObjectFile));
   return std::vector<uint8_t>(object.begin(), object.end());
 }
 
 StatusOr<std::string> EmitPtx(llvm::Module& module, const std::vector<KernelInfo>& kernels,
-                              const std::string& arch) {
-  KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> tm,
-                        CreateTargetMachine(kCudaTriple, arch, std::nullopt,
-                                            llvm::CodeGenOptLevel::Aggressive));
+                              const std::string& arch, const std::string& symbol_prefix,
+                              KernelCompileTimes* times) {
+  std::unique_ptr<llvm::TargetMachine> tm;
+  {
+    StageTimer timer(times ? &times->setup : nullptr);
+    KILN_ASSIGN_OR_RETURN(tm, CreateTargetMachine(kCudaTriple, arch, std::nullopt,
+                                                  llvm::CodeGenOptLevel::Aggressive));
+  }
+  std::optional<StageTimer> optimize_timer(std::in_place, times ? &times->optimize : nullptr);
   PrepareModule(module, *tm);
   std::vector<std::string> names;
   for (const KernelInfo& kernel : kernels) {
@@ -237,9 +258,12 @@ StatusOr<std::string> EmitPtx(llvm::Module& module, const std::vector<KernelInfo
   llvm::internalizeModule(module, [&](const llvm::GlobalValue& gv) {
     return std::find(names.begin(), names.end(), gv.getName().str()) != names.end();
   });
+  PrefixLocalSymbols(module, symbol_prefix);
   KILN_RETURN_IF_ERROR(Verify(module));
   Optimize(module, tm.get(), llvm::OptimizationLevel::O3);
   LowerSwitches(module);
+  optimize_timer.reset();
+  StageTimer timer(times ? &times->machine_code : nullptr);
   return EmitFile(module, *tm, llvm::CodeGenFileType::AssemblyFile);
 }
 

@@ -21,14 +21,17 @@ namespace kiln::codegen::internal {
 // unpacks args and calls it, optimizes at O2 for generic x86-64 and returns
 // a PIC ELF relocatable object.
 StatusOr<std::vector<uint8_t>> EmitHostObject(llvm::Module& module,
-                                              const std::vector<KernelInfo>& kernels);
+                                              const std::vector<KernelInfo>& kernels, KernelCompileTimes* times);
 
 // CUDA: gives the kernels the PTX kernel calling convention, links
 // libdevice when the module calls __nv_* functions, optimizes at O3 (which
 // also resolves libdevice's __nvvm_reflect queries: no flush-to-zero,
 // IEEE division and sqrt) and returns PTX text for `arch` ("sm_90").
+// Every module-level definition but the kernels is renamed
+// `symbol_prefix + name` (LowerToPtx).
 StatusOr<std::string> EmitPtx(llvm::Module& module, const std::vector<KernelInfo>& kernels,
-                              const std::string& arch);
+                              const std::string& arch, const std::string& symbol_prefix,
+                              KernelCompileTimes* times);
 
 // libdevice.10.bc ($CUDA_HOME/nvvm/libdevice, then /usr/local/cuda/...),
 // or "" when not installed.

@@ -19,6 +19,7 @@
 // integer code (narrow_float_lowering.h). The remaining math ops (sqrt,
 // abs, floor, ...) become LLVM intrinsics, which both backends lower exactly.
 #include <algorithm>
+#include <optional>
 #include <iterator>
 
 #include "compiler/codegen/kernel_module.h"
@@ -767,7 +768,9 @@ StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> CloneForLowering(const KernelModule&
 }  // namespace
 
 StatusOr<std::vector<uint8_t>> LowerToHostObject(const KernelModule& km,
-                                                 const std::vector<KernelInfo>& kernels) {
+                                                 const std::vector<KernelInfo>& kernels,
+                                                 KernelCompileTimes* times) {
+  std::optional<StageTimer> timer(std::in_place, times ? &times->lower : nullptr);
   KILN_ASSIGN_OR_RETURN(mlir::OwningOpRef<mlir::ModuleOp> module, CloneForLowering(km));
   KILN_RETURN_IF_ERROR(PrepareTiledKernelsForHost(*module));
   KILN_RETURN_IF_ERROR(BindSplitDimensionToArguments(*module, kernels));
@@ -779,11 +782,14 @@ StatusOr<std::vector<uint8_t>> LowerToHostObject(const KernelModule& km,
   KILN_RETURN_IF_ERROR(ConvertToLLVMDialect(*module));
   llvm::LLVMContext llvm_context;
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> m, TranslateToLLVMIR(*module, llvm_context));
-  return EmitHostObject(*m, kernels);
+  timer.reset();
+  return EmitHostObject(*m, kernels, times);
 }
 
 StatusOr<std::string> LowerToPtx(const KernelModule& km, const std::vector<KernelInfo>& kernels,
-                                 const std::string& arch) {
+                                 const std::string& arch, const std::string& symbol_prefix,
+                                 KernelCompileTimes* times) {
+  std::optional<StageTimer> timer(std::in_place, times ? &times->lower : nullptr);
   KILN_ASSIGN_OR_RETURN(mlir::OwningOpRef<mlir::ModuleOp> module, CloneForLowering(km));
   KILN_RETURN_IF_ERROR(MapParallelLoopsToThreads(*module, kernels));
   KILN_RETURN_IF_ERROR(ExpandComplexOps(*module));
@@ -802,7 +808,8 @@ StatusOr<std::string> LowerToPtx(const KernelModule& km, const std::vector<Kerne
   KILN_RETURN_IF_ERROR(ConvertToLLVMDialect(*module, !vectorized && IndexFitsIn32Bits(*module) ? 32 : 64));
   llvm::LLVMContext llvm_context;
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> m, TranslateToLLVMIR(*module, llvm_context));
-  return EmitPtx(*m, kernels, arch);
+  timer.reset();
+  return EmitPtx(*m, kernels, arch, symbol_prefix, times);
 }
 
 }  // namespace kiln::codegen::internal

@@ -27,6 +27,19 @@ std::string Seconds(double s) {
   return buf;
 }
 
+std::string SecondsObject(const std::vector<std::pair<std::string, double>>& seconds) {
+  std::string out = "{";
+  for (size_t i = 0; i < seconds.size(); ++i)
+    out += (i ? ", " : "") + Quote(seconds[i].first) + ": " + Seconds(seconds[i].second);
+  return out + "}";
+}
+
+std::string TableLine(const std::string& name, double seconds) {
+  char line[96];
+  std::snprintf(line, sizeof line, "%-32s %9.6f\n", name.c_str(), seconds);
+  return line;
+}
+
 }  // namespace
 
 std::string CompileStatsToJson(const CompileStats& s) {
@@ -49,23 +62,21 @@ std::string CompileStatsToJson(const CompileStats& s) {
   field("buffer_assignment_seconds", Seconds(s.buffer_assignment_seconds));
   field("emit_seconds", Seconds(s.emit_seconds));
   field("codegen_seconds", Seconds(s.codegen_seconds));
-  out += "  \"pass_seconds\": {";
-  for (size_t i = 0; i < s.pass_seconds.size(); ++i)
-    out += (i ? ", " : "") + Quote(s.pass_seconds[i].first) + ": " + Seconds(s.pass_seconds[i].second);
-  out += "}\n}\n";
+  out += "  \"pass_seconds\": " + SecondsObject(s.pass_seconds) + ",\n";
+  out += "  \"codegen_stage_seconds\": " + SecondsObject(s.codegen_stage_seconds) + "\n}\n";
   return out;
 }
 
 std::string PassTimingTable(const CompileStats& s) {
   std::string out = "pass                               seconds\n";
-  for (const auto& [name, seconds] : s.pass_seconds) {
-    char line[96];
-    std::snprintf(line, sizeof line, "%-32s %9.6f\n", name.c_str(), seconds);
-    out += line;
-  }
-  char total[96];
-  std::snprintf(total, sizeof total, "%-32s %9.6f\n", "total", s.passes_seconds);
-  return out + total;
+  for (const auto& [name, seconds] : s.pass_seconds) out += TableLine(name, seconds);
+  out += TableLine("total", s.passes_seconds);
+  if (s.codegen_stage_seconds.empty()) return out;
+  // Thread seconds: with several threads they add up to more than the
+  // codegen wall time.
+  out += "codegen stage (thread seconds)     seconds\n";
+  for (const auto& [name, seconds] : s.codegen_stage_seconds) out += TableLine(name, seconds);
+  return out + TableLine("codegen wall time", s.codegen_seconds);
 }
 
 }  // namespace kiln::compiler

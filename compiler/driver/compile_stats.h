@@ -32,13 +32,17 @@ struct CompileStats {
   // Pass name -> seconds, in pipeline order (a pass that runs twice
   // appears twice, with its occurrence number: "dce#2").
   std::vector<std::pair<std::string, double>> pass_seconds;
+  // Code generation stage -> seconds (codegen::CodegenResult::stage_seconds:
+  // per-kernel stages summed over kernels and threads, then the links).
+  std::vector<std::pair<std::string, double>> codegen_stage_seconds;
 };
 
 // The stats as one JSON object (keys as in the struct; pass_seconds an
 // object from pass name to seconds).
 std::string CompileStatsToJson(const CompileStats& stats);
 
-// Human-readable per-pass timing table (--time-passes).
+// Human-readable per-pass timing table, then the code generation stages
+// (--time-passes).
 std::string PassTimingTable(const CompileStats& stats);
 
 }  // namespace kiln::compiler

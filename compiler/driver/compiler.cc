@@ -108,8 +108,21 @@ Status AddKernelImages(const emitter::EmittedProgram& emitted, const CompileOpti
   cg.host = options.host;
   cg.cuda = options.cuda;
   cg.cuda_arch = options.cuda_arch;
-  KILN_ASSIGN_OR_RETURN(codegen::CodegenResult result, codegen::CompileKernels(specs, cg));
+  cg.keep_kernel_ir = !options.dump_dir.empty();
+  cg.jobs = options.jobs;
+  codegen::CodegenProgress progress;
+  if (options.progress) {
+    int targets = options.host + options.cuda;
+    progress = [&, targets](int64_t done, int64_t total) {
+      options.progress("[codegen " + std::to_string(done) + "/" + std::to_string(total) + " (" +
+                       std::to_string(stats.distinct_kernels) + " distinct kernels of " +
+                       std::to_string(stats.kernels) + ", " + std::to_string(targets) + " target" +
+                       (targets > 1 ? "s" : "") + ")]");
+    };
+  }
+  KILN_ASSIGN_OR_RETURN(codegen::CodegenResult result, codegen::CompileKernels(specs, cg, progress));
   KILN_RETURN_IF_ERROR(WriteDump(options, "kernels.mlir", result.mlir_text));
+  stats.codegen_stage_seconds = result.stage_seconds;
   std::map<std::string, th::LaunchDims> dims;
   if (result.host) {
     bef::KernelImage image;
@@ -234,6 +247,11 @@ Status RunPasses(hlo::HloModule& module, const CompileOptions& options, CompileS
   pipeline.row_normalization = options.cuda;
   pipeline.dot_merger = options.cuda;
   pipeline.tf32 = options.tf32;
+  if (options.progress) {
+    pipeline.before_pass = [&](int index, int count, std::string_view) {
+      options.progress("[passes " + std::to_string(index + 1) + "/" + std::to_string(count) + "]");
+    };
+  }
   // Sorts CUDA runs as radix sorts; an artifact for the host alone keeps its
   // sort kernels, one for both runs the radix sort thunk on the host too
   // (kernels_lib/host_radix_sort).

@@ -11,6 +11,7 @@
 // With a dump directory, every stage's output is written there.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,13 @@ struct CompileOptions {
   // without replica_count) gets the fewest replicas its groups need.
   int64_t num_replicas = 0;
   int64_t num_partitions = 0;
+  // Threads generating kernels (codegen::CodegenOptions::jobs); <= 0: one
+  // per core. The artifact is the same bytes for any count.
+  int jobs = 0;
+  // Called with a one-line status as the compile advances ("[passes
+  // 12/31]", "[codegen 40/72 (36 distinct kernels of 939, 2 targets)]");
+  // bef-compile shows it on a terminal.
+  std::function<void(const std::string&)> progress;
   std::string producer = "kiln 0.1 (bef-compile)";
 };
 

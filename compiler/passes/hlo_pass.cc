@@ -12,6 +12,7 @@ StatusOr<bool> HloPassPipeline::Run(hlo::HloModule& module) {
   bool changed = false;
   for (size_t i = 0; i < passes_.size(); ++i) {
     const auto& pass = passes_[i];
+    if (before_pass_) before_pass_(static_cast<int>(i), static_cast<int>(passes_.size()), pass->name());
     auto start = std::chrono::steady_clock::now();
     StatusOr<bool> pass_changed = pass->Run(module);
     if (!pass_changed.ok()) return pass_changed.status().WithContext("pass " + std::string(pass->name()));

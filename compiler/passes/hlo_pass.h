@@ -55,6 +55,9 @@ class HloPassPipeline : public HloPass {
   // the pass's index in this pipeline: the hook behind per-pass dumps.
   using AfterPassHook = std::function<Status(int, std::string_view, const hlo::HloModule&)>;
   void set_after_changed_pass(AfterPassHook hook) { after_changed_pass_ = std::move(hook); }
+  // Called before each pass with its index and the number of passes (a
+  // compile's progress line).
+  void set_before_pass(std::function<void(int, int, std::string_view)> hook) { before_pass_ = std::move(hook); }
   void set_verify_each_pass(bool verify) { verify_each_pass_ = verify; }
 
   // One record per pass of the last Run.
@@ -65,6 +68,7 @@ class HloPassPipeline : public HloPass {
   std::vector<std::unique_ptr<HloPass>> passes_;
   std::vector<PassRecord> records_;
   AfterPassHook after_changed_pass_;
+  std::function<void(int, int, std::string_view)> before_pass_;
 #ifdef NDEBUG
   bool verify_each_pass_ = false;
 #else

@@ -49,6 +49,7 @@ Status RunOptimizationPipeline(hlo::HloModule& module, const PipelineOptions& op
                                std::vector<PassRecord>* records) {
   HloPassPipeline pipeline("kiln-optimizations");
   pipeline.set_after_changed_pass(options.after_changed_pass);
+  pipeline.set_before_pass(options.before_pass);
   if (options.verify_each_pass) pipeline.set_verify_each_pass(*options.verify_each_pass);
   // The whole dataflow in one computation per loop body, in logical shapes.
   // Async wrappers become calls, which CallInliner inlines.

@@ -16,6 +16,8 @@ struct PipelineOptions {
   // Called with (pass index, pass name, module) after every pass that
   // changed the module; the driver writes dumps from it.
   std::function<Status(int, std::string_view, const hlo::HloModule&)> after_changed_pass;
+  // Called with (pass index, number of passes, pass name) before each pass.
+  std::function<void(int, int, std::string_view)> before_pass;
   // Verify after every pass that changed the module (else once at the end);
   // unset: the build's default (on in debug builds).
   std::optional<bool> verify_each_pass;

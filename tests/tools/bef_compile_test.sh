@@ -88,6 +88,20 @@ run "$BEF_RUN" inc.bef "--input=4xf32=1 2 3 4" --donate --iterations=2 --warmup=
   "--expected_output=4xf32=2 3 4 5"
 check '[[ $code == 0 && $out == *"[SUCCESS]"* ]]' "--donate: exit $code, stdout [$out], stderr [$err]"
 
+# --- progress line -------------------------------------------------------------------
+# Shown only on a terminal: stderr of the compiles above (a file) is empty;
+# under a pseudo-terminal (script) the passes and codegen lines appear,
+# and --quiet hides them.
+run "$BEF_COMPILE" "$MLP" -o quiet.bef
+check '[[ $code == 0 && -z $err ]]' "progress written to a non-terminal stderr: [$err]"
+if command -v script >/dev/null; then
+  tty_out=$(script -qec "'$BEF_COMPILE' '$MLP' -o tty.bef" /dev/null 2>&1)
+  check '[[ $tty_out == *"[passes 1/"* && $tty_out == *"[codegen 1/"*"distinct kernels of"* ]]' \
+    "no progress line on a terminal: [$tty_out]"
+  tty_out=$(script -qec "'$BEF_COMPILE' '$MLP' -o tty.bef --quiet" /dev/null 2>&1)
+  check '[[ $tty_out != *"[passes"* && $tty_out != *"[codegen"* ]]' "--quiet still shows progress: [$tty_out]"
+fi
+
 # --- middle-end only -----------------------------------------------------------------
 cat >unsupported.hlo <<'HLO'
 HloModule s

@@ -2,7 +2,7 @@
 //
 //   bef-compile MODULE.hlo -o MODULE.bef [--targets=host,cuda]
 //               [--cuda-arch=sm_90] [--dump-dir=DIR] [--dump-passes=REGEX]
-//               [--time-passes] [--stats=FILE.json]
+//               [--time-passes] [--stats=FILE.json] [--jobs=N] [--quiet]
 //   bef-compile MODULE.hlo --stop-after=buffer-assignment [--stats=...]
 //       runs the middle-end only (passes, schedules, buffer assignment):
 //       dumps and stats, no artifact.
@@ -13,7 +13,10 @@
 // self-contained file that bef-run executes without the compiler. Every
 // failure is one line "bef-compile: error: ..." and exit code 1; an
 // unsupported op is named with its source location.
+#include <unistd.h>
+
 #include <cstdio>
+#include <functional>
 #include <exception>
 #include <fstream>
 #include <iostream>
@@ -42,6 +45,34 @@ struct Options {
   std::string tf32 = "on";
   int64_t num_replicas = 0;
   int64_t num_partitions = 0;
+  int64_t jobs = 0;  // 0: one per core
+  bool quiet = false;
+};
+
+// The progress line: rewritten in place on a terminal, nothing otherwise
+// (or with --quiet).
+class ProgressLine {
+ public:
+  explicit ProgressLine(bool enabled) : enabled_(enabled && isatty(STDERR_FILENO)) {}
+  ~ProgressLine() { Clear(); }
+  std::function<void(const std::string&)> Callback() {
+    if (!enabled_) return {};
+    return [this](const std::string& line) {
+      std::fprintf(stderr, "\r\033[K%s", line.c_str());
+      std::fflush(stderr);
+      shown_ = true;
+    };
+  }
+  void Clear() {
+    if (!shown_) return;
+    std::fprintf(stderr, "\r\033[K");
+    std::fflush(stderr);
+    shown_ = false;
+  }
+
+ private:
+  bool enabled_;
+  bool shown_ = false;
 };
 
 Status WriteStats(const Options& options, const compiler::CompileStats& stats) {
@@ -74,6 +105,9 @@ Status Compile(const std::string& input, const Options& options) {
     return Error("--num_replicas and --num_partitions must be between 1 and 4096");
   copts.num_replicas = options.num_replicas;
   copts.num_partitions = options.num_partitions;
+  if (options.jobs < 0 || options.jobs > 1024)
+    return Error("--jobs must be between 1 and 1024 (0: one per core), not " + std::to_string(options.jobs));
+  copts.jobs = static_cast<int>(options.jobs);
   if (!options.stop_after.empty() && options.stop_after != "buffer-assignment")
     return Error("unknown --stop-after '" + options.stop_after + "' (expected buffer-assignment)");
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> module, hlo::ParseHloModuleFile(input));
@@ -81,11 +115,14 @@ Status Compile(const std::string& input, const Options& options) {
   if (std::string warning = hlo::ElidedConstantsWarning(*module); !warning.empty())
     std::fprintf(stderr, "bef-compile: %s\n", warning.c_str());
   compiler::CompileStats stats;
+  ProgressLine progress(!options.quiet);
+  copts.progress = progress.Callback();
   if (!options.stop_after.empty()) {
     KILN_RETURN_IF_ERROR(compiler::RunMiddleEnd(*module, copts, &stats));
     return WriteStats(options, stats);
   }
   KILN_ASSIGN_OR_RETURN(bef::Artifact artifact, compiler::CompileModule(*module, copts, &stats));
+  progress.Clear();
   KILN_RETURN_IF_ERROR(bef::WriteArtifactFile(artifact, options.output));
   return WriteStats(options, stats);
 }
@@ -112,6 +149,10 @@ int Main(int argc, char** argv) {
                "replicas the collectives are resolved for, overriding the module's replica_count");
   flags.AddInt("num_partitions", &options.num_partitions,
                "partitions the collectives are resolved for, overriding the module's num_partitions");
+  flags.AddInt("jobs", &options.jobs,
+               "threads generating kernels, ptxas included (default 0: one per core); the .bef is the same "
+               "bytes for any count");
+  flags.AddBool("quiet", &options.quiet, "no progress line on stderr (shown only when stderr is a terminal)");
   flags.AddString("stats", &options.stats, "write the compile summary as JSON to this file ('-' prints it)");
   flags.AddString("stop-after", &options.stop_after,
                   "buffer-assignment: run the middle-end only (dumps and stats, no artifact)");
