@@ -49,6 +49,11 @@ std::string CompileStatsToJson(const CompileStats& s) {
   field("buffer_assignment_seconds", Seconds(s.buffer_assignment_seconds));
   field("emit_seconds", Seconds(s.emit_seconds));
   field("codegen_seconds", Seconds(s.codegen_seconds));
+  field("artifact_cache_hits", std::to_string(s.artifact_cache_hits));
+  field("artifact_cache_misses", std::to_string(s.artifact_cache_misses));
+  field("kernels_compiled", std::to_string(s.kernels_compiled));
+  field("kernels_from_cache", std::to_string(s.kernels_from_cache));
+  if (!s.cache_warning.empty()) field("cache_warning", Quote(s.cache_warning));
   out += "  \"pass_seconds\": {";
   for (size_t i = 0; i < s.pass_seconds.size(); ++i)
     out += (i ? ", " : "") + Quote(s.pass_seconds[i].first) + ": " + Seconds(s.pass_seconds[i].second);

@@ -8,8 +8,10 @@
 #include <optional>
 #include <regex>
 #include <set>
+#include <span>
 
 #include "compiler/codegen/kernel_codegen.h"
+#include "compiler/driver/artifact_cache_key.h"
 #include "compiler/driver/fusion_report.h"
 #include "compiler/driver/kernel_aliasing.h"
 #include "compiler/driver/kernel_dedup.h"
@@ -287,12 +289,11 @@ Status RunMiddleEnd(const hlo::HloModule& input, const CompileOptions& options, 
   return Status::Ok();
 }
 
-StatusOr<bef::Artifact> CompileModule(const hlo::HloModule& input, const CompileOptions& options,
-                                      CompileStats* stats) {
-  if (!options.host && !options.cuda) return Error("no target selected (--targets=host,cuda)");
-  if (options.cuda) KILN_RETURN_IF_ERROR(SmArch(options.cuda_arch).status());
-  CompileStats local;
-  CompileStats& s = stats ? *stats : local;
+namespace {
+
+// The pipeline itself: passes, thunk program, kernels, validation.
+StatusOr<bef::Artifact> CompileUncached(const hlo::HloModule& input, const CompileOptions& options,
+                                        CompileStats& s) {
   Clock::time_point compile_start = Clock::now();
   std::unique_ptr<hlo::HloModule> module = input.Clone();
   KILN_RETURN_IF_ERROR(RunPasses(*module, options, s));
@@ -317,6 +318,78 @@ StatusOr<bef::Artifact> CompileModule(const hlo::HloModule& input, const Compile
   KILN_RETURN_IF_ERROR(bef::ValidateArtifact(artifact).WithContext("internal error: invalid artifact"));
   s.compile_seconds = Since(compile_start);
   return artifact;
+}
+
+Status CheckTargets(const CompileOptions& options) {
+  if (!options.host && !options.cuda) return Error("no target selected (--targets=host,cuda)");
+  if (options.cuda) KILN_RETURN_IF_ERROR(SmArch(options.cuda_arch).status());
+  return Status::Ok();
+}
+
+// Whether a compile with `options` goes through the compile cache: a dump
+// needs every stage to run.
+bool UsesCache(const CompileOptions& options) { return !options.cache_dir.empty() && options.dump_dir.empty(); }
+
+// The artifact level of the compile cache for one compile: the cache and
+// this module's key, or neither when the compile does not use the cache.
+struct ArtifactCache {
+  std::unique_ptr<cache::CompileCache> cache;
+  std::string key;
+
+  static StatusOr<ArtifactCache> Open(const hlo::HloModule& module, const CompileOptions& options) {
+    ArtifactCache c;
+    if (!UsesCache(options)) return c;
+    c.key = ArtifactCacheKey(module, options);
+    if (c.key.empty()) return c;
+    KILN_ASSIGN_OR_RETURN(c.cache, cache::CompileCache::Open(options.cache_dir, options.cache_max_bytes));
+    return c;
+  }
+
+  std::optional<std::vector<uint8_t>> Lookup(CompileStats& s) {
+    if (!cache) return std::nullopt;
+    std::optional<std::vector<uint8_t>> bytes = cache->Lookup(key);
+    (bytes ? s.artifact_cache_hits : s.artifact_cache_misses) += 1;
+    return bytes;
+  }
+
+  // A failed store costs later compiles their hit, not this one its
+  // result: it becomes a warning in the stats.
+  void Store(std::span<const uint8_t> bytes, CompileStats& s) {
+    if (!cache) return;
+    Status stored = cache->Store(key, bytes);
+    if (!stored.ok()) s.cache_warning = stored.message();
+  }
+};
+
+}  // namespace
+
+StatusOr<std::vector<uint8_t>> CompileModuleToBef(const hlo::HloModule& input, const CompileOptions& options,
+                                                  CompileStats* stats) {
+  KILN_RETURN_IF_ERROR(CheckTargets(options));
+  CompileStats local;
+  CompileStats& s = stats ? *stats : local;
+  Clock::time_point start = Clock::now();
+  KILN_ASSIGN_OR_RETURN(ArtifactCache cache, ArtifactCache::Open(input, options));
+  std::optional<std::vector<uint8_t>> bytes = cache.Lookup(s);
+  if (!bytes) {
+    KILN_ASSIGN_OR_RETURN(bef::Artifact artifact, CompileUncached(input, options, s));
+    KILN_ASSIGN_OR_RETURN(bytes, bef::SerializeArtifact(artifact));
+    cache.Store(*bytes, s);
+  }
+  s.compile_seconds = Since(start);
+  return std::move(*bytes);
+}
+
+StatusOr<bef::Artifact> CompileModule(const hlo::HloModule& input, const CompileOptions& options,
+                                      CompileStats* stats) {
+  // Through the cache, the artifact is what its .bef bytes load as.
+  if (UsesCache(options)) {
+    KILN_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, CompileModuleToBef(input, options, stats));
+    return bef::LoadArtifact(bytes);
+  }
+  KILN_RETURN_IF_ERROR(CheckTargets(options));
+  CompileStats local;
+  return CompileUncached(input, options, stats ? *stats : local);
 }
 
 }  // namespace kiln::compiler
