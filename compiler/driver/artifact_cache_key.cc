@@ -2,17 +2,15 @@
 #include "compiler/driver/artifact_cache_key.h"
 
 #include "compiler/cache/cache_key.h"
-#include "compiler/codegen/codegen_identity.h"
 #include "compiler/hlo/printer.h"
 
 namespace kiln::compiler {
 
-std::string ArtifactCacheKey(const hlo::HloModule& module, const CompileOptions& options) {
-  std::string codegen = codegen::CodegenIdentity();
-  if (codegen.empty()) return "";
+std::string ArtifactCacheKey(const hlo::HloModule& module, const CompileOptions& options,
+                             const std::string& codegen_identity) {
   cache::CacheKey key("bef");
   key.Add("bef-version", std::to_string(bef::kBefVersionMajor) + "." + std::to_string(bef::kBefVersionMinor))
-      .Add("codegen", codegen)
+      .Add("codegen", codegen_identity)
       .Add("producer", options.producer)
       .Add("host", options.host)
       .Add("cuda", options.cuda)

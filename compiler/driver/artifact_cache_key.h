@@ -13,8 +13,9 @@
 
 namespace kiln::compiler {
 
-// "" when codegen's inputs cannot be identified (then the artifact must not
-// be cached).
-std::string ArtifactCacheKey(const hlo::HloModule& module, const CompileOptions& options);
+// `codegen_identity`: codegen::CodegenIdentity() (never "": then nothing
+// may be cached).
+std::string ArtifactCacheKey(const hlo::HloModule& module, const CompileOptions& options,
+                             const std::string& codegen_identity);
 
 }  // namespace kiln::compiler

@@ -11,6 +11,7 @@
 #include <functional>
 #include <thread>
 
+#include "compiler/codegen/codegen_identity.h"
 #include "compiler/driver/artifact_cache_key.h"
 #include "compiler/driver/compiler.h"
 #include "compiler/hlo/parser.h"
@@ -83,7 +84,7 @@ class ArtifactCacheTest : public ::testing::Test {
   std::string EntryPath(const hlo::HloModule& module, const CompileOptions& options) const {
     StatusOr<std::unique_ptr<cache::CompileCache>> cache = cache::CompileCache::Open(dir_, options.cache_max_bytes);
     EXPECT_TRUE(cache.ok());
-    return (*cache)->EntryPath(ArtifactCacheKey(module, options));
+    return (*cache)->EntryPath(ArtifactCacheKey(module, options, codegen::CodegenIdentity()));
   }
 
   std::string dir_;
