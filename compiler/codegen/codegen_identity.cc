@@ -27,6 +27,7 @@ std::string CodegenIdentity() {
   std::string llvm = cache::ObjectBuildIdentity(reinterpret_cast<const void*>(&llvm::sys::getHostCPUName));
   if (llvm.empty()) return "";
   return "llvm=" + llvm + ";ptxas=" + FileIdentity(internal::FindPtxas()) +
+         ";nvlink=" + FileIdentity(internal::FindNvlink()) +
          ";libdevice=" + FileIdentity(internal::FindLibdevice());
 }
 
