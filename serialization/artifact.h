@@ -83,6 +83,8 @@ StatusOr<std::vector<uint8_t>> SerializeArtifact(const Artifact& artifact);
 StatusOr<Artifact> LoadArtifact(std::span<const uint8_t> bytes);
 StatusOr<Artifact> LoadArtifactFile(const std::string& path);
 Status WriteArtifactFile(const Artifact& artifact, const std::string& path);
+// Writes .bef bytes (SerializeArtifact's, or a compile cache's copy of them).
+Status WriteBefFile(std::span<const uint8_t> bytes, const std::string& path);
 
 // ValidateProgram plus the checks that involve kernel images: every target
 // has exactly one image, and every kernel named by a Kernel thunk exists in

@@ -494,6 +494,10 @@ StatusOr<std::vector<uint8_t>> SerializeArtifact(const Artifact& artifact) {
 
 Status WriteArtifactFile(const Artifact& artifact, const std::string& path) {
   KILN_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, SerializeArtifact(artifact));
+  return WriteBefFile(bytes, path);
+}
+
+Status WriteBefFile(std::span<const uint8_t> bytes, const std::string& path) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) return Error("cannot open " + path + " for writing");
   out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));

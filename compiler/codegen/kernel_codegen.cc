@@ -11,6 +11,7 @@
 #include "compiler/codegen/codegen_internal.h"
 #include "compiler/codegen/kernel_image_linker.h"
 #include "compiler/codegen/kernel_object.h"
+#include "compiler/codegen/kernel_object_cache.h"
 #include "compiler/codegen/parallel_tasks.h"
 
 namespace kiln::codegen {
@@ -31,21 +32,26 @@ std::vector<Task> Tasks(const std::vector<KernelSpec>& kernels, const CodegenOpt
   return tasks;
 }
 
-// Every task's result, at the task's index. Progress is reported as tasks
+// Every task's result, at the task's index (compiled, or taken from the
+// kernel cache: counted in `result`). Progress is reported as tasks
 // finish, in whatever order they do.
 std::vector<StatusOr<KernelObject>> CompileAll(const std::vector<Task>& tasks, const CodegenOptions& options,
-                                               const CodegenProgress& progress) {
+                                               const CodegenProgress& progress, CodegenResult& result) {
   std::vector<StatusOr<KernelObject>> results(tasks.size(), StatusOr<KernelObject>(Error("not compiled")));
+  std::vector<char> from_cache(tasks.size(), 0);
   std::mutex progress_mutex;
   int64_t done = 0;
   RunTasks(static_cast<int64_t>(tasks.size()), options.jobs, [&](int) {
     return [&](int64_t i) {
-      results[i] = CompileOneKernel(*tasks[i].spec, tasks[i].target, options);
+      bool cached = false;
+      results[i] = CompileOneKernelCached(*tasks[i].spec, tasks[i].target, options, &cached);
+      from_cache[i] = cached;
       if (!progress) return;
       std::lock_guard<std::mutex> lock(progress_mutex);
       progress(++done, static_cast<int64_t>(tasks.size()));
     };
   });
+  for (char cached : from_cache) (cached ? result.kernels_from_cache : result.kernels_compiled) += 1;
   return results;
 }
 
@@ -94,7 +100,7 @@ StatusOr<CodegenResult> CompileKernels(const std::vector<KernelSpec>& kernels, c
     return result;
   }
   std::vector<Task> tasks = Tasks(kernels, options);
-  std::vector<StatusOr<KernelObject>> results = CompileAll(tasks, options, progress);
+  std::vector<StatusOr<KernelObject>> results = CompileAll(tasks, options, progress, result);
   result.stage_seconds = StageSeconds(results, 0);
   double link_seconds = 0;
   if (options.host) {
@@ -113,6 +119,7 @@ StatusOr<CodegenResult> CompileKernels(const std::vector<KernelSpec>& kernels, c
     result.cuda = std::move(image);
   }
   result.stage_seconds.back().second = link_seconds;
+  if (options.kernel_cache) result.cache_warning = options.kernel_cache->store_error();
   return result;
 }
 

@@ -119,6 +119,8 @@ struct CudaImage {
   std::vector<CompiledKernel> kernels;
 };
 
+class KernelObjectCache;  // kernel_object_cache.h
+
 struct CodegenResult {
   // Kernel IR before lowering (one module per kernel; the CUDA modules
   // after the host's), for --dump-dir; empty without keep_kernel_ir.
@@ -128,6 +130,12 @@ struct CodegenResult {
   // Seconds per code generation stage (kernel_object.h,
   // KernelCompileTimes), summed over kernels and threads, then the links.
   std::vector<std::pair<std::string, double>> stage_seconds;
+  // Kernels, summed over the targets, compiled and taken from
+  // CodegenOptions::kernel_cache.
+  int64_t kernels_compiled = 0;
+  int64_t kernels_from_cache = 0;
+  // A kernel the cache could not store (the compile itself succeeded).
+  std::string cache_warning;
 };
 
 struct CodegenOptions {
@@ -140,6 +148,10 @@ struct CodegenOptions {
   // Threads compiling kernels (ptxas runs included); <= 0: one per core.
   // The results are the same bytes for any count.
   int jobs = 0;
+  // The kernel level of the compile cache (kernel_object_cache.h): each
+  // kernel's code for each target is taken from it or compiled and stored
+  // there. Null: no cache. Unused with keep_kernel_ir.
+  const KernelObjectCache* kernel_cache = nullptr;
 };
 
 // Called after each kernel compiled for a target, with the number done so

@@ -62,6 +62,11 @@ std::string CompileStatsToJson(const CompileStats& s) {
   field("buffer_assignment_seconds", Seconds(s.buffer_assignment_seconds));
   field("emit_seconds", Seconds(s.emit_seconds));
   field("codegen_seconds", Seconds(s.codegen_seconds));
+  field("artifact_cache_hits", std::to_string(s.artifact_cache_hits));
+  field("artifact_cache_misses", std::to_string(s.artifact_cache_misses));
+  field("kernels_compiled", std::to_string(s.kernels_compiled));
+  field("kernels_from_cache", std::to_string(s.kernels_from_cache));
+  if (!s.cache_warning.empty()) field("cache_warning", Quote(s.cache_warning));
   out += "  \"pass_seconds\": " + SecondsObject(s.pass_seconds) + ",\n";
   out += "  \"codegen_stage_seconds\": " + SecondsObject(s.codegen_stage_seconds) + "\n}\n";
   return out;

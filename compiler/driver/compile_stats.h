@@ -29,6 +29,17 @@ struct CompileStats {
   double buffer_assignment_seconds = 0;
   double emit_seconds = 0;
   double codegen_seconds = 0;
+  // The compile cache (compiler/cache): whether the artifact came from it
+  // (a hit sets only these fields and compile_seconds) or was compiled
+  // (a miss); both 0 without a cache.
+  int64_t artifact_cache_hits = 0;
+  int64_t artifact_cache_misses = 0;
+  // Distinct kernels, summed over the targets, that codegen generated and
+  // that came from the kernel cache.
+  int64_t kernels_compiled = 0;
+  int64_t kernels_from_cache = 0;
+  // A cache entry that could not be stored (the compile itself succeeded).
+  std::string cache_warning;
   // Pass name -> seconds, in pipeline order (a pass that runs twice
   // appears twice, with its occurrence number: "dce#2").
   std::vector<std::pair<std::string, double>> pass_seconds;

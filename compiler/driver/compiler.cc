@@ -9,8 +9,12 @@
 #include <optional>
 #include <regex>
 #include <set>
+#include <span>
 
+#include "compiler/codegen/codegen_identity.h"
 #include "compiler/codegen/kernel_codegen.h"
+#include "compiler/codegen/kernel_object_cache.h"
+#include "compiler/driver/artifact_cache_key.h"
 #include "compiler/driver/fusion_report.h"
 #include "compiler/driver/kernel_aliasing.h"
 #include "compiler/driver/kernel_dedup.h"
@@ -99,7 +103,7 @@ int64_t CountThunks(const th::SequenceThunk& root) {
 // units (grid.x, any int64) stay in the host image: they are no CUDA
 // launch, and a host-only artifact's thunks keep the default one.
 Status AddKernelImages(const emitter::EmittedProgram& emitted, const CompileOptions& options,
-                       bef::Artifact& artifact, CompileStats& stats) {
+                       const codegen::KernelObjectCache* kernel_cache, bef::Artifact& artifact, CompileStats& stats) {
   DistinctKernels distinct = DeduplicateKernels(emitted.kernels, KernelAliasing(artifact.program));
   stats.kernels = static_cast<int64_t>(emitted.kernels.size());
   stats.distinct_kernels = static_cast<int64_t>(distinct.specs.size());
@@ -110,6 +114,7 @@ Status AddKernelImages(const emitter::EmittedProgram& emitted, const CompileOpti
   cg.cuda_arch = options.cuda_arch;
   cg.keep_kernel_ir = !options.dump_dir.empty();
   cg.jobs = options.jobs;
+  cg.kernel_cache = kernel_cache;
   codegen::CodegenProgress progress;
   if (options.progress) {
     int targets = options.host + options.cuda;
@@ -121,6 +126,9 @@ Status AddKernelImages(const emitter::EmittedProgram& emitted, const CompileOpti
     };
   }
   KILN_ASSIGN_OR_RETURN(codegen::CodegenResult result, codegen::CompileKernels(specs, cg, progress));
+  stats.kernels_compiled = result.kernels_compiled;
+  stats.kernels_from_cache = result.kernels_from_cache;
+  if (!result.cache_warning.empty()) stats.cache_warning = result.cache_warning;
   KILN_RETURN_IF_ERROR(WriteDump(options, "kernels.mlir", result.mlir_text));
   stats.codegen_stage_seconds = result.stage_seconds;
   std::map<std::string, th::LaunchDims> dims;
@@ -329,12 +337,12 @@ Status RunMiddleEnd(const hlo::HloModule& input, const CompileOptions& options, 
   return Status::Ok();
 }
 
-StatusOr<bef::Artifact> CompileModule(const hlo::HloModule& input, const CompileOptions& options,
-                                      CompileStats* stats) {
-  if (!options.host && !options.cuda) return Error("no target selected (--targets=host,cuda)");
-  if (options.cuda) KILN_RETURN_IF_ERROR(SmArch(options.cuda_arch).status());
-  CompileStats local;
-  CompileStats& s = stats ? *stats : local;
+namespace {
+
+// The pipeline itself: passes, thunk program, kernels (through
+// `kernel_cache` when set), validation.
+StatusOr<bef::Artifact> CompileUncached(const hlo::HloModule& input, const CompileOptions& options,
+                                        const codegen::KernelObjectCache* kernel_cache, CompileStats& s) {
   Clock::time_point compile_start = Clock::now();
   std::unique_ptr<hlo::HloModule> module = input.Clone();
   SetDeviceGrid(options, *module);
@@ -355,13 +363,89 @@ StatusOr<bef::Artifact> CompileModule(const hlo::HloModule& input, const Compile
   th::MarkZeroInitializedAllocations(artifact.program);
   artifact.hlo_text = std::move(optimized);
   start = Clock::now();
-  KILN_RETURN_IF_ERROR(AddKernelImages(emitted, options, artifact, s));
+  KILN_RETURN_IF_ERROR(AddKernelImages(emitted, options, kernel_cache, artifact, s));
   s.codegen_seconds = Since(start);
   s.thunks = CountThunks(artifact.program.root);
   KILN_RETURN_IF_ERROR(WriteDump(options, "thunk_program.txt", th::ProgramToText(artifact.program)));
   KILN_RETURN_IF_ERROR(bef::ValidateArtifact(artifact).WithContext("internal error: invalid artifact"));
   s.compile_seconds = Since(compile_start);
   return artifact;
+}
+
+Status CheckTargets(const CompileOptions& options) {
+  if (!options.host && !options.cuda) return Error("no target selected (--targets=host,cuda)");
+  if (options.cuda) KILN_RETURN_IF_ERROR(SmArch(options.cuda_arch).status());
+  return Status::Ok();
+}
+
+// Whether a compile with `options` goes through the compile cache: a dump
+// needs every stage to run.
+bool UsesCache(const CompileOptions& options) { return !options.cache_dir.empty() && options.dump_dir.empty(); }
+
+// The compile cache for one compile: its artifact level (the module's key)
+// and its kernel level (kernel_object_cache.h); all empty when the compile
+// does not use the cache.
+struct CompileCaches {
+  std::unique_ptr<cache::CompileCache> cache;
+  std::string artifact_key;
+  std::unique_ptr<codegen::KernelObjectCache> kernels;
+
+  static StatusOr<CompileCaches> Open(const hlo::HloModule& module, const CompileOptions& options) {
+    CompileCaches c;
+    if (!UsesCache(options)) return c;
+    std::string codegen_identity = codegen::CodegenIdentity();
+    if (codegen_identity.empty()) return c;
+    KILN_ASSIGN_OR_RETURN(c.cache, cache::CompileCache::Open(options.cache_dir, options.cache_max_bytes));
+    c.artifact_key = ArtifactCacheKey(module, options, codegen_identity);
+    c.kernels = std::make_unique<codegen::KernelObjectCache>(*c.cache, std::move(codegen_identity));
+    return c;
+  }
+
+  std::optional<std::vector<uint8_t>> LookupArtifact(CompileStats& s) {
+    if (!cache) return std::nullopt;
+    std::optional<std::vector<uint8_t>> bytes = cache->Lookup(artifact_key);
+    (bytes ? s.artifact_cache_hits : s.artifact_cache_misses) += 1;
+    return bytes;
+  }
+
+  // A failed store costs later compiles their hit, not this one its
+  // result: it becomes a warning in the stats.
+  void StoreArtifact(std::span<const uint8_t> bytes, CompileStats& s) {
+    if (!cache) return;
+    Status stored = cache->Store(artifact_key, bytes);
+    if (!stored.ok()) s.cache_warning = stored.message();
+  }
+};
+
+}  // namespace
+
+StatusOr<std::vector<uint8_t>> CompileModuleToBef(const hlo::HloModule& input, const CompileOptions& options,
+                                                  CompileStats* stats) {
+  KILN_RETURN_IF_ERROR(CheckTargets(options));
+  CompileStats local;
+  CompileStats& s = stats ? *stats : local;
+  Clock::time_point start = Clock::now();
+  KILN_ASSIGN_OR_RETURN(CompileCaches caches, CompileCaches::Open(input, options));
+  std::optional<std::vector<uint8_t>> bytes = caches.LookupArtifact(s);
+  if (!bytes) {
+    KILN_ASSIGN_OR_RETURN(bef::Artifact artifact, CompileUncached(input, options, caches.kernels.get(), s));
+    KILN_ASSIGN_OR_RETURN(bytes, bef::SerializeArtifact(artifact));
+    caches.StoreArtifact(*bytes, s);
+  }
+  s.compile_seconds = Since(start);
+  return std::move(*bytes);
+}
+
+StatusOr<bef::Artifact> CompileModule(const hlo::HloModule& input, const CompileOptions& options,
+                                      CompileStats* stats) {
+  // Through the cache, the artifact is what its .bef bytes load as.
+  if (UsesCache(options)) {
+    KILN_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, CompileModuleToBef(input, options, stats));
+    return bef::LoadArtifact(bytes);
+  }
+  KILN_RETURN_IF_ERROR(CheckTargets(options));
+  CompileStats local;
+  return CompileUncached(input, options, /*kernel_cache=*/nullptr, stats ? *stats : local);
 }
 
 }  // namespace kiln::compiler

@@ -9,6 +9,11 @@
 //      CUDA PTX + cubin);
 //   4. the artifact (serialization/artifact.h), deterministic byte for byte.
 // With a dump directory, every stage's output is written there.
+//
+// With a compile cache (CompileOptions::cache_dir, compiler/cache), a
+// module compiled before with the same options by the same build of kiln
+// comes back from the cache byte for byte (artifact_cache_key.h), and a
+// changed module regenerates only the kernels the cache does not hold.
 #pragma once
 
 #include <functional>
@@ -16,6 +21,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "compiler/cache/compile_cache.h"
 #include "compiler/driver/compile_stats.h"
 #include "compiler/hlo/module.h"
 #include "serialization/artifact.h"
@@ -62,11 +68,24 @@ struct CompileOptions {
   // bef-compile shows it on a terminal.
   std::function<void(const std::string&)> progress;
   std::string producer = "kiln 0.1 (bef-compile)";
+  // The persistent compile cache's directory (compiler/cache); empty: no
+  // cache (the API's --no-cache; bef-compile defaults it to
+  // cache::DefaultCacheDir()). A compile with a dump_dir bypasses the cache,
+  // since every stage must run to write its dump.
+  std::string cache_dir;
+  // Bound on the cache directory's entries, least recently used evicted.
+  int64_t cache_max_bytes = cache::kDefaultCacheMaxBytes;
 };
 
 // Compiles a copy of `module` (the caller's module is not modified).
 StatusOr<bef::Artifact> CompileModule(const hlo::HloModule& module, const CompileOptions& options,
                                       CompileStats* stats = nullptr);
+
+// The same compile as the .bef file's bytes (bef::SerializeArtifact of
+// CompileModule's artifact); an artifact cache hit returns the stored bytes
+// without deserializing them.
+StatusOr<std::vector<uint8_t>> CompileModuleToBef(const hlo::HloModule& module, const CompileOptions& options,
+                                                  CompileStats* stats = nullptr);
 
 // The middle-end alone on a copy of `module`: the passes, then a schedule
 // and buffer assignment for every computation that runs as a thunk

@@ -12,6 +12,9 @@ ROOT=${3:-$(cd "$(dirname "$0")/../.." && pwd)}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 cd "$TMP" || exit 1
+# The compile cache's default place is $XDG_CACHE_HOME/kiln: a private one,
+# never the user's.
+export XDG_CACHE_HOME="$TMP/xdg-cache"
 
 failures=0
 checks=0
@@ -88,17 +91,48 @@ run "$BEF_RUN" inc.bef "--input=4xf32=1 2 3 4" --donate --iterations=2 --warmup=
   "--expected_output=4xf32=2 3 4 5"
 check '[[ $code == 0 && $out == *"[SUCCESS]"* ]]' "--donate: exit $code, stdout [$out], stderr [$err]"
 
+# --- compile cache ---------------------------------------------------------------------
+# By default bef-compile caches in $XDG_CACHE_HOME/kiln; a second compile is
+# an artifact hit and writes the same bytes as the uncached compile above.
+run "$BEF_COMPILE" "$MLP" -o cold.bef --stats=cold.json
+check '[[ $code == 0 ]] && ls "$XDG_CACHE_HOME/kiln" | grep -q "\.kce$"' "default cache dir: exit $code, $err"
+run "$BEF_COMPILE" "$MLP" -o warm.bef --stats=warm.json
+check 'cmp -s cold.bef mlp.bef && cmp -s warm.bef mlp.bef' "cached compiles differ from the uncached one"
+check 'python3 -c "import json,sys; c,w=(json.load(open(f)) for f in (\"cold.json\",\"warm.json\")); sys.exit(not (c[\"artifact_cache_misses\"]==1 and w[\"artifact_cache_hits\"]==1 and c[\"kernels_compiled\"]==c[\"distinct_kernels\"]>0 and c[\"kernels_from_cache\"]==0))"' \
+  "artifact cache miss then hit, every kernel compiled cold, in --stats"
+run "$BEF_COMPILE" "$MLP" -o own.bef --cache-dir=own-cache
+check '[[ $code == 0 ]] && ls own-cache | grep -q "\.kce$" && cmp -s own.bef mlp.bef' "--cache-dir: exit $code, $err"
+# Two processes compiling into one fresh cache at once.
+"$BEF_COMPILE" "$MLP" -o par1.bef --cache-dir=shared-cache --targets=host,cuda 2>par1.err &
+pid1=$!
+"$BEF_COMPILE" "$MLP" -o par2.bef --cache-dir=shared-cache --targets=host,cuda 2>par2.err &
+pid2=$!
+wait $pid1; code1=$?
+wait $pid2; code2=$?
+run "$BEF_COMPILE" "$MLP" -o par0.bef --no-cache --targets=host,cuda
+check '[[ $code1 == 0 && $code2 == 0 ]] && cmp -s par1.bef par0.bef && cmp -s par2.bef par0.bef' \
+  "concurrent compiles into one cache: exit $code1/$code2, $(cat par1.err par2.err)"
+rm -rf "$XDG_CACHE_HOME"
+run "$BEF_COMPILE" "$MLP" -o none.bef --no-cache --stats=none.json
+check '[[ $code == 0 && ! -e $XDG_CACHE_HOME/kiln ]] && cmp -s none.bef mlp.bef' "--no-cache wrote a cache: $err"
+run "$BEF_COMPILE" "$MLP" -o x.bef --cache-max-bytes=0
+expect_error "--cache-max-bytes must be positive" "zero cache bound"
+run "$BEF_COMPILE" "$MLP" -o x.bef --no-cache --cache-dir=own-cache
+expect_error "--no-cache and --cache-dir contradict" "no-cache with a cache dir"
+printf 'x' >not-a-dir
+run "$BEF_COMPILE" "$MLP" -o x.bef --cache-dir=not-a-dir/sub
+expect_error "cannot create compile cache directory not-a-dir/sub" "unusable --cache-dir"
 # --- progress line -------------------------------------------------------------------
 # Shown only on a terminal: stderr of the compiles above (a file) is empty;
 # under a pseudo-terminal (script) the passes and codegen lines appear,
 # and --quiet hides them.
-run "$BEF_COMPILE" "$MLP" -o quiet.bef
+run "$BEF_COMPILE" "$MLP" -o quiet.bef --no-cache
 check '[[ $code == 0 && -z $err ]]' "progress written to a non-terminal stderr: [$err]"
 if command -v script >/dev/null; then
-  tty_out=$(script -qec "'$BEF_COMPILE' '$MLP' -o tty.bef" /dev/null 2>&1)
+  tty_out=$(script -qec "'$BEF_COMPILE' '$MLP' -o tty.bef --no-cache" /dev/null 2>&1)
   check '[[ $tty_out == *"[passes 1/"* && $tty_out == *"[codegen 1/"*"distinct kernels of"* ]]' \
     "no progress line on a terminal: [$tty_out]"
-  tty_out=$(script -qec "'$BEF_COMPILE' '$MLP' -o tty.bef --quiet" /dev/null 2>&1)
+  tty_out=$(script -qec "'$BEF_COMPILE' '$MLP' -o tty.bef --quiet --no-cache" /dev/null 2>&1)
   check '[[ $tty_out != *"[passes"* && $tty_out != *"[codegen"* ]]' "--quiet still shows progress: [$tty_out]"
 fi
 

@@ -214,7 +214,7 @@ class BefCorruption : public ::testing::Test {
     fs::create_directories(dir_);
     std::ofstream(dir_ + "/m.hlo") << kModule;
     const RunResult compiled =
-        RunProcess({compile_, dir_ + "/m.hlo", "-o", dir_ + "/m.bef", "--targets=host,cuda"}, dir_);
+        RunProcess({compile_, dir_ + "/m.hlo", "-o", dir_ + "/m.bef", "--targets=host,cuda", "--no-cache"}, dir_);
     ASSERT_EQ(compiled.exit_code, 0) << compiled.err;
     const std::string text = ReadFile(dir_ + "/m.bef");
     pristine_.assign(text.begin(), text.end());

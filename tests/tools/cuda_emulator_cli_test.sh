@@ -38,7 +38,7 @@ else
   MODELED=False
 fi
 
-run "$BEF_COMPILE" "$SRC/examples/mlp.hlo" -o "$TMP/mlp.bef" --targets=cuda
+run "$BEF_COMPILE" "$SRC/examples/mlp.hlo" -o "$TMP/mlp.bef" --targets=cuda --no-cache
 expect_code 0 "compile mlp for cuda (PTX + sm_90 cubin)"
 
 ROW="[0.1015363 0.1674051 0.2760043 0.4550542]"

@@ -32,7 +32,7 @@ CLI_TOOL=bef-run
 # shellcheck source=cli_test_lib.sh
 source "$HERE/cli_test_lib.sh"
 
-run "$BEF_COMPILE" "$SRC/examples/mlp.hlo" -o "$TMP/mlp.bef" --targets=cuda
+run "$BEF_COMPILE" "$SRC/examples/mlp.hlo" -o "$TMP/mlp.bef" --targets=cuda --no-cache
 expect_code 0 "compile mlp for cuda"
 # a + b over f32[65536]: 2 x 256 KiB read and 256 KiB written, 786432 DRAM
 # bytes, 0.262 µs at 3.0 TB/s; a grid of many blocks, so that a sample of
@@ -45,7 +45,7 @@ ENTRY main {
   ROOT s = f32[65536]{0} add(a, b)
 }
 EOF
-run "$BEF_COMPILE" "$TMP/add.hlo" -o "$TMP/add.bef" --targets=cuda
+run "$BEF_COMPILE" "$TMP/add.hlo" -o "$TMP/add.bef" --targets=cuda --no-cache
 expect_code 0 "compile add for cuda"
 
 # --- modeled times ---------------------------------------------------------------------

@@ -3,6 +3,7 @@
 //   bef-compile MODULE.hlo -o MODULE.bef [--targets=host,cuda]
 //               [--cuda-arch=sm_90] [--dump-dir=DIR] [--dump-passes=REGEX]
 //               [--time-passes] [--stats=FILE.json] [--jobs=N] [--quiet]
+//               [--cache-dir=DIR | --no-cache] [--cache-max-bytes=N]
 //   bef-compile MODULE.hlo --stop-after=buffer-assignment [--stats=...]
 //       runs the middle-end only (passes, schedules, buffer assignment):
 //       dumps and stats, no artifact.
@@ -10,7 +11,11 @@
 // The module is parsed and verified, optimized (fusion into loop kernels,
 // dots into GEMM library calls), scheduled and buffer-assigned, its kernels
 // generated through MLIR for each target, and the result written as one
-// self-contained file that bef-run executes without the compiler. Every
+// self-contained file that bef-run executes without the compiler. Compiles
+// go through a persistent cache ($XDG_CACHE_HOME/kiln, else
+// ~/.cache/kiln; compiler/cache): an unchanged module with unchanged
+// options comes back byte for byte, a changed one regenerates only the
+// kernels the cache lacks. Every
 // failure is one line "bef-compile: error: ..." and exit code 1; an
 // unsupported op is named with its source location.
 #include <unistd.h>
@@ -18,6 +23,7 @@
 #include <cstdio>
 #include <functional>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -46,6 +52,9 @@ struct Options {
   int64_t num_replicas = 0;
   int64_t num_partitions = 0;
   int64_t jobs = 0;  // 0: one per core
+  std::string cache_dir;  // empty: cache::DefaultCacheDir()
+  bool no_cache = false;
+  int64_t cache_max_bytes = cache::kDefaultCacheMaxBytes;
   bool quiet = false;
 };
 
@@ -89,6 +98,26 @@ Status WriteStats(const Options& options, const compiler::CompileStats& stats) {
   return Status::Ok();
 }
 
+// The cache directory a compile uses: --cache-dir (which must be usable),
+// else the user's default one, which a compile does without (with a
+// warning) when it cannot be used; "" for --no-cache.
+StatusOr<std::string> CacheDir(const Options& options) {
+  if (options.cache_max_bytes <= 0)
+    return Error("--cache-max-bytes must be positive, not " + std::to_string(options.cache_max_bytes));
+  if (options.no_cache && !options.cache_dir.empty()) return Error("--no-cache and --cache-dir contradict each other");
+  if (options.no_cache) return std::string();
+  if (!options.cache_dir.empty()) return options.cache_dir;
+  std::string dir = cache::DefaultCacheDir();
+  std::error_code ec;
+  if (!dir.empty()) std::filesystem::create_directories(dir, ec);
+  if (!dir.empty() && (ec || access(dir.c_str(), R_OK | W_OK | X_OK) != 0)) {
+    std::fprintf(stderr, "bef-compile: warning: compile cache %s is not writable; compiling without it\n",
+                 dir.c_str());
+    return std::string();
+  }
+  return dir;
+}
+
 Status Compile(const std::string& input, const Options& options) {
   compiler::CompileOptions copts;
   KILN_RETURN_IF_ERROR(compiler::ParseTargets(options.targets, copts));
@@ -108,6 +137,8 @@ Status Compile(const std::string& input, const Options& options) {
   if (options.jobs < 0 || options.jobs > 1024)
     return Error("--jobs must be between 1 and 1024 (0: one per core), not " + std::to_string(options.jobs));
   copts.jobs = static_cast<int>(options.jobs);
+  KILN_ASSIGN_OR_RETURN(copts.cache_dir, CacheDir(options));
+  copts.cache_max_bytes = options.cache_max_bytes;
   if (!options.stop_after.empty() && options.stop_after != "buffer-assignment")
     return Error("unknown --stop-after '" + options.stop_after + "' (expected buffer-assignment)");
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> module, hlo::ParseHloModuleFile(input));
@@ -121,9 +152,11 @@ Status Compile(const std::string& input, const Options& options) {
     KILN_RETURN_IF_ERROR(compiler::RunMiddleEnd(*module, copts, &stats));
     return WriteStats(options, stats);
   }
-  KILN_ASSIGN_OR_RETURN(bef::Artifact artifact, compiler::CompileModule(*module, copts, &stats));
+  KILN_ASSIGN_OR_RETURN(std::vector<uint8_t> bef, compiler::CompileModuleToBef(*module, copts, &stats));
   progress.Clear();
-  KILN_RETURN_IF_ERROR(bef::WriteArtifactFile(artifact, options.output));
+  if (!stats.cache_warning.empty())
+    std::fprintf(stderr, "bef-compile: warning: compile cache: %s\n", stats.cache_warning.c_str());
+  KILN_RETURN_IF_ERROR(bef::WriteBefFile(bef, options.output));
   return WriteStats(options, stats);
 }
 
@@ -153,6 +186,11 @@ int Main(int argc, char** argv) {
                "threads generating kernels, ptxas included (default 0: one per core); the .bef is the same "
                "bytes for any count");
   flags.AddBool("quiet", &options.quiet, "no progress line on stderr (shown only when stderr is a terminal)");
+  flags.AddString("cache-dir", &options.cache_dir,
+                  "compile cache directory (default $XDG_CACHE_HOME/kiln, else ~/.cache/kiln)");
+  flags.AddBool("no-cache", &options.no_cache, "neither read nor write the compile cache");
+  flags.AddInt("cache-max-bytes", &options.cache_max_bytes,
+               "bound on the compile cache's size; least recently used entries are evicted (default 1 GiB)");
   flags.AddString("stats", &options.stats, "write the compile summary as JSON to this file ('-' prints it)");
   flags.AddString("stop-after", &options.stop_after,
                   "buffer-assignment: run the middle-end only (dumps and stats, no artifact)");
