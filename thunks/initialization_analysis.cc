@@ -125,6 +125,11 @@ Effects ThunkEffects(const Thunk& t) {
       e.ReadWrite(b.destination);
       return e;
     }
+    case ThunkKind::kCollectiveBroadcast:  // every rank receives the root's buffers
+      CollectiveEffects(t.As<CollectiveBroadcastThunk>()->buffers, e);
+      return e;
+    case ThunkKind::kDeviceId: e.writes.push_back(t.As<DeviceIdThunk>()->destination); return e;
+    case ThunkKind::kCollectiveDone: return e;  // its start thunk wrote the results
     case ThunkKind::kCustomCall: {
       const auto* c = t.As<CustomCallThunk>();
       e.reads = c->operands;
