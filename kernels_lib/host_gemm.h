@@ -13,11 +13,12 @@ namespace kiln::kernels {
 
 // out = alpha * op(lhs) x op(rhs) + beta * out for every batch. Supports
 // f32 and f64 (all three types equal, alpha_imag == 0), bf16 x bf16 -> f32,
-// s8 x s8 -> s32 (exact, wrapping; OpenBLAS has no integer GEMM, so the
-// exact sums of sgemms of widened operands over slices of k)
-// and FP8 GEMMs (thunks::IsFp8Gemm: f8 operands widened to f32, an sgemm,
-// the result rounded to its type); other type combinations return an
-// Unimplemented error naming the types.
+// s8 x s8 -> s32 (exact, wrapping: oneDNN where the sums stay in int32,
+// else exact sums of sgemms of widened operands over slices of k) and FP8
+// GEMMs (thunks::IsFp8Gemm: f8 operands widened to f32, an sgemm, the
+// result rounded to its type); OneDnnTakesGemm (onednn_gemm.h) says which
+// go to oneDNN. Other type combinations return an Unimplemented error
+// naming the types.
 Status HostGemm(const thunks::GemmThunk& gemm, const void* lhs, const void* rhs, void* out);
 
 }  // namespace kiln::kernels
