@@ -13,7 +13,7 @@ namespace kiln::kernels {
 
 // out = alpha * op(lhs) x op(rhs) + beta * out for every batch. Supports
 // f32 and f64 (all three types equal, alpha_imag == 0), bf16 x bf16 -> f32,
-// s8 x s8 -> s32 (exact, wrapping: oneDNN where the sums stay in int32,
+// s8 x s8 -> s32 (exact, wrapping: oneDNN where its f32 scaling is exact,
 // else exact sums of sgemms of widened operands over slices of k) and FP8
 // GEMMs (thunks::IsFp8Gemm: f8 operands widened to f32, an sgemm, the
 // result rounded to its type); OneDnnTakesGemm (onednn_gemm.h) says which

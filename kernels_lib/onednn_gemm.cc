@@ -37,7 +37,7 @@ bool OneDnnTakesGemm(const thunks::GemmThunk& g) {
   ElementType a = g.lhs_type, b = g.rhs_type, c = g.out_type;
   if (a == ElementType::kBF16 && b == ElementType::kBF16 && c == ElementType::kF32)
     return g.m * g.n * g.k >= kOneDnnMinBf16Product;
-  if (a == ElementType::kS8 && b == ElementType::kS8 && c == ElementType::kS32) return g.k < (int64_t{1} << 17);
+  if (a == ElementType::kS8 && b == ElementType::kS8 && c == ElementType::kS32) return g.k <= kOneDnnMaxInt8K;
   return false;
 }
 

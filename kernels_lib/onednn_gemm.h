@@ -16,10 +16,14 @@ namespace kiln::kernels {
 // cost more than the widening (22 against 122 GFLOP/s).
 constexpr int64_t kOneDnnMinBf16Product = int64_t{1} << 24;
 
+// oneDNN applies its output scale to int8 sums in f32, exact only below
+// 2^24: with products of at most 2^14 in magnitude, k <= 2^10 keeps every
+// sum there (larger k: exact sliced sgemms in host_gemm.cc).
+constexpr int64_t kOneDnnMaxInt8K = int64_t{1} << 10;
+
 // Whether oneDNN runs `g` on the host: bf16 x bf16 -> f32 of at least
-// kOneDnnMinBf16Product multiply-adds per matrix; s8 x s8 -> s32 whose sums
-// cannot leave int32 (k < 2^17, so oneDNN's saturation never differs from
-// XLA's wrap-around). Only alpha == 1 and beta == 0 (what kiln's emitter
+// kOneDnnMinBf16Product multiply-adds per matrix; s8 x s8 -> s32 with
+// k <= kOneDnnMaxInt8K. Only alpha == 1 and beta == 0 (what kiln's emitter
 // produces for these types); anything else stays with cblas.
 bool OneDnnTakesGemm(const thunks::GemmThunk& g);
 

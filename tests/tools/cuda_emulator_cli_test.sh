@@ -139,18 +139,22 @@ KILN_CUDA_EMULATOR=$EMULATOR KILN_EMU_FAULT=frobnicate:1 run "$BEF_RUN" "$TMP/ml
 expect_code 1 "bad KILN_EMU_FAULT"
 expect_err_line "KILN_EMU_FAULT: 'frobnicate:1' is not <kind>:<calls>" "bad KILN_EMU_FAULT"
 
-# Corrupt the artifact's PTX: the first 'shl.b64 %rdA, %rdB, 4;' added
-# straight to a buffer address (a thread's index scaled to its 16-byte
-# vector of f32) shifts by 9 instead, so the kernel's threads access far
-# past its buffer. Same length,
-# so the FlatBuffer stays valid; the PTX checksum does not.
+# Corrupt the artifact's PTX: the first vector load after a kernel takes
+# its thread index (cvt.u64.u32 of %tid.x) loads from that index instead of
+# its buffer address (a register name of the same length), so thread 0
+# reads address 0, far from any buffer. Same length, so the FlatBuffer stays
+# valid; the PTX checksum does not.
 python3 - "$TMP/mlp.bef" "$TMP/edited.bef" <<'PY'
 import re, sys
 data = open(sys.argv[1], 'rb').read()
-m = re.search(rb'shl\.b64 \t(%rd\d+), %rd\d+, 4;\n\tadd\.s64 \t%rd\d+, %rd\d+, \1;', data)
-assert m, 'no vector index scaling in the PTX'
-at = m.start() + m.group(0).index(b';') - 1
-bad = data[:at] + b'9' + data[at + 1:]
+bad = None
+for tid in re.finditer(rb'mov\.u32 \t(%r\d+), %tid\.x;\n\tcvt\.u64\.u32 \t(%rd\d+), \1;', data):
+    index = tid.group(2)
+    load = re.compile(rb'ld\.global[.\w]* \t\{[^}]*\}, \[(%rd\d+)\];').search(data, tid.end())
+    if load and len(load.group(1)) == len(index):
+        bad = data[:load.start(1)] + index + data[load.end(1):]
+        break
+assert bad, 'no vector load after a thread index in the PTX'
 open(sys.argv[2], 'wb').write(bad)
 PY
 KILN_CUDA_EMULATOR=$EMULATOR run "$BEF_RUN" "$TMP/edited.bef" --device=cuda "${MLP_ARGS[@]}"
