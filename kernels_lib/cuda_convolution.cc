@@ -367,19 +367,17 @@ StatusOr<CudnnConvolutionPlan> PlanCudnnConvolution(const th::ConvolutionThunk& 
   return p;
 }
 
-namespace {
-
-// The descriptors of one call, destroyed with it.
-class Descriptors {
+// The descriptors of one prepared convolution, destroyed with it.
+class CudnnDescriptorSet {
  public:
-  explicit Descriptors(const CudnnLibrary& lib) : lib_(lib) {}
-  ~Descriptors() {
+  explicit CudnnDescriptorSet(const CudnnLibrary& lib) : lib_(lib) {}
+  ~CudnnDescriptorSet() {
     for (cudnnTensorDescriptor_t t : tensors_) lib_.cudnnDestroyTensorDescriptor(t);
     if (filter_) lib_.cudnnDestroyFilterDescriptor(filter_);
     if (conv_) lib_.cudnnDestroyConvolutionDescriptor(conv_);
   }
-  Descriptors(const Descriptors&) = delete;
-  Descriptors& operator=(const Descriptors&) = delete;
+  CudnnDescriptorSet(const CudnnDescriptorSet&) = delete;
+  CudnnDescriptorSet& operator=(const CudnnDescriptorSet&) = delete;
 
   StatusOr<cudnnTensorDescriptor_t> Tensor(cudnnDataType_t type, const CudnnTensorShape& s) {
     cudnnTensorDescriptor_t t = nullptr;
@@ -418,6 +416,8 @@ class Descriptors {
   cudnnConvolutionDescriptor_t conv_ = nullptr;
 };
 
+namespace {
+
 // The first algorithm cuDNN's heuristics rank usable.
 template <typename Perf>
 StatusOr<Perf> FirstUsable(const CudnnLibrary& lib, cudnnStatus_t status, const Perf* perf, int count,
@@ -435,12 +435,15 @@ StatusOr<Perf> FirstUsable(const CudnnLibrary& lib, cudnnStatus_t status, const 
 
 uint64_t AlignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
+}  // namespace
+
 // Copies the filter between the thunk's layout and packed KCRS (to_packed:
 // that way), reversing the taps of the filter_flip dimensions: one
 // cudnnTransformTensor per combination of taps of the flipped dimensions
-// (one call when none is flipped).
-Status StageFilter(const CudnnLibrary& lib, cudnnHandle_t handle, Descriptors& d, const CudnnConvolutionPlan& p,
-                   uint64_t thunk_filter, uint64_t packed, bool to_packed, const void* one, const void* zero) {
+// (one call when none is flipped). The two descriptors (one piece of the
+// thunk's filter, one piece of the packed one) are made once.
+Status CudnnConvolution::PrepareFilterStaging() {
+  const CudnnConvolutionPlan& p = plan_;
   const CudnnTensorShape& source = *p.filter_source;
   std::vector<int> packed_strides = PackedStrides(source.dims);
   if (p.filter_format == CUDNN_TENSOR_NHWC) {
@@ -453,113 +456,158 @@ Status StageFilter(const CudnnLibrary& lib, cudnnHandle_t handle, Descriptors& d
   CudnnTensorShape piece_source = source, piece_packed{source.dims, packed_strides};
   // The spatial dimensions are the last ones (after [K, C] or [G, C/G, K/G]).
   const size_t first = source.dims.size() - p.filter_flip.size();
-  int64_t pieces = 1;
+  filter_pieces_ = 1;
   for (size_t i = 0; i < p.filter_flip.size(); ++i) {
     if (!p.filter_flip[i]) continue;
-    pieces *= source.dims[first + i];
+    filter_pieces_ *= source.dims[first + i];
     piece_source.dims[first + i] = piece_packed.dims[first + i] = 1;
   }
-  KILN_ASSIGN_OR_RETURN(cudnnTensorDescriptor_t sd, d.Tensor(p.data_type, piece_source));
-  KILN_ASSIGN_OR_RETURN(cudnnTensorDescriptor_t pd, d.Tensor(p.data_type, piece_packed));
-  for (int64_t piece = 0; piece < pieces; ++piece) {
+  filter_packed_strides_ = packed_strides;
+  KILN_ASSIGN_OR_RETURN(filter_piece_source_d_, descriptors_->Tensor(p.data_type, piece_source));
+  KILN_ASSIGN_OR_RETURN(filter_piece_packed_d_, descriptors_->Tensor(p.data_type, piece_packed));
+  return Status::Ok();
+}
+
+Status CudnnConvolution::StageFilter(cudnnHandle_t handle, uint64_t thunk_filter, uint64_t packed, bool to_packed,
+                                     const void* one, const void* zero) const {
+  const CudnnConvolutionPlan& p = plan_;
+  const CudnnTensorShape& source = *p.filter_source;
+  const size_t first = source.dims.size() - p.filter_flip.size();
+  for (int64_t piece = 0; piece < filter_pieces_; ++piece) {
     int64_t rest = piece, source_offset = 0, packed_offset = 0;
     for (size_t i = p.filter_flip.size(); i-- > 0;) {
       if (!p.filter_flip[i]) continue;
       int64_t size = source.dims[first + i], tap = rest % size;
       rest /= size;
       source_offset += tap * source.strides[first + i];
-      packed_offset += (size - 1 - tap) * packed_strides[first + i];
+      packed_offset += (size - 1 - tap) * filter_packed_strides_[first + i];
     }
     auto at = [&](uint64_t base, int64_t offset) { return reinterpret_cast<void*>(base + offset * p.element_bytes); };
-    cudnnStatus_t s = to_packed ? lib.cudnnTransformTensor(handle, one, sd, at(thunk_filter, source_offset), zero, pd,
-                                                           at(packed, packed_offset))
-                                : lib.cudnnTransformTensor(handle, one, pd, at(packed, packed_offset), zero, sd,
-                                                           at(thunk_filter, source_offset));
-    KILN_RETURN_IF_ERROR(lib.Check(s, "cudnnTransformTensor of the filter"));
+    cudnnStatus_t s = to_packed ? lib_.cudnnTransformTensor(handle, one, filter_piece_source_d_,
+                                                            at(thunk_filter, source_offset), zero,
+                                                            filter_piece_packed_d_, at(packed, packed_offset))
+                                : lib_.cudnnTransformTensor(handle, one, filter_piece_packed_d_,
+                                                            at(packed, packed_offset), zero, filter_piece_source_d_,
+                                                            at(thunk_filter, source_offset));
+    KILN_RETURN_IF_ERROR(lib_.Check(s, "cudnnTransformTensor of the filter"));
   }
   return Status::Ok();
 }
 
-}  // namespace
+CudnnConvolution::CudnnConvolution(const CudnnLibrary& lib, CudnnConvolutionPlan plan)
+    : lib_(lib), plan_(std::move(plan)), descriptors_(std::make_unique<CudnnDescriptorSet>(lib)) {}
 
-Status CudaConvolution(const CudnnLibrary& lib, cudnnHandle_t handle, const th::ConvolutionThunk& conv,
-                       const std::vector<uint64_t>& operands, uint64_t result, const CudaScratch& scratch) {
-  KILN_ASSIGN_OR_RETURN(CudnnConvolutionPlan p, PlanCudnnConvolution(conv));
-  if (operands.size() != 2) return Error("convolution: expected 2 operand addresses");
-  uint64_t x = 0, w = 0, y = 0;
-  int64_t result_elements = 0;
+CudnnConvolution::~CudnnConvolution() = default;
+
+StatusOr<std::unique_ptr<CudnnConvolution>> CudnnConvolution::Create(const CudnnLibrary& lib, cudnnHandle_t handle,
+                                                                     const th::ConvolutionThunk& conv) {
+  KILN_ASSIGN_OR_RETURN(CudnnConvolutionPlan plan, PlanCudnnConvolution(conv));
+  std::unique_ptr<CudnnConvolution> c(new CudnnConvolution(lib, std::move(plan)));
+  KILN_RETURN_IF_ERROR(c->Prepare(handle));
+  return c;
+}
+
+bool CudnnConvolution::empty_result() const {
+  const CudnnConvolutionPlan& p = plan_;
   switch (p.kind) {
-    case Kind::kForward: x = operands[0], w = operands[1], y = result, result_elements = p.y_elements; break;
-    case Kind::kBackwardInput: y = operands[0], w = operands[1], x = result, result_elements = p.x_elements; break;
-    case Kind::kBackwardFilter: x = operands[0], y = operands[1], w = result, result_elements = p.filter_elements; break;
+    case Kind::kForward: return p.y_elements == 0;
+    case Kind::kBackwardInput: return p.x_elements == 0;
+    case Kind::kBackwardFilter: return p.filter_elements == 0;
   }
-  if (result_elements == 0) return Status::Ok();
+  return false;
+}
+
+// Descriptors, the algorithm cuDNN's heuristics rank first among the usable
+// ones and the workspace it needs: once per thunk, since cuDNN's heuristics
+// cost far more than the convolution itself for small ones.
+Status CudnnConvolution::Prepare(cudnnHandle_t handle) {
+  const CudnnConvolutionPlan& p = plan_;
+  if (empty_result()) return Status::Ok();
   if (p.x_elements == 0 || p.y_elements == 0 || p.filter_elements == 0)
     return Error("Unimplemented: cuda convolution with an empty operand");
-  x += static_cast<uint64_t>(p.x_offset_elements * p.element_bytes);
-
-  Descriptors d(lib);
-  KILN_ASSIGN_OR_RETURN(cudnnTensorDescriptor_t xd, d.Tensor(p.data_type, p.x));
-  KILN_ASSIGN_OR_RETURN(cudnnTensorDescriptor_t yd, d.Tensor(p.data_type, p.y));
-  KILN_ASSIGN_OR_RETURN(cudnnFilterDescriptor_t wd, d.Filter(p));
-  KILN_ASSIGN_OR_RETURN(cudnnConvolutionDescriptor_t cd, d.Convolution(p));
-
-  // The algorithm cuDNN's heuristics rank first among the usable ones, and
-  // the workspace it needs.
+  CudnnDescriptorSet& d = *descriptors_;
+  const CudnnLibrary& lib = lib_;
+  KILN_ASSIGN_OR_RETURN(xd_, d.Tensor(p.data_type, p.x));
+  KILN_ASSIGN_OR_RETURN(yd_, d.Tensor(p.data_type, p.y));
+  KILN_ASSIGN_OR_RETURN(wd_, d.Filter(p));
+  KILN_ASSIGN_OR_RETURN(cd_, d.Convolution(p));
+  if (p.filter_source) KILN_RETURN_IF_ERROR(PrepareFilterStaging());
+  if (p.x_staging) {
+    KILN_ASSIGN_OR_RETURN(interior_d_, d.Tensor(p.data_type, p.x_staging->interior));
+    KILN_ASSIGN_OR_RETURN(source_d_, d.Tensor(p.data_type, p.x_staging->source));
+    KILN_ASSIGN_OR_RETURN(padded_d_, d.Tensor(p.data_type, p.x_staging->padded));
+    if (p.x_staging->whole) {
+      KILN_ASSIGN_OR_RETURN(whole_d_, d.Tensor(p.data_type, *p.x_staging->whole));
+    }
+  }
   constexpr int kMaxAlgos = 8;
   int returned = 0;
-  size_t workspace = 0;
-  int algo = 0;
   switch (p.kind) {
     case Kind::kForward: {
       cudnnConvolutionFwdAlgoPerf_t perf[kMaxAlgos];
-      cudnnStatus_t s = lib.cudnnGetConvolutionForwardAlgorithm_v7(handle, xd, wd, cd, yd, kMaxAlgos, &returned, perf);
+      cudnnStatus_t s = lib.cudnnGetConvolutionForwardAlgorithm_v7(handle, xd_, wd_, cd_, yd_, kMaxAlgos, &returned, perf);
       KILN_ASSIGN_OR_RETURN(cudnnConvolutionFwdAlgoPerf_t best,
                             FirstUsable(lib, s, perf, returned, "cudnnGetConvolutionForwardAlgorithm_v7"));
-      algo = best.algo;
+      algo_ = best.algo;
       KILN_RETURN_IF_ERROR(
-          lib.Check(lib.cudnnGetConvolutionForwardWorkspaceSize(handle, xd, wd, cd, yd, best.algo, &workspace),
+          lib.Check(lib.cudnnGetConvolutionForwardWorkspaceSize(handle, xd_, wd_, cd_, yd_, best.algo, &workspace_),
                     "cudnnGetConvolutionForwardWorkspaceSize"));
       break;
     }
     case Kind::kBackwardInput: {
       cudnnConvolutionBwdDataAlgoPerf_t perf[kMaxAlgos];
       cudnnStatus_t s =
-          lib.cudnnGetConvolutionBackwardDataAlgorithm_v7(handle, wd, yd, cd, xd, kMaxAlgos, &returned, perf);
+          lib.cudnnGetConvolutionBackwardDataAlgorithm_v7(handle, wd_, yd_, cd_, xd_, kMaxAlgos, &returned, perf);
       KILN_ASSIGN_OR_RETURN(cudnnConvolutionBwdDataAlgoPerf_t best,
                             FirstUsable(lib, s, perf, returned, "cudnnGetConvolutionBackwardDataAlgorithm_v7"));
-      algo = best.algo;
-      KILN_RETURN_IF_ERROR(
-          lib.Check(lib.cudnnGetConvolutionBackwardDataWorkspaceSize(handle, wd, yd, cd, xd, best.algo, &workspace),
-                    "cudnnGetConvolutionBackwardDataWorkspaceSize"));
+      algo_ = best.algo;
+      KILN_RETURN_IF_ERROR(lib.Check(
+          lib.cudnnGetConvolutionBackwardDataWorkspaceSize(handle, wd_, yd_, cd_, xd_, best.algo, &workspace_),
+          "cudnnGetConvolutionBackwardDataWorkspaceSize"));
       break;
     }
     case Kind::kBackwardFilter: {
       cudnnConvolutionBwdFilterAlgoPerf_t perf[kMaxAlgos];
       cudnnStatus_t s =
-          lib.cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle, xd, yd, cd, wd, kMaxAlgos, &returned, perf);
+          lib.cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle, xd_, yd_, cd_, wd_, kMaxAlgos, &returned, perf);
       KILN_ASSIGN_OR_RETURN(cudnnConvolutionBwdFilterAlgoPerf_t best,
                             FirstUsable(lib, s, perf, returned, "cudnnGetConvolutionBackwardFilterAlgorithm_v7"));
-      algo = best.algo;
-      KILN_RETURN_IF_ERROR(
-          lib.Check(lib.cudnnGetConvolutionBackwardFilterWorkspaceSize(handle, xd, yd, cd, wd, best.algo, &workspace),
-                    "cudnnGetConvolutionBackwardFilterWorkspaceSize"));
+      algo_ = best.algo;
+      KILN_RETURN_IF_ERROR(lib.Check(
+          lib.cudnnGetConvolutionBackwardFilterWorkspaceSize(handle, xd_, yd_, cd_, wd_, best.algo, &workspace_),
+          "cudnnGetConvolutionBackwardFilterWorkspaceSize"));
       break;
     }
   }
-
   // Scratch: the packed KCRS filter (when the thunk's is not), the padded
   // x (when staged), then cuDNN's workspace.
-  uint64_t filter_bytes = p.filter_source ? AlignUp(static_cast<uint64_t>(p.filter_elements * p.element_bytes), 256) : 0;
-  uint64_t x_bytes = p.x_staging ? AlignUp(static_cast<uint64_t>(p.x_staging->elements * p.element_bytes), 256) : 0;
-  uint64_t base = 0;
-  if (filter_bytes + x_bytes + workspace > 0) {
-    KILN_ASSIGN_OR_RETURN(base, scratch(filter_bytes + x_bytes + workspace));
+  filter_bytes_ = p.filter_source ? AlignUp(static_cast<uint64_t>(p.filter_elements * p.element_bytes), 256) : 0;
+  x_bytes_ = p.x_staging ? AlignUp(static_cast<uint64_t>(p.x_staging->elements * p.element_bytes), 256) : 0;
+  return Status::Ok();
+}
+
+Status CudnnConvolution::Run(cudnnHandle_t handle, const std::vector<uint64_t>& operands, uint64_t result,
+                             const CudaScratch& scratch) const {
+  const CudnnConvolutionPlan& p = plan_;
+  const CudnnLibrary& lib = lib_;
+  if (operands.size() != 2) return Error("convolution: expected 2 operand addresses");
+  if (empty_result()) return Status::Ok();
+  uint64_t x = 0, w = 0, y = 0;
+  switch (p.kind) {
+    case Kind::kForward: x = operands[0], w = operands[1], y = result; break;
+    case Kind::kBackwardInput: y = operands[0], w = operands[1], x = result; break;
+    case Kind::kBackwardFilter: x = operands[0], y = operands[1], w = result; break;
   }
-  void* ws = workspace ? reinterpret_cast<void*>(base + filter_bytes + x_bytes) : nullptr;
+  x += static_cast<uint64_t>(p.x_offset_elements * p.element_bytes);
+
+  uint64_t base = 0;
+  if (filter_bytes_ + x_bytes_ + workspace_ > 0) {
+    KILN_ASSIGN_OR_RETURN(base, scratch(filter_bytes_ + x_bytes_ + workspace_));
+  }
+  void* ws = workspace_ ? reinterpret_cast<void*>(base + filter_bytes_ + x_bytes_) : nullptr;
   uint64_t packed_w = p.filter_source ? base : w;
   const uint64_t thunk_x = x;  // the thunk's x, past any cropped start
-  if (p.x_staging) x = base + filter_bytes;
+  if (p.x_staging) x = base + filter_bytes_;
   const uint64_t zero_value = 0;  // 0 in every data type (cudnnSetTensor's value)
   auto staged_interior = [&](uint64_t a) {
     return reinterpret_cast<void*>(a + static_cast<uint64_t>(p.x_staging->interior_offset * p.element_bytes));
@@ -571,18 +619,12 @@ Status CudaConvolution(const CudnnLibrary& lib, cudnnHandle_t handle, const th::
   const void* one = f64 ? static_cast<const void*>(&one_d) : &one_f;
   const void* zero = f64 ? static_cast<const void*>(&zero_d) : &zero_f;
   if (p.filter_source && p.kind != Kind::kBackwardFilter)
-    KILN_RETURN_IF_ERROR(StageFilter(lib, handle, d, p, w, packed_w, /*to_packed=*/true, one, zero));
-  cudnnTensorDescriptor_t interior_d = nullptr, source_d = nullptr;
-  if (p.x_staging) {
-    KILN_ASSIGN_OR_RETURN(interior_d, d.Tensor(p.data_type, p.x_staging->interior));
-    KILN_ASSIGN_OR_RETURN(source_d, d.Tensor(p.data_type, p.x_staging->source));
-  }
+    KILN_RETURN_IF_ERROR(StageFilter(handle, w, packed_w, /*to_packed=*/true, one, zero));
   if (p.x_staging && p.kind != Kind::kBackwardInput) {
-    KILN_ASSIGN_OR_RETURN(cudnnTensorDescriptor_t padded_d, d.Tensor(p.data_type, p.x_staging->padded));
-    KILN_RETURN_IF_ERROR(lib.Check(lib.cudnnSetTensor(handle, padded_d, reinterpret_cast<void*>(x), &zero_value),
+    KILN_RETURN_IF_ERROR(lib.Check(lib.cudnnSetTensor(handle, padded_d_, reinterpret_cast<void*>(x), &zero_value),
                                    "cudnnSetTensor of the padded input"));
-    KILN_RETURN_IF_ERROR(lib.Check(lib.cudnnTransformTensor(handle, one, source_d, reinterpret_cast<void*>(thunk_x),
-                                                            zero, interior_d, staged_interior(x)),
+    KILN_RETURN_IF_ERROR(lib.Check(lib.cudnnTransformTensor(handle, one, source_d_, reinterpret_cast<void*>(thunk_x),
+                                                            zero, interior_d_, staged_interior(x)),
                                    "cudnnTransformTensor of the input into its padding"));
   }
   auto at = [&](uint64_t a, int64_t group, int64_t group_offset) {
@@ -597,20 +639,20 @@ Status CudaConvolution(const CudnnLibrary& lib, cudnnHandle_t handle, const th::
     switch (p.kind) {
       case Kind::kForward:
         call = "cudnnConvolutionForward";
-        s = lib.cudnnConvolutionForward(handle, one, xd, xg, wd, wg, cd, static_cast<cudnnConvolutionFwdAlgo_t>(algo),
-                                        ws, workspace, zero, yd, yg);
+        s = lib.cudnnConvolutionForward(handle, one, xd_, xg, wd_, wg, cd_,
+                                        static_cast<cudnnConvolutionFwdAlgo_t>(algo_), ws, workspace_, zero, yd_, yg);
         break;
       case Kind::kBackwardInput:
         call = "cudnnConvolutionBackwardData";
-        s = lib.cudnnConvolutionBackwardData(handle, one, wd, wg, yd, yg, cd,
-                                             static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), ws, workspace, zero,
-                                             xd, xg);
+        s = lib.cudnnConvolutionBackwardData(handle, one, wd_, wg, yd_, yg, cd_,
+                                             static_cast<cudnnConvolutionBwdDataAlgo_t>(algo_), ws, workspace_, zero,
+                                             xd_, xg);
         break;
       case Kind::kBackwardFilter:
         call = "cudnnConvolutionBackwardFilter";
-        s = lib.cudnnConvolutionBackwardFilter(handle, one, xd, xg, yd, yg, cd,
-                                               static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), ws, workspace,
-                                               zero, wd, wg);
+        s = lib.cudnnConvolutionBackwardFilter(handle, one, xd_, xg, yd_, yg, cd_,
+                                               static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo_), ws, workspace_,
+                                               zero, wd_, wg);
         break;
     }
     KILN_RETURN_IF_ERROR(lib.Check(s, call));
@@ -618,18 +660,23 @@ Status CudaConvolution(const CudnnLibrary& lib, cudnnHandle_t handle, const th::
   if (p.x_staging && p.kind == Kind::kBackwardInput) {
     if (p.x_staging->whole) {
       // The cropped parts of x get no gradient: zeros.
-      KILN_ASSIGN_OR_RETURN(cudnnTensorDescriptor_t whole_d, d.Tensor(p.data_type, *p.x_staging->whole));
       uint64_t x_start = thunk_x - static_cast<uint64_t>(p.x_offset_elements * p.element_bytes);
-      KILN_RETURN_IF_ERROR(lib.Check(lib.cudnnSetTensor(handle, whole_d, reinterpret_cast<void*>(x_start), &zero_value),
+      KILN_RETURN_IF_ERROR(lib.Check(lib.cudnnSetTensor(handle, whole_d_, reinterpret_cast<void*>(x_start), &zero_value),
                                      "cudnnSetTensor of the input gradient"));
     }
-    KILN_RETURN_IF_ERROR(lib.Check(lib.cudnnTransformTensor(handle, one, interior_d, staged_interior(x), zero, source_d,
-                                                            reinterpret_cast<void*>(thunk_x)),
+    KILN_RETURN_IF_ERROR(lib.Check(lib.cudnnTransformTensor(handle, one, interior_d_, staged_interior(x), zero,
+                                                            source_d_, reinterpret_cast<void*>(thunk_x)),
                                    "cudnnTransformTensor of the input gradient out of its padding"));
   }
   if (p.filter_source && p.kind == Kind::kBackwardFilter)
-    return StageFilter(lib, handle, d, p, w, packed_w, /*to_packed=*/false, one, zero);
+    return StageFilter(handle, w, packed_w, /*to_packed=*/false, one, zero);
   return Status::Ok();
+}
+
+Status CudaConvolution(const CudnnLibrary& lib, cudnnHandle_t handle, const th::ConvolutionThunk& conv,
+                       const std::vector<uint64_t>& operands, uint64_t result, const CudaScratch& scratch) {
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<CudnnConvolution> c, CudnnConvolution::Create(lib, handle, conv));
+  return c->Run(handle, operands, result, scratch);
 }
 
 }  // namespace kiln::kernels

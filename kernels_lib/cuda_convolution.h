@@ -30,6 +30,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -96,8 +97,52 @@ StatusOr<CudnnConvolutionPlan> PlanCudnnConvolution(const thunks::ConvolutionThu
 // handle's stream until the next request.
 using CudaScratch = std::function<StatusOr<uint64_t>(uint64_t bytes)>;
 
-// operands / result: device addresses (CUdeviceptr values) of the thunk's
-// operands and result.
+class CudnnDescriptorSet;
+
+// One convolution thunk prepared for cuDNN: its plan, descriptors, the
+// algorithm cuDNN's heuristics rank first and that algorithm's workspace
+// size are made once (when the program is loaded: the heuristics cost more
+// than a small convolution), then every execution only issues the calls.
+// Run may be called from several streams at once (each with its own handle
+// and scratch): nothing in here changes after Create.
+class CudnnConvolution {
+ public:
+  // `handle` serves the heuristics' queries only.
+  static StatusOr<std::unique_ptr<CudnnConvolution>> Create(const CudnnLibrary& cudnn, cudnnHandle_t handle,
+                                                           const thunks::ConvolutionThunk& conv);
+  ~CudnnConvolution();
+  CudnnConvolution(const CudnnConvolution&) = delete;
+  CudnnConvolution& operator=(const CudnnConvolution&) = delete;
+
+  // operands / result: device addresses (CUdeviceptr values) of the
+  // thunk's operands and result; the work is issued on `handle`'s stream.
+  Status Run(cudnnHandle_t handle, const std::vector<uint64_t>& operands, uint64_t result,
+             const CudaScratch& scratch) const;
+
+ private:
+  CudnnConvolution(const CudnnLibrary& cudnn, CudnnConvolutionPlan plan);
+  Status Prepare(cudnnHandle_t handle);
+  Status PrepareFilterStaging();
+  Status StageFilter(cudnnHandle_t handle, uint64_t thunk_filter, uint64_t packed, bool to_packed, const void* one,
+                     const void* zero) const;
+  bool empty_result() const;
+
+  const CudnnLibrary& lib_;
+  CudnnConvolutionPlan plan_;
+  std::unique_ptr<CudnnDescriptorSet> descriptors_;  // owns every descriptor below
+  cudnnTensorDescriptor_t xd_ = nullptr, yd_ = nullptr;
+  cudnnFilterDescriptor_t wd_ = nullptr;
+  cudnnConvolutionDescriptor_t cd_ = nullptr;
+  cudnnTensorDescriptor_t interior_d_ = nullptr, source_d_ = nullptr, padded_d_ = nullptr, whole_d_ = nullptr;
+  cudnnTensorDescriptor_t filter_piece_source_d_ = nullptr, filter_piece_packed_d_ = nullptr;
+  std::vector<int> filter_packed_strides_;
+  int64_t filter_pieces_ = 1;
+  int algo_ = 0;
+  size_t workspace_ = 0;
+  uint64_t filter_bytes_ = 0, x_bytes_ = 0;
+};
+
+// Create and Run in one call (tests; the runtime prepares once per thunk).
 Status CudaConvolution(const CudnnLibrary& cudnn, cudnnHandle_t handle, const thunks::ConvolutionThunk& conv,
                        const std::vector<uint64_t>& operands, uint64_t result, const CudaScratch& scratch);
 

@@ -54,6 +54,10 @@ StatusOr<std::unique_ptr<CudaBackend>> CudaBackend::Create(std::unique_ptr<CudaD
   b->cudnn_handles_.assign(static_cast<size_t>(num_streams), nullptr);
   b->cusolver_handles_.assign(static_cast<size_t>(num_streams), nullptr);
   b->scratch_.assign(static_cast<size_t>(num_streams), Scratch{});
+  const char* pool = std::getenv("KILN_CUDA_MEMORY_POOL");
+  if (pool && std::string(pool) != "on" && std::string(pool) != "off")
+    return Error(std::string("KILN_CUDA_MEMORY_POOL must be on or off, got '") + pool + "'");
+  if (!pool || std::string(pool) == "on") b->pool_ = std::make_unique<CudaMemoryPool>(*b->driver_);
   return b;
 }
 
@@ -72,6 +76,7 @@ CudaBackend::~CudaBackend() {
     if (h) cusolver_->cusolverDnDestroy(h);
   }
   radix_sort_.reset();
+  pool_.reset();
   for (const Scratch& s : scratch_) {
     if (s.address) driver_->cuMemFree(s.address);
   }
@@ -234,6 +239,11 @@ StatusOr<Buffer> CudaBackend::Allocate(const Shape& shape, int64_t bytes, Memory
                            (void)MakeCurrent();
                            driver_->cuMemFreeHost(host);
                          });
+  }
+  if (pool_) {
+    KILN_ASSIGN_OR_RETURN(CUdeviceptr block, pool_->Allocate(size));
+    return Buffer::Adopt(shape, bytes, MemorySpace::kDevice, owner(), nullptr, block,
+                         [this, block, size] { pool_->Release(block, size); });
   }
   CUdeviceptr address = 0;
   KILN_RETURN_IF_ERROR(

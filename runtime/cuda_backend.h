@@ -1,18 +1,20 @@
 // CudaBackend: one CUDA device as a runtime Backend: the dlopen'ed driver,
-// the device's primary context, one CUstream per Device stream, cuBLAS
-// (loaded when the first program with a Gemm, TriangularSolve or inverse
-// Fft thunk is loaded), cuBLASLt (loaded with the first program with an
-// FP8 Gemm thunk; one handle, which no stream binds), cuDNN (loaded by the first Convolution thunk run),
-// cuSOLVER (loaded with the first program with a Cholesky thunk), each with
-// one handle per stream, one grown-on-demand library scratch block per
-// stream, cuFFT (loaded when the first program with an Fft thunk is
-// loaded; its plans belong to the executables), and kiln's radix sort
-// kernels (loaded with the first program with a RadixSort thunk). Internal to the runtime;
-// needs the CUDA headers.
+// the device's primary context, one CUstream per Device stream, the device
+// memory pool (cuda_memory_pool.h), cuBLAS (loaded when the first program
+// with a Gemm, TriangularSolve or inverse Fft thunk is loaded), cuBLASLt
+// (loaded with the first program with an FP8 Gemm thunk; one handle, which
+// no stream binds), cuDNN (loaded with the first program with a
+// Convolution thunk), cuSOLVER (loaded with the first program with a
+// Cholesky thunk), each with one handle per stream, one grown-on-demand
+// library scratch block per stream, cuFFT (loaded when the first program
+// with an Fft thunk is loaded; its plans belong to the executables), and
+// kiln's radix sort kernels (loaded with the first program with a
+// RadixSort thunk). Internal to the runtime; needs the CUDA headers.
 #pragma once
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +25,7 @@
 #include "kernels_lib/cusolver_library.h"
 #include "runtime/backend.h"
 #include "runtime/cuda_driver.h"
+#include "runtime/cuda_memory_pool.h"
 #include "runtime/cuda_module.h"
 
 namespace kiln::runtime {
@@ -41,9 +44,12 @@ class CudaBackend : public Backend {
   StatusOr<std::unique_ptr<BackendExecutable>> Load(
       const bef::Artifact& artifact, std::shared_ptr<const ProgramBinding> binding) override;
 
-  // The allocator: cuMemAlloc (kDevice) or cuMemHostAlloc (kPinnedHost),
-  // freed with the last handle (from any thread: the context is made
-  // current first). The backend outlives its buffers, as the Device does.
+  // The allocator: device memory from the backend's CudaMemoryPool
+  // (cached for reuse when the last handle goes; KILN_CUDA_MEMORY_POOL=off
+  // at creation: cuMemAlloc and cuMemFree each time), pinned host memory
+  // from cuMemHostAlloc, freed with the last handle (from any thread: the
+  // context is made current first). The backend outlives its buffers, as
+  // the Device does.
   StatusOr<Buffer> Allocate(const Shape& shape, int64_t bytes, MemorySpace space) override;
   // cuMemcpy{HtoD,DtoH}Async on the stream, then a stream sync.
   Status CopyToDevice(const Buffer& host, const Buffer& device, int64_t bytes, int stream) override;
@@ -89,6 +95,10 @@ class CudaBackend : public Backend {
   // (error "this kiln was built without the radix sort kernels" when the
   // build had no nvcc).
   StatusOr<const CudaModule*> RadixSortModule();
+  // The device memory pool's counters; none when the pool is off.
+  std::optional<CudaMemoryPool::Stats> memory_pool_stats() const {
+    return pool_ ? std::optional<CudaMemoryPool::Stats>(pool_->stats()) : std::nullopt;
+  }
 
  private:
   CudaBackend() = default;
@@ -98,6 +108,7 @@ class CudaBackend : public Backend {
   std::vector<CUstream> streams_;
   int sm_arch_ = 0;
   std::string name_;
+  std::unique_ptr<CudaMemoryPool> pool_;  // null: KILN_CUDA_MEMORY_POOL=off
 
   std::mutex cublas_mu_;
   std::unique_ptr<kernels::CublasLibrary> cublas_;

@@ -13,8 +13,8 @@
 // An execution binds each allocation (Stage): a device argument the program
 // only reads, or a donated one, in place; a host argument through pinned
 // staging (cuMemcpyHtoDAsync; pinned arguments directly); outputs that stay
-// on the device in memory of their own (cuMemAlloc per execution, handed to
-// the caller); the rest in the workspace, zeroed only where the program may
+// on the device in memory of their own (from the backend's memory pool,
+// handed to the caller); the rest in the workspace, zeroed only where the program may
 // read before writing. The thunks are issued on the stream
 // (cuda_executor.h); with host_outputs the results are downloaded into
 // staging and then into fresh host Buffers (or a donated host argument's
@@ -141,6 +141,7 @@ class CudaExecutable : public BackendExecutable {
   Status LoadKernels(const bef::Artifact& artifact);
   Status PrepareFfts();
   Status PrepareFp8Gemms();
+  Status PrepareConvolutions();
   Status UploadConstants();
   StatusOr<ExecutionResult> Run(const std::vector<Buffer>& args,
                                 const ExecuteOptions& options) const override;
@@ -167,6 +168,7 @@ class CudaExecutable : public BackendExecutable {
   std::unique_ptr<CudaModule> module_;  // null when the program has no kernels
   CudaFftMap ffts_;
   CudaFp8GemmMap fp8_gemms_;
+  CudnnConvolutionMap convolutions_;
   CUdeviceptr constants_ = 0;
   mutable std::mutex mu_;  // guards workspaces_ creation
   mutable std::vector<std::unique_ptr<Workspace>> workspaces_;
@@ -178,6 +180,7 @@ CudaExecutable::~CudaExecutable() {
   workspaces_.clear();
   ffts_.clear();  // destroys the cuFFT plans
   fp8_gemms_.clear();  // and the cuBLASLt descriptors
+  convolutions_.clear();  // and the cuDNN ones
   module_.reset();
   if (constants_) backend_.driver().cuMemFree(constants_);
 }
@@ -201,42 +204,60 @@ Status CudaExecutable::LoadKernels(const bef::Artifact& artifact) {
   return Status::Ok();
 }
 
-Status CudaExecutable::PrepareFfts() {
+namespace {
+
+// The prepared form (plans, descriptors, algorithms) of every thunk of
+// type T that `wanted` selects, made once per program by `create`; an error
+// names the thunk.
+template <typename T, typename Prepared, typename Wanted, typename Create>
+Status PrepareEach(const th::SequenceThunk& root, std::unordered_map<const T*, std::unique_ptr<Prepared>>& out,
+                   Wanted wanted, Create create) {
   Status status;
-  th::ForEachThunk(binding_->program.root, [&](const th::Thunk& t, int) {
-    const auto* f = t.As<th::FftThunk>();
-    if (!f || !status.ok()) return;
-    StatusOr<const kernels::CufftLibrary*> cufft = backend_.Cufft();
-    StatusOr<std::unique_ptr<kernels::CudaFft>> fft =
-        cufft.ok() ? kernels::CudaFft::Create(**cufft, *f, backend_.num_streams())
-                   : StatusOr<std::unique_ptr<kernels::CudaFft>>(cufft.status());
-    if (!fft.ok()) {
-      status = fft.status().WithContext("thunk '" + t.info.profile_name + "'");
+  th::ForEachThunk(root, [&](const th::Thunk& t, int) {
+    const auto* typed = t.As<T>();
+    if (!typed || !wanted(*typed) || !status.ok()) return;
+    StatusOr<std::unique_ptr<Prepared>> prepared = create(*typed);
+    if (!prepared.ok()) {
+      status = prepared.status().WithContext("thunk '" + t.info.profile_name + "'");
       return;
     }
-    ffts_[f] = std::move(*fft);
+    out[typed] = std::move(*prepared);
   });
   return status;
 }
 
-// cuBLASLt's descriptors and algorithm for each FP8 GEMM, once per program.
+}  // namespace
+
+// cuFFT's plans for each FFT.
+Status CudaExecutable::PrepareFfts() {
+  return PrepareEach(
+      binding_->program.root, ffts_, [](const th::FftThunk&) { return true; },
+      [&](const th::FftThunk& f) -> StatusOr<std::unique_ptr<kernels::CudaFft>> {
+        KILN_ASSIGN_OR_RETURN(const kernels::CufftLibrary* cufft, backend_.Cufft());
+        return kernels::CudaFft::Create(*cufft, f, backend_.num_streams());
+      });
+}
+
+// cuBLASLt's descriptors and algorithm for each FP8 GEMM.
 Status CudaExecutable::PrepareFp8Gemms() {
-  Status status;
-  th::ForEachThunk(binding_->program.root, [&](const th::Thunk& t, int) {
-    const auto* g = t.As<th::GemmThunk>();
-    if (!g || !th::IsFp8Gemm(*g) || !status.ok()) return;
-    StatusOr<std::unique_ptr<kernels::CudaFp8Gemm>> gemm = [&]() -> StatusOr<std::unique_ptr<kernels::CudaFp8Gemm>> {
-      KILN_ASSIGN_OR_RETURN(const kernels::CublasLtLibrary* lt, backend_.CublasLt());
-      KILN_ASSIGN_OR_RETURN(cublasLtHandle_t handle, backend_.CublasLtHandle());
-      return kernels::CudaFp8Gemm::Create(*lt, handle, *g);
-    }();
-    if (!gemm.ok()) {
-      status = gemm.status().WithContext("thunk '" + t.info.profile_name + "'");
-      return;
-    }
-    fp8_gemms_[g] = std::move(*gemm);
-  });
-  return status;
+  return PrepareEach(
+      binding_->program.root, fp8_gemms_, [](const th::GemmThunk& g) { return th::IsFp8Gemm(g); },
+      [&](const th::GemmThunk& g) -> StatusOr<std::unique_ptr<kernels::CudaFp8Gemm>> {
+        KILN_ASSIGN_OR_RETURN(const kernels::CublasLtLibrary* lt, backend_.CublasLt());
+        KILN_ASSIGN_OR_RETURN(cublasLtHandle_t handle, backend_.CublasLtHandle());
+        return kernels::CudaFp8Gemm::Create(*lt, handle, g);
+      });
+}
+
+// cuDNN's descriptors and algorithm for each convolution.
+Status CudaExecutable::PrepareConvolutions() {
+  return PrepareEach(
+      binding_->program.root, convolutions_, [](const th::ConvolutionThunk&) { return true; },
+      [&](const th::ConvolutionThunk& c) -> StatusOr<std::unique_ptr<kernels::CudnnConvolution>> {
+        KILN_ASSIGN_OR_RETURN(const kernels::CudnnLibrary* cudnn, backend_.Cudnn());
+        KILN_ASSIGN_OR_RETURN(cudnnHandle_t handle, backend_.CudnnHandle(0));
+        return kernels::CudnnConvolution::Create(*cudnn, handle, c);
+      });
 }
 
 Status CudaExecutable::UploadConstants() {
@@ -454,6 +475,7 @@ StatusOr<ExecutionResult> CudaExecutable::Issue(const std::vector<Buffer>& args,
   ctx.module = module_.get();
   ctx.ffts = &ffts_;
   ctx.fp8_gemms = &fp8_gemms_;
+  ctx.convolutions = &convolutions_;
   ctx.host_scalar = ws.staging + plan_.scalar_staging;
   ctx.copy_scratch = ws.device + static_cast<CUdeviceptr>(plan_.copy_scratch);
   ctx.copy_scratch_bytes = plan_.copy_scratch_bytes;
@@ -554,6 +576,7 @@ StatusOr<std::unique_ptr<BackendExecutable>> CudaBackend::Load(
   if (UsesRadixSort(binding->program)) KILN_RETURN_IF_ERROR(RadixSortModule().status());
   KILN_RETURN_IF_ERROR(exe->PrepareFfts());
   KILN_RETURN_IF_ERROR(exe->PrepareFp8Gemms());
+  KILN_RETURN_IF_ERROR(exe->PrepareConvolutions());
   KILN_RETURN_IF_ERROR(exe->UploadConstants());
   return std::unique_ptr<BackendExecutable>(std::move(exe));
 }

@@ -91,14 +91,14 @@ std::function<StatusOr<uint64_t>(uint64_t)> LibraryScratchFor(const CudaExecutio
 
 // cuDNN's workspace and a transposed filter live in the backend's per-
 // stream library scratch (grown on demand), not in the program's planned
-// workspace: their size is only known from cuDNN at run time.
+// workspace: their size is only known from cuDNN at run time. The
+// descriptors and algorithm were made at load (CudnnConvolution).
 Status RunConvolution(const th::ConvolutionThunk& c, CudaExecutionContext& ctx) {
-  KILN_ASSIGN_OR_RETURN(const kernels::CudnnLibrary* cudnn, ctx.backend->Cudnn());
+  if (!ctx.convolutions || !ctx.convolutions->count(&c)) return Error("convolution thunk was not prepared");
   KILN_ASSIGN_OR_RETURN(cudnnHandle_t handle, ctx.backend->CudnnHandle(ctx.stream_index));
   std::vector<uint64_t> operands;
   for (const th::BufferSlice& s : c.operands) operands.push_back(Address(ctx, s));
-  return kernels::CudaConvolution(*cudnn, handle, c, operands, Address(ctx, c.result),
-                                  LibraryScratchFor(ctx));
+  return ctx.convolutions->at(&c)->Run(handle, operands, Address(ctx, c.result), LibraryScratchFor(ctx));
 }
 
 // cuFFT overwrites a complex-to-real transform's input, so that input (and

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "kernels_lib/cuda_fft.h"
+#include "kernels_lib/cuda_convolution.h"
 #include "kernels_lib/cuda_fp8_gemm.h"
 #include "runtime/cuda_backend.h"
 #include "runtime/cuda_module.h"
@@ -63,6 +64,11 @@ using CudaFftMap = std::unordered_map<const thunks::FftThunk*, std::unique_ptr<k
 // Gemm thunk.
 using CudaFp8GemmMap = std::unordered_map<const thunks::GemmThunk*, std::unique_ptr<kernels::CudaFp8Gemm>>;
 
+// The cuDNN descriptors and algorithm of a loaded program, one per
+// Convolution thunk.
+using CudnnConvolutionMap =
+    std::unordered_map<const thunks::ConvolutionThunk*, std::unique_ptr<kernels::CudnnConvolution>>;
+
 struct CudaExecutionContext {
   CudaBackend* backend = nullptr;
   CUstream stream = nullptr;
@@ -72,6 +78,7 @@ struct CudaExecutionContext {
   const CudaModule* module = nullptr;  // null when the program has no kernels
   const CudaFftMap* ffts = nullptr;
   const CudaFp8GemmMap* fp8_gemms = nullptr;
+  const CudnnConvolutionMap* convolutions = nullptr;
   uint8_t* host_scalar = nullptr;      // pinned, >= 8 bytes: control-flow reads
   // Device scratch for copies between overlapping slices of one allocation.
   CUdeviceptr copy_scratch = 0;

@@ -123,9 +123,10 @@ def first_line(text):
     return lines[0][:200] if lines else "(no message)"
 
 
-def compile_cuda(build_dir, path, bef, timeout):
-    """None, or why `path` does not compile for CUDA."""
-    code, _, err = run_command([tool(build_dir, "bef-compile"), path, "-o", bef, "--targets=cuda"], timeout)
+def compile_cuda(build_dir, path, bef, timeout, flags=()):
+    """None, or why `path` does not compile for CUDA (bef-compile `flags` added)."""
+    code, _, err = run_command([tool(build_dir, "bef-compile"), path, "-o", bef, "--targets=cuda"] + list(flags),
+                               timeout)
     if code != 0:
         return "compile: " + (first_line(err) if code is not None else err)
     return None

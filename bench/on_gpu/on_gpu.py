@@ -4,6 +4,9 @@
   # here, with the compiler built: compile the modules and pack what a GPU
   # machine needs (bef-run, its non-system libraries, the .bef and HLO files)
   python3 bench/on_gpu/on_gpu.py pack --kit DIR [--filter REGEX] [--bench-only]
+  # optional, here: XLA CPU's outputs for the kit's modules, stored in the
+  # kit, so that the GPU machine runs only kiln for those (device time)
+  python3 bench/on_gpu/on_gpu.py reference --kit DIR [--filter REGEX]
   # on the GPU machine (no LLVM, no compiler): run every artifact there
   python3 bench/on_gpu/on_gpu.py run --kit DIR --out DIR [--budget S]
   # here again: measured against modeled, per kernel and per module
@@ -113,7 +116,9 @@ def pack(args):
     for name, path, bench in module_list(args):
         entry = {"name": name, "path": path, "bench": bench}
         bef = os.path.join(stage, "bef", name + ".bef")
-        error = gpu_roofline.compile_cuda(args.build_dir, path, bef, args.timeout)
+        # f32 dots and convolutions in full f32, as XLA runs them here
+        # (operand_precision=highest): TF32 would differ from it by ~1e-3.
+        error = gpu_roofline.compile_cuda(args.build_dir, path, bef, args.timeout, ["--tf32=off"])
         if error:
             entry["compile_error"] = error
         else:
@@ -132,6 +137,52 @@ def pack(args):
     size = os.path.getsize(os.path.join(args.kit, "kit.tgz"))
     print("kit: %d modules (%d compile for CUDA), %.1f MiB" %
           (len(manifest), sum("compile_error" not in m for m in manifest), size / 2**20))
+
+
+# ---- reference (here, optional) ---------------------------------------------------
+
+def reference(args):
+    """XLA CPU's outputs on the run's inputs for the kit's modules (those that
+    match --filter and take at most --max-param-mib of parameters), stored in
+    the kit as ref/<module>/: `run` then compares kiln's GPU outputs with them
+    and spends no device time on XLA for those modules."""
+    root, manifest = unpack(args.kit, args.work)
+    work_root = os.path.join(args.work, "modules")
+    shutil.rmtree(work_root, ignore_errors=True)
+    pattern = re.compile(args.filter) if args.filter else None
+    names = []
+    for e in manifest:
+        if "compile_error" in e or e["param_bytes"] > args.max_param_mib << 20:
+            continue
+        if pattern and not pattern.search(e["name"]):
+            continue
+        work = os.path.join(work_root, e["name"])
+        os.makedirs(work, exist_ok=True)
+        write_inputs(e, work)
+        names.append(e["name"])
+    run_xla(root, work_root, names, "cpu", time.time() + args.budget)
+    kept = 0
+    for name in names:
+        work = os.path.join(work_root, name)
+        xla = read_json(os.path.join(work, "xla.json"))
+        if xla.get("status") != "ok":
+            continue
+        ref = os.path.join(root, "ref", name)
+        shutil.rmtree(ref, ignore_errors=True)
+        os.makedirs(ref)
+        xla["platform"] = "cpu"
+        xla.pop("us", None)  # a CPU time says nothing beside a GPU's
+        with open(os.path.join(ref, "xla.json"), "w") as f:
+            json.dump(xla, f)
+        for i in range(xla["outputs"]):
+            shutil.copy2(os.path.join(work, "xla_%d.npy" % i), ref)
+        kept += 1
+    with tarfile.open(os.path.join(args.kit, "kit.tgz"), "w:gz") as tar:
+        tar.add(root, arcname="kit")
+    size = os.path.getsize(os.path.join(args.kit, "kit.tgz"))
+    print("reference: XLA CPU outputs for %d of %d modules stored in the kit (%.1f MiB)" %
+          (kept, len(names), size / 2**20))
+    return 0
 
 
 # ---- run (on the GPU machine) -----------------------------------------------------
@@ -284,6 +335,8 @@ def run_kiln(root, entry, work, timeout):
     if entry["bench"]:
         cmd += ["--iterations=20", "--warmup=3", "--export_profile=" + os.path.join(work, "profile.json"),
                 "--trace=" + os.path.join(work, "trace.json")]
+    else:  # a latency figure for every module, to set beside XLA's
+        cmd += ["--iterations=5", "--warmup=1"]
     start = time.time()
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
@@ -386,17 +439,21 @@ def run(args):
     work_root = os.path.join(args.work, "modules")
     shutil.rmtree(work_root, ignore_errors=True)
     pattern = re.compile(args.filter) if args.filter else None
-    runnable = [e for e in manifest if "compile_error" not in e and e["param_bytes"] <= MAX_PARAM_BYTES
+    max_param_bytes = min(MAX_PARAM_BYTES, args.max_param_mib << 20)
+    runnable = [e for e in manifest if "compile_error" not in e and e["param_bytes"] <= max_param_bytes
                 and (not pattern or pattern.search(e["name"]))]
     runnable.sort(key=lambda e: not e["bench"])  # the benchmark set first
     print("kit: %d modules, %d to run; LD_LIBRARY_PATH=%s" % (len(manifest), len(runnable),
                                                            os.environ["LD_LIBRARY_PATH"]), flush=True)
     # kiln first: every module it runs then gets XLA's reference.
+    # kiln's runs stop at their share of the budget, so that the modules it
+    # ran still get XLA's reference in the rest.
+    kiln_deadline = time.time() + args.kiln_share * (deadline - time.time())
     kiln, ncu = {}, {}
     for e in runnable:
         work = os.path.join(work_root, e["name"])
         os.makedirs(work, exist_ok=True)
-        if time.time() > deadline:
+        if time.time() > kiln_deadline:
             kiln[e["name"]] = {"status": "not run (budget)"}
             continue
         try:
@@ -414,7 +471,15 @@ def run(args):
         print("kiln %-58s %-6s %s" % (e["name"][:58], kiln[e["name"]]["status"], kiln[e["name"]].get("reason", "")),
               flush=True)
     ran = [e["name"] for e in runnable if kiln[e["name"]]["status"] == "ok"]
-    run_xla(root, work_root, ran, args.xla_platform, deadline)
+    # Modules with XLA CPU outputs in the kit (`reference`) use those; XLA
+    # on the GPU runs the rest.
+    for name in ran:
+        ref = os.path.join(root, "ref", name)
+        if os.path.isdir(ref):
+            for f in os.listdir(ref):
+                shutil.copy2(os.path.join(ref, f), os.path.join(work_root, name))
+    run_xla(root, work_root, [n for n in ran if not os.path.isdir(os.path.join(root, "ref", n))],
+            args.xla_platform, deadline)
     results = []
     for e in runnable:
         work = os.path.join(work_root, e["name"])
@@ -596,6 +661,12 @@ def main(argv):
     p.add_argument("--bench-only", action="store_true")
     p.add_argument("--timeout", type=int, default=300)
     p.add_argument("--build-dir", default=os.path.join(ROOT, os.environ.get("KILN_BUILD_DIR", "build")))
+    p = sub.add_parser("reference")
+    p.add_argument("--kit", required=True)
+    p.add_argument("--filter", default="", help="only modules whose name matches this regex")
+    p.add_argument("--max-param-mib", type=int, default=256)
+    p.add_argument("--budget", type=int, default=1800, help="seconds for XLA CPU over every module")
+    p.add_argument("--work", default="/tmp/kiln_on_gpu_reference", help="scratch folder")
     p = sub.add_parser("run")
     p.add_argument("--kit", required=True)
     p.add_argument("--out", required=True)
@@ -606,6 +677,10 @@ def main(argv):
     p.add_argument("--bench-timeout", type=int, default=180,
                    help="seconds per bef-run of a benchmark module (20 timed and 20 profiled runs)")
     p.add_argument("--filter", default="", help="only modules whose name matches this regex")
+    p.add_argument("--max-param-mib", type=int, default=MAX_PARAM_BYTES >> 20,
+                   help="skip modules whose parameters take more (their random inputs take long to make)")
+    p.add_argument("--kiln-share", type=float, default=0.5,
+                   help="fraction of the budget for kiln's runs; XLA's references get the rest")
     p.add_argument("--xla-platform", default="cuda", help="XLA's backend for the reference (cpu: a dry run)")
     p.add_argument("--ncu", action="store_true", help="time each kernel of the benchmark set with Nsight Compute")
     p.add_argument("--ncu-timeout", type=int, default=120)
@@ -628,7 +703,7 @@ def main(argv):
     p.add_argument("--emulator", default=os.environ.get("KILN_CUDA_EMULATOR", ""))
     p.add_argument("--build-dir", default=os.path.join(ROOT, os.environ.get("KILN_BUILD_DIR", "build")))
     args = parser.parse_args(argv)
-    return {"pack": pack, "run": run, "xla-worker": xla_worker, "xla-profile-one": xla_profile_one,
+    return {"pack": pack, "reference": reference, "run": run, "xla-worker": xla_worker, "xla-profile-one": xla_profile_one,
             "calibrate": calibrate}[args.command](args)
 
 
