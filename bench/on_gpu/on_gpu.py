@@ -158,10 +158,13 @@ def reference(args):
             continue
         work = os.path.join(work_root, e["name"])
         os.makedirs(work, exist_ok=True)
-        write_inputs(e, work)
+        try:
+            write_inputs(e, work)
+        except Exception as ex:  # noqa: BLE001 - such a module gets no reference (run says why)
+            print("%s: no inputs: %s: %s" % (e["name"], type(ex).__name__, ex))
+            continue
         names.append(e["name"])
     run_xla(root, work_root, names, "cpu", time.time() + args.budget)
-    kept = 0
     for name in names:
         work = os.path.join(work_root, name)
         xla = read_json(os.path.join(work, "xla.json"))
@@ -176,13 +179,31 @@ def reference(args):
             json.dump(xla, f)
         for i in range(xla["outputs"]):
             shutil.copy2(os.path.join(work, "xla_%d.npy" % i), ref)
-        kept += 1
+    kept = prune_references(root, args.max_ref_mib << 20, args.total_ref_mib << 20)
     with tarfile.open(os.path.join(args.kit, "kit.tgz"), "w:gz") as tar:
         tar.add(root, arcname="kit")
     size = os.path.getsize(os.path.join(args.kit, "kit.tgz"))
     print("reference: XLA CPU outputs for %d of %d modules stored in the kit (%.1f MiB)" %
           (kept, len(names), size / 2**20))
     return 0
+
+
+def prune_references(root, max_module_bytes, max_total_bytes):
+    """Keeps the smallest references, each at most max_module_bytes, together
+    at most max_total_bytes (the kit travels to the GPU machine); the other
+    modules get XLA's GPU reference there. Returns how many are kept."""
+    refs = []
+    for name in os.listdir(os.path.join(root, "ref")):
+        folder = os.path.join(root, "ref", name)
+        refs.append((sum(os.path.getsize(os.path.join(folder, f)) for f in os.listdir(folder)), folder))
+    total, kept = 0, 0
+    for size, folder in sorted(refs):
+        if size <= max_module_bytes and total + size <= max_total_bytes:
+            total += size
+            kept += 1
+        else:
+            shutil.rmtree(folder)
+    return kept
 
 
 # ---- run (on the GPU machine) -----------------------------------------------------
@@ -666,6 +687,8 @@ def main(argv):
     p.add_argument("--filter", default="", help="only modules whose name matches this regex")
     p.add_argument("--max-param-mib", type=int, default=256)
     p.add_argument("--budget", type=int, default=1800, help="seconds for XLA CPU over every module")
+    p.add_argument("--max-ref-mib", type=int, default=2, help="largest reference kept, in MiB of outputs")
+    p.add_argument("--total-ref-mib", type=int, default=12, help="MiB of references the kit may carry")
     p.add_argument("--work", default="/tmp/kiln_on_gpu_reference", help="scratch folder")
     p = sub.add_parser("run")
     p.add_argument("--kit", required=True)
