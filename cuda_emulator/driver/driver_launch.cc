@@ -74,9 +74,6 @@ extern "C" KILN_EMU_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gr
   if (std::string e = ShapeError(*function, config); !e.empty()) return Fail(CUDA_ERROR_INVALID_VALUE, call + e);
   if (kiln::Status s = kiln::emu::CheckBlockRegisters(kernel, config); !s.ok())
     return Fail(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, call + s.message());
-  std::string injected = device.faults().Take(kiln::emu::driver::FaultKind::kLaunch, call.substr(0, call.size() - 2));
-  if (!injected.empty()) return Fail(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, injected);
-
   // The parameters' values, copied now: the caller may reuse its arrays as
   // soon as the call returns, and a captured launch runs later.
   auto values = std::make_shared<std::vector<std::vector<uint8_t>>>();

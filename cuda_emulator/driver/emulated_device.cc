@@ -159,6 +159,19 @@ CUresult EmulatedDevice::Issue(CUstream stream, StreamTimeline& timeline, GraphN
     if (r == CUDA_SUCCESS) api_calls_[kCaptured].fetch_add(1, std::memory_order_relaxed);
     return r;
   }
+  return RunNode(node, stream, timeline);
+}
+
+// Injected launch and library faults strike when the work runs, directly
+// or as a graph's node, before it starts; they are not sticky.
+CUresult EmulatedDevice::RunNode(const GraphNode& node, CUstream stream, StreamTimeline& timeline) {
+  if (node.kind == GraphNodeKind::kKernel) {
+    std::string injected = faults_.Take(FaultKind::kLaunch, "cuLaunchKernel of '" + node.name + "'");
+    if (!injected.empty()) return Fail(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, injected);
+  } else if (node.kind == GraphNodeKind::kLibraryCall) {
+    std::string injected = faults_.Take(FaultKind::kLibrary, node.name);
+    if (!injected.empty()) return Fail(CUDA_ERROR_LAUNCH_FAILED, injected);
+  }
   return node.run(stream, timeline);
 }
 
@@ -166,7 +179,7 @@ CUresult EmulatedDevice::RunGraph(const std::vector<GraphNode>& nodes, CUstream 
   api_calls_[kGraphLaunches].fetch_add(1, std::memory_order_relaxed);
   for (const GraphNode& node : nodes) {
     api_calls_[kGraphNodesRun].fetch_add(1, std::memory_order_relaxed);
-    if (CUresult r = node.run(stream, timeline); r != CUDA_SUCCESS) return r;
+    if (CUresult r = RunNode(node, stream, timeline); r != CUDA_SUCCESS) return r;
   }
   return CUDA_SUCCESS;
 }

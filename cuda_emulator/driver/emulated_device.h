@@ -87,6 +87,8 @@ class EmulatedDevice {
   // Runs the nodes of a graph launch on `stream`; the first failing node's
   // result is returned.
   CUresult RunGraph(const std::vector<GraphNode>& nodes, CUstream stream, StreamTimeline& timeline);
+  // One node's work, after the launch and library fault injection.
+  CUresult RunNode(const GraphNode& node, CUstream stream, StreamTimeline& timeline);
   enum class Counted { kGraphInstantiation, kGraphUpdate, kStreamSync };
   void Count(Counted what);
   KilnEmuApiCalls ApiCalls() const;

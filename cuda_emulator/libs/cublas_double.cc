@@ -78,13 +78,7 @@ std::shared_ptr<kiln::emu::driver::StreamTimeline> EnterHandleStream(const char*
   *status = CUBLAS_STATUS_EXECUTION_FAILED;
   if (Device().EnterContext() != CUDA_SUCCESS) return nullptr;  // detail set
   std::shared_ptr<kiln::emu::driver::StreamTimeline> timeline = Device().timeline().Find(handle->stream);
-  if (!timeline) {
-    Reject(CUBLAS_STATUS_EXECUTION_FAILED, std::string(call) + ": the handle's stream was destroyed");
-  } else if (std::string injected = Device().faults().Take(kiln::emu::driver::FaultKind::kLibrary, call);
-             !injected.empty()) {
-    Reject(CUBLAS_STATUS_EXECUTION_FAILED, std::move(injected));
-    return nullptr;
-  }
+  if (!timeline) Reject(CUBLAS_STATUS_EXECUTION_FAILED, std::string(call) + ": the handle's stream was destroyed");
   return timeline;
 }
 

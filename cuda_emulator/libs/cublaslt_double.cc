@@ -467,8 +467,6 @@ KILN_EMU_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtM
   if (Device().EnterContext() != CUDA_SUCCESS) return CUBLAS_STATUS_EXECUTION_FAILED;  // detail set
   std::shared_ptr<kiln::emu::driver::StreamTimeline> timeline = Device().timeline().Find(stream);
   if (!timeline) return Reject(CUBLAS_STATUS_EXECUTION_FAILED, std::string(call) + ": not a live stream");
-  if (std::string injected = Device().faults().Take(kiln::emu::driver::FaultKind::kLibrary, call); !injected.empty())
-    return Reject(CUBLAS_STATUS_EXECUTION_FAILED, std::move(injected));
   const double a = *static_cast<const float*>(alpha), b = *static_cast<const float*>(beta);
   const bool reads_ab = p.k > 0 && a != 0;
   const Pointers ptr{static_cast<const uint8_t*>(A), static_cast<const uint8_t*>(B), static_cast<const uint8_t*>(C),

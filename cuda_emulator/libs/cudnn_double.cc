@@ -399,8 +399,6 @@ cudnnStatus_t Run(const char* call, cudnnHandle_t handle, Conv& c, const cudnnCo
   if (Device().EnterContext() != CUDA_SUCCESS) return CUDNN_STATUS_EXECUTION_FAILED;  // detail set
   std::shared_ptr<kiln::emu::driver::StreamTimeline> timeline = Device().timeline().Find(handle->stream);
   if (!timeline) return Reject(CUDNN_STATUS_EXECUTION_FAILED, std::string(call) + ": the handle's stream was destroyed");
-  if (std::string injected = Device().faults().Take(kiln::emu::driver::FaultKind::kLibrary, call); !injected.empty())
-    return Reject(CUDNN_STATUS_EXECUTION_FAILED, std::move(injected));
   double a = c.f64 ? *static_cast<const double*>(alpha) : *static_cast<const float*>(alpha);
   double b = c.f64 ? *static_cast<const double*>(beta) : *static_cast<const float*>(beta);
   // Which of c's views `out` is: the work below has copies of c and out.
@@ -754,8 +752,6 @@ KILN_EMU_EXPORT cudnnStatus_t cudnnTransformTensor(cudnnHandle_t handle, const v
   if (Device().EnterContext() != CUDA_SUCCESS) return CUDNN_STATUS_EXECUTION_FAILED;
   std::shared_ptr<kiln::emu::driver::StreamTimeline> timeline = Device().timeline().Find(handle->stream);
   if (!timeline) return Reject(CUDNN_STATUS_EXECUTION_FAILED, std::string(call) + ": the handle's stream was destroyed");
-  if (std::string injected = Device().faults().Take(kiln::emu::driver::FaultKind::kLibrary, call); !injected.empty())
-    return Reject(CUDNN_STATUS_EXECUTION_FAILED, std::move(injected));
   bool f64 = xd->type == CUDNN_DATA_DOUBLE;
   double a = f64 ? *static_cast<const double*>(alpha) : *static_cast<const float*>(alpha);
   double b = f64 ? *static_cast<const double*>(beta) : *static_cast<const float*>(beta);
@@ -810,8 +806,6 @@ KILN_EMU_EXPORT cudnnStatus_t cudnnSetTensor(cudnnHandle_t handle, const cudnnTe
   if (Device().EnterContext() != CUDA_SUCCESS) return CUDNN_STATUS_EXECUTION_FAILED;
   std::shared_ptr<kiln::emu::driver::StreamTimeline> timeline = Device().timeline().Find(handle->stream);
   if (!timeline) return Reject(CUDNN_STATUS_EXECUTION_FAILED, std::string(call) + ": the handle's stream was destroyed");
-  if (std::string injected = Device().faults().Take(kiln::emu::driver::FaultKind::kLibrary, call); !injected.empty())
-    return Reject(CUDNN_STATUS_EXECUTION_FAILED, std::move(injected));
   View yv{"y", yd->type, static_cast<uint8_t*>(y), yd->dims, yd->strides};
   const int eb = ElementBytes(yd->type);
   const double v = Load(yd->type, static_cast<const uint8_t*>(value));

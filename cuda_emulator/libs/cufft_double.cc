@@ -246,8 +246,6 @@ cufftResult Exec(const char* call, cufftHandle handle, cufftType expected, const
   if (Device().EnterContext() != CUDA_SUCCESS) return CUFFT_EXEC_FAILED;  // detail set
   std::shared_ptr<kiln::emu::driver::StreamTimeline> timeline = Device().timeline().Find(plan.stream);
   if (!timeline) return Reject(CUFFT_EXEC_FAILED, std::string(call) + ": the plan's stream was destroyed");
-  if (std::string injected = Device().faults().Take(kiln::emu::driver::FaultKind::kLibrary, call); !injected.empty())
-    return Reject(CUFFT_EXEC_FAILED, std::move(injected));
   // Runs now, or when the graph a capture of the stream makes is launched.
   auto work = [=](CUstream, kiln::emu::driver::StreamTimeline& timeline) -> CUresult {
     {
