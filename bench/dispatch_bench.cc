@@ -17,6 +17,19 @@
 // are both printed, as min and median over N timed ExecuteSync calls
 // (profile=false) after a warm-up. Devices: the host always; CUDA when
 // Device::Create(kCuda) succeeds, else "cuda: skipped (<reason>)".
+//
+// On CUDA the chain runs twice, with CUDA graphs on (the default: the
+// straight-line program is captured once and replayed with one
+// cuGraphLaunch, runtime/cuda_graphs.h) and off (one cuLaunchKernel per
+// thunk). Two argument placements: host inputs and host outputs (the
+// graph's buffer addresses never change) and device outputs (a fresh
+// output buffer per execution: the graph is captured again and the exec
+// updated). Under the emulator the host time includes emulating the
+// kernels, so the figure that carries over to a GPU is the driver calls per
+// execution (kilnEmuApiCalls: calls that put work on a stream, those
+// recorded into graphs, graph launches and updates); the device time per
+// execution is the H100 timing model's ("modeled"), which charges every
+// kernel its launch cost with or without graphs.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -31,6 +44,7 @@
 #include "compiler/hlo/parser.h"
 #include "runtime/runtime.h"
 #include "serialization/artifact.h"
+#include "tests/support/emulator_transfers.h"
 
 namespace {
 
@@ -148,12 +162,31 @@ StatusOr<kiln::runtime::Buffer> F32Buffer(const std::vector<float>& values) {
 
 struct Timing {
   double min_us = 0, median_us = 0;
+  // Under the emulator, per timed execution: driver calls that put work on
+  // a stream directly, calls recorded into graphs, graph launches and exec
+  // updates; and the modeled device time of one profiled execution.
+  std::optional<double> direct_calls, captured_calls, graph_launches, graph_updates;
+  std::optional<double> modeled_us;
+};
+
+// The emulator's call counters, when the CUDA device is kiln's emulator.
+std::optional<KilnEmuApiCalls> EmulatorCalls() { return kiln::testing::EmulatorApiCalls(); }
+
+uint64_t DirectCalls(const KilnEmuApiCalls& c) {
+  return c.kernel_launches + c.library_calls + c.copies + c.memsets + c.event_records - c.captured +
+         c.graph_launches;
+}
+
+// How a timed execution runs on CUDA.
+struct Mode {
+  bool graphs = true;
+  bool host_outputs = true;
 };
 
 // Loads the `chain`-thunk artifact on `device`, checks one result against
 // p0 + chain * p1 computed here, then times `iterations` executions.
 StatusOr<Timing> TimeChain(kiln::runtime::Device& device, const kiln::codegen::CodegenResult& kernels,
-                           int chain, int iterations) {
+                           int chain, int iterations, Mode mode = {}) {
   const kiln::bef::Artifact artifact = ChainArtifact(kernels, chain);
   KILN_RETURN_IF_ERROR(kiln::bef::ValidateArtifact(artifact));
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<kiln::runtime::LoadedExecutable> exe,
@@ -164,6 +197,8 @@ StatusOr<Timing> TimeChain(kiln::runtime::Device& device, const kiln::codegen::C
   const std::vector<kiln::runtime::Buffer> args = {a0, a1};
   kiln::runtime::ExecuteOptions options;
   options.profile = false;
+  options.cuda_graphs = mode.graphs;
+  options.host_outputs = mode.host_outputs;
 
   kiln::runtime::ExecuteOptions checked = options;
   checked.host_outputs = true;  // compared here
@@ -181,14 +216,55 @@ StatusOr<Timing> TimeChain(kiln::runtime::Device& device, const kiln::codegen::C
   const int warmup = std::max(1, iterations / 10);
   for (int i = 0; i < warmup; ++i) KILN_RETURN_IF_ERROR(exe->ExecuteSync(args, options).status());
   std::vector<double> micros;
+  const std::optional<KilnEmuApiCalls> before = EmulatorCalls();
   for (int i = 0; i < iterations; ++i) {
     const auto start = std::chrono::steady_clock::now();
     KILN_RETURN_IF_ERROR(exe->ExecuteSync(args, options).status());
     const auto end = std::chrono::steady_clock::now();
     micros.push_back(std::chrono::duration<double, std::micro>(end - start).count());
   }
+  const std::optional<KilnEmuApiCalls> after = EmulatorCalls();
   std::sort(micros.begin(), micros.end());
-  return Timing{micros.front(), micros[micros.size() / 2]};
+  Timing t{micros.front(), micros[micros.size() / 2]};
+  if (before && after) {
+    const double n = iterations;
+    t.direct_calls = double(DirectCalls(*after) - DirectCalls(*before)) / n;
+    t.captured_calls = double(after->captured - before->captured) / n;
+    t.graph_launches = double(after->graph_launches - before->graph_launches) / n;
+    t.graph_updates = double(after->graph_updates - before->graph_updates) / n;
+    kiln::runtime::ExecuteOptions profiled = options;
+    profiled.profile = true;
+    KILN_ASSIGN_OR_RETURN(kiln::runtime::ExecutionResult r, exe->ExecuteSync(args, profiled));
+    if (r.profile.modeled) t.modeled_us = std::chrono::duration<double, std::micro>(r.profile.total).count();
+  }
+  return t;
+}
+
+// Graphs on and off, host and device outputs: per-execution host time,
+// driver calls and modeled device time of the `chain`-thunk program.
+bool BenchCudaGraphs(kiln::runtime::Device& device, const kiln::codegen::CodegenResult& kernels, int chain,
+                     int iterations) {
+  std::printf("  CUDA graphs, %d-thunk chain, per execution (median host us; driver calls%s):\n", chain,
+              EmulatorCalls() ? ", counted by the emulator; device time modeled by its H100 model" : "");
+  for (bool host_outputs : {true, false}) {
+    for (bool graphs : {true, false}) {
+      StatusOr<Timing> t = TimeChain(device, kernels, chain, iterations, Mode{graphs, host_outputs});
+      if (!t.ok()) {
+        std::fprintf(stderr, "dispatch_bench: error: cuda graphs=%s: %s\n", graphs ? "on" : "off",
+                     t.status().message().c_str());
+        return false;
+      }
+      std::printf("    graphs %-3s %-13s %10.1f us", graphs ? "on" : "off",
+                  host_outputs ? "host outputs" : "device outputs", t->median_us);
+      if (t->direct_calls) {
+        std::printf("  %8.1f calls (%6.1f graph launches, %6.1f updates, %8.1f captured)", *t->direct_calls,
+                    *t->graph_launches, *t->graph_updates, *t->captured_calls);
+      }
+      if (t->modeled_us) std::printf("  %9.1f us modeled", *t->modeled_us);
+      std::printf("\n");
+    }
+  }
+  return true;
 }
 
 // Prints the device's figures; false if an execution failed.
@@ -227,6 +303,7 @@ bool BenchDevice(kiln::runtime::DeviceKind kind, const kiln::codegen::CodegenRes
   if (kind == kiln::runtime::DeviceKind::kCuda) {
     std::printf("  target < 5 us per thunk on CUDA: %s\n",
                 many->median_us / chain < 5.0 ? "OK" : "MISSED");
+    return BenchCudaGraphs(**device, kernels, chain, iterations);
   }
   return true;
 }

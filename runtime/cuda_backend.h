@@ -91,6 +91,9 @@ class CudaBackend : public Backend {
   // copy), kept and grown on demand: a larger request waits for the stream
   // before the old block is freed.
   StatusOr<CUdeviceptr> LibraryScratch(int i, uint64_t bytes);
+  // Where stream i's library scratch is now (0 before its first use): a
+  // CUDA graph captured with another address must be captured again.
+  CUdeviceptr LibraryScratchAddress(int i) const { return scratch_[static_cast<size_t>(i)].address; }
   // kiln's radix sort kernels (kernels_lib/radix_sort_image.h), loaded once
   // (error "this kiln was built without the radix sort kernels" when the
   // build had no nvcc).

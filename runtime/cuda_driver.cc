@@ -54,6 +54,12 @@ StatusOr<std::unique_ptr<CudaDriver>> CudaDriver::Load(const std::string& librar
     return Error(library + " lacks " + missing + " (driver older than the CUDA " +
                  std::to_string(CUDA_VERSION) + " headers kiln was built with?)");
   }
+  // Optional: the graph entry points by their versioned names
+  // (cuStreamBeginCapture_v2, cuGraphExecUpdate_v2, ...).
+#define KILN_CUDA_RESOLVE_GRAPH(fn) \
+  d->fn = reinterpret_cast<decltype(d->fn)>(dlsym(handle, KILN_CUDA_STRINGIZE(fn)));
+  KILN_CUDA_GRAPH_FUNCTIONS(KILN_CUDA_RESOLVE_GRAPH)
+#undef KILN_CUDA_RESOLVE_GRAPH
   // Optional: only kiln's emulator defines these.
 #define KILN_CUDA_RESOLVE_OPTIONAL(fn) \
   d->fn = reinterpret_cast<decltype(d->fn)>(dlsym(handle, #fn));

@@ -56,6 +56,20 @@ namespace kiln::runtime {
   X(cuModuleGetFunction) \
   X(cuLaunchKernel)
 
+// Stream capture and CUDA graphs (cuda_graphs.h): resolved when the
+// library has them (every driver since CUDA 12.3 does), null otherwise;
+// without all of them executions issue their thunks one by one.
+#define KILN_CUDA_GRAPH_FUNCTIONS(X) \
+  X(cuStreamBeginCapture) \
+  X(cuStreamEndCapture) \
+  X(cuStreamIsCapturing) \
+  X(cuEventRecordWithFlags) \
+  X(cuGraphInstantiateWithFlags) \
+  X(cuGraphLaunch) \
+  X(cuGraphExecUpdate) \
+  X(cuGraphDestroy) \
+  X(cuGraphExecDestroy)
+
 // The emulator's own entry points (kiln_cuda_emulator.h): resolved when the
 // library defines them, null on a real driver, so every use is optional.
 #define KILN_CUDA_EMULATOR_FUNCTIONS(X) \
@@ -63,7 +77,8 @@ namespace kiln::runtime {
   X(kilnEmuLastErrorDetail) \
   X(kilnEmuEventCounters) \
   X(kilnEmuResultsComputed) \
-  X(kilnEmuApiVersion)
+  X(kilnEmuApiVersion) \
+  X(kilnEmuApiCalls)
 // clang-format on
 
 class CudaDriver {
@@ -103,12 +118,19 @@ class CudaDriver {
   bool has_timing_model() const { return kilnEmuResultsComputed != nullptr; }
   // False when kernels do not compute their results: the emulator's
   // sampling mode (KILN_EMU_SAMPLE). Always true on a real driver.
+  // Whether the graph entry points are all there.
+  bool has_graphs() const {
+    return cuStreamBeginCapture && cuStreamEndCapture && cuStreamIsCapturing && cuEventRecordWithFlags &&
+           cuGraphInstantiateWithFlags && cuGraphLaunch && cuGraphExecUpdate && cuGraphDestroy && cuGraphExecDestroy;
+  }
   bool results_computed() const {
     return kilnEmuResultsComputed == nullptr || kilnEmuResultsComputed() != 0;
   }
 
 #define KILN_CUDA_DECLARE_MEMBER(fn) decltype(&::fn) fn = nullptr;
   KILN_CUDA_DRIVER_FUNCTIONS(KILN_CUDA_DECLARE_MEMBER)
+
+  KILN_CUDA_GRAPH_FUNCTIONS(KILN_CUDA_DECLARE_MEMBER)
 
   // The emulator's extensions; null on a real driver.
   KILN_CUDA_EMULATOR_FUNCTIONS(KILN_CUDA_DECLARE_MEMBER)

@@ -16,13 +16,16 @@
 // on the device in memory of their own (from the backend's memory pool,
 // handed to the caller); the rest in the workspace, zeroed only where the program may
 // read before writing. The thunks are issued on the stream
-// (cuda_executor.h); with host_outputs the results are downloaded into
+// (cuda_executor.h), each recordable segment as a CUDA graph unless
+// ExecuteOptions::cuda_graphs is off (cuda_graphs.h: the graphs belong to
+// the workspace, so to one executable and stream); with host_outputs the results are downloaded into
 // staging and then into fresh host Buffers (or a donated host argument's
 // memory); one cuStreamSynchronize ends every execution.
 #include <cstring>
 #include <mutex>
 
 #include "runtime/cuda_executor.h"
+#include "runtime/cuda_graphs.h"
 
 namespace kiln::runtime {
 namespace {
@@ -119,6 +122,7 @@ std::chrono::nanoseconds Milliseconds(float ms) {
 struct Workspace {
   explicit Workspace(const CudaDriver& d) : driver(d), events(d) {}
   ~Workspace() {  // the context must be current
+    graphs.reset();
     if (device) driver.cuMemFree(device);
     if (staging) driver.cuMemFreeHost(staging);
   }
@@ -127,6 +131,7 @@ struct Workspace {
   uint8_t* staging = nullptr;
   CudaEventPool events;
   std::vector<CudaTimedThunk> timed;
+  std::unique_ptr<CudaGraphCache> graphs;  // made by the first execution with graphs
 };
 
 class CudaExecutable : public BackendExecutable {
@@ -480,6 +485,10 @@ StatusOr<ExecutionResult> CudaExecutable::Issue(const std::vector<Buffer>& args,
   ctx.copy_scratch = ws.device + static_cast<CUdeviceptr>(plan_.copy_scratch);
   ctx.copy_scratch_bytes = plan_.copy_scratch_bytes;
   ctx.rng_states = &rng_states_;
+  if (options.cuda_graphs && d.has_graphs()) {
+    if (!ws.graphs) ws.graphs = std::make_unique<CudaGraphCache>(d, p);
+    ctx.graphs = ws.graphs.get();
+  }
   std::vector<Buffer> output_memory;
   KILN_RETURN_IF_ERROR(Stage(args, options, ws, ctx, output_memory));
 

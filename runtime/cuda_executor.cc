@@ -9,6 +9,7 @@
 #include "kernels_lib/cuda_gemm.h"
 #include "kernels_lib/cuda_lapack.h"
 #include "kernels_lib/cuda_linalg.h"
+#include "runtime/cuda_graphs.h"
 #include "runtime/cuda_radix_sort.h"
 
 namespace kiln::runtime {
@@ -285,8 +286,15 @@ Status RunThunk(const th::Thunk& t, CudaExecutionContext& ctx, int depth) {
   }
 }
 
+// Inside a capture the record must be an event-record node of the graph
+// (CU_EVENT_RECORD_EXTERNAL); a plain record there would only order work
+// within the capture.
 Status RecordEvent(CudaExecutionContext& ctx, CUevent* event) {
   KILN_ASSIGN_OR_RETURN(*event, ctx.events->Next());
+  if (ctx.capturing) {
+    return Driver(ctx).Check(Driver(ctx).cuEventRecordWithFlags(*event, ctx.stream, CU_EVENT_RECORD_EXTERNAL),
+                             "cuEventRecordWithFlags");
+  }
   return Driver(ctx).Check(Driver(ctx).cuEventRecord(*event, ctx.stream), "cuEventRecord");
 }
 
@@ -312,8 +320,10 @@ StatusOr<CUevent> CudaEventPool::Next() {
   return events_[used_++];
 }
 
-Status ExecuteCudaSequence(const th::SequenceThunk& seq, CudaExecutionContext& ctx, int depth) {
-  for (const th::Thunk& t : seq.thunks) {
+Status IssueCudaThunks(const th::SequenceThunk& seq, size_t begin, size_t end, CudaExecutionContext& ctx,
+                       int depth) {
+  for (size_t i = begin; i < end; ++i) {
+    const th::Thunk& t = seq.thunks[i];
     CudaTimedThunk timed{&t, depth, nullptr, nullptr};
     Status s = ctx.events ? RecordEvent(ctx, &timed.begin) : Status::Ok();
     if (s.ok()) s = RunThunk(t, ctx, depth);
@@ -322,6 +332,17 @@ Status ExecuteCudaSequence(const th::SequenceThunk& seq, CudaExecutionContext& c
     if (ctx.events) ctx.timed->push_back(timed);
   }
   return Status::Ok();
+}
+
+Status ExecuteCudaSequence(const th::SequenceThunk& seq, CudaExecutionContext& ctx, int depth) {
+  if (!ctx.graphs || ctx.capturing) return IssueCudaThunks(seq, 0, seq.thunks.size(), ctx, depth);
+  size_t next = 0;
+  for (const CommandSegment& segment : ctx.graphs->segments().For(seq)) {
+    KILN_RETURN_IF_ERROR(IssueCudaThunks(seq, next, segment.begin, ctx, depth));
+    KILN_RETURN_IF_ERROR(ctx.graphs->Run(seq, segment, ctx, depth));
+    next = segment.end;
+  }
+  return IssueCudaThunks(seq, next, seq.thunks.size(), ctx, depth);
 }
 
 }  // namespace kiln::runtime

@@ -16,9 +16,11 @@
 // (cuda_radix_sort.h), Fft to cuFFT (the executable's per-thunk plans; an input cuFFT would
 // overwrite is first copied into library scratch); Copy and Memset to
 // cuMemcpyDtoDAsync / cuMemsetD{8,32}Async. Other kinds fail with
-// "not supported on cuda yet: <kind>".
+// "not supported on cuda yet: <kind>". With ctx.graphs, each recordable
+// segment of a sequence is replayed as a CUDA graph (cuda_graphs.h).
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <unordered_map>
 #include <vector>
@@ -33,6 +35,8 @@
 
 namespace kiln::runtime {
 
+class CudaGraphCache;
+
 // Reusable CUevents for profiling (created on demand, reset per execution).
 class CudaEventPool {
  public:
@@ -43,6 +47,10 @@ class CudaEventPool {
 
   StatusOr<CUevent> Next();
   void Reset() { used_ = 0; }
+  // How many were handed out since Reset; RewindTo(mark) hands the ones
+  // after `mark` out again.
+  size_t mark() const { return used_; }
+  void RewindTo(size_t mark) { used_ = std::min(mark, used_); }
 
  private:
   const CudaDriver& driver_;
@@ -86,15 +94,25 @@ struct CudaExecutionContext {
   CudaEventPool* events = nullptr;  // null: no profiling, no events
   std::vector<CudaTimedThunk>* timed = nullptr;
   RngStateTable* rng_states = nullptr;  // the executable's
+  // Non-null: recordable segments are issued as CUDA graphs (cuda_graphs.h).
+  CudaGraphCache* graphs = nullptr;
+  // The stream is capturing: thunks are issued one by one (into the
+  // capture) and events are recorded as event-record nodes.
+  bool capturing = false;
 };
 
 // True when a copy's source and destination overlap (it then needs a
 // scratch range: cuMemcpy has no memmove semantics).
 bool CopyOverlaps(const thunks::CopyThunk& copy);
 
-// Issues the thunks of `seq` in order; stops at the first error, which names
-// the thunk's profile name.
+// Issues the thunks of `seq` in order, its recordable segments through
+// ctx.graphs when set; stops at the first error, which names the thunk's
+// profile name.
 Status ExecuteCudaSequence(const thunks::SequenceThunk& seq, CudaExecutionContext& ctx,
                            int depth = 1);
+// Issues thunks [begin, end) of `seq` one by one (bracketed by events when
+// profiling).
+Status IssueCudaThunks(const thunks::SequenceThunk& seq, size_t begin, size_t end, CudaExecutionContext& ctx,
+                       int depth);
 
 }  // namespace kiln::runtime

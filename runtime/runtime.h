@@ -236,6 +236,11 @@ struct ExecuteOptions {
   // Programs with dynamic dimensions always return host outputs (their
   // extents are read from the results).
   bool host_outputs = false;
+  // CUDA: replay each straight-line part of the thunk program as a CUDA
+  // graph, captured once per executable and stream (docs/runtime_hal.md);
+  // false issues every thunk on its own. Ignored on the host, and where
+  // the driver has no graph entry points.
+  bool cuda_graphs = true;
   // Test hook: when set, memory the program writes before reading (no
   // zeroing needed) is filled with this byte before the run, so a
   // read-before-write shows up as a wrong result.

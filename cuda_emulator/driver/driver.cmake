@@ -12,12 +12,14 @@ add_library(kiln_cuda_emulator SHARED
   driver/device_properties.cc
   driver/driver_api.cc
   driver/driver_errors.cc
+  driver/driver_graphs.cc
   driver/driver_launch.cc
   driver/driver_memory.cc
   driver/driver_modules.cc
   driver/driver_streams.cc
   driver/emulated_device.cc
   driver/fault_injector.cc
+  driver/graphs.cc
   driver/module_table.cc
   driver/timeline.cc
   libs/cublas_double.cc

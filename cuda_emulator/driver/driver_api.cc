@@ -1,6 +1,6 @@
 // Driver API: initialization, the device and the primary context, plus
 // kilnEmuDescription, kilnEmuResultsComputed, kilnEmuInjectFault and
-// kilnEmuLiveObjects and kilnEmuTransferCounters. Memory, streams and events, modules and launches are
+// kilnEmuLiveObjects, kilnEmuTransferCounters and kilnEmuApiCalls. Memory, streams and events, modules and launches are
 // in the driver_*.cc files beside this one; all share EmulatedDevice.
 #include <algorithm>
 #include <cstring>
@@ -79,6 +79,13 @@ KILN_EMU_EXPORT int kilnEmuTransferCounters(KilnEmuTransferCounters* out) {
   kiln::emu::driver::ClearErrorDetail();
   if (!out) return Fail(CUDA_ERROR_INVALID_VALUE, "kilnEmuTransferCounters: null pointer");
   *out = Device().TransferCounters();
+  return CUDA_SUCCESS;
+}
+
+KILN_EMU_EXPORT int kilnEmuApiCalls(KilnEmuApiCalls* out) {
+  kiln::emu::driver::ClearErrorDetail();
+  if (!out) return Fail(CUDA_ERROR_INVALID_VALUE, "kilnEmuApiCalls: null pointer");
+  *out = Device().ApiCalls();
   return CUDA_SUCCESS;
 }
 

@@ -5,7 +5,9 @@
 // completion by emu::Launch on the device's thread pool while the memory
 // ledger is read-locked; the launch keeps its stream busy for its modeled
 // time (emu::Launch fills model_ns). An injected launch fault
-// (fault_injector.h) fails the call before any block runs. In sampling
+// (fault_injector.h) fails the call before any block runs. On a capturing
+// stream the launch, its parameter values copied, becomes a kernel node
+// (graphs.h) that runs the same way when the graph is launched. In sampling
 // mode (KILN_EMU_SAMPLE) only a sample of the blocks runs. A fault inside the kernel is reported
 // on stderr and makes the context sticky-failed (EmulatedDevice::FailLaunch).
 #include <algorithm>
@@ -38,6 +40,12 @@ std::string ShapeError(const LoadedFunction& f, const LaunchConfig& c) {
   return "";
 }
 
+// What Launch takes as kernelParams: null for a kernel without parameters,
+// as the caller may pass.
+void** ParamArray(std::vector<void*>& params, const LoadedFunction& f) {
+  return f.kernel->params.empty() ? nullptr : params.data();
+}
+
 }  // namespace
 
 extern "C" KILN_EMU_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
@@ -66,14 +74,30 @@ extern "C" KILN_EMU_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gr
   if (std::string e = ShapeError(*function, config); !e.empty()) return Fail(CUDA_ERROR_INVALID_VALUE, call + e);
   if (kiln::Status s = kiln::emu::CheckBlockRegisters(kernel, config); !s.ok())
     return Fail(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, call + s.message());
-  std::string injected = device.faults().Take(kiln::emu::driver::FaultKind::kLaunch, call.substr(0, call.size() - 2));
-  if (!injected.empty()) return Fail(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, injected);
-
-  kiln::StatusOr<KilnEmuCounters> counters = [&] {
-    auto lock = device.memory().ReadLock();  // no cuMemFree while blocks run
-    return kiln::emu::Launch(kernel, config, device.memory(), device.checks(), device.pool());
-  }();
-  if (!counters.ok()) return device.FailLaunch(counters.status().message());
-  timeline->AddLaunch(*counters);
-  return CUDA_SUCCESS;
+  // The parameters' values, copied now: the caller may reuse its arrays as
+  // soon as the call returns, and a captured launch runs later.
+  auto values = std::make_shared<std::vector<std::vector<uint8_t>>>();
+  for (size_t i = 0; i < kernel.params.size() && kernelParams; ++i) {
+    if (!kernelParams[i]) return Fail(CUDA_ERROR_INVALID_VALUE, call + "parameter " + std::to_string(i) + " is null");
+    const auto* bytes = static_cast<const uint8_t*>(kernelParams[i]);
+    values->emplace_back(bytes, bytes + kernel.params[i].size);
+  }
+  kiln::emu::driver::GraphNode node;
+  node.kind = kiln::emu::driver::GraphNodeKind::kKernel;
+  node.name = kernel.name;
+  node.function = f;
+  node.run = [module, function, config, values](CUstream, props::StreamTimeline& timeline) mutable -> CUresult {
+    EmulatedDevice& device = EmulatedDevice::Get();
+    std::vector<void*> params;
+    for (std::vector<uint8_t>& v : *values) params.push_back(v.data());
+    config.params = ParamArray(params, *function);
+    kiln::StatusOr<KilnEmuCounters> counters = [&] {
+      auto lock = device.memory().ReadLock();  // no cuMemFree while blocks run
+      return kiln::emu::Launch(*function->kernel, config, device.memory(), device.checks(), device.pool());
+    }();
+    if (!counters.ok()) return device.FailLaunch(counters.status().message());
+    timeline.AddLaunch(*counters);
+    return CUDA_SUCCESS;
+  };
+  return device.Issue(hStream, *timeline, std::move(node));
 }

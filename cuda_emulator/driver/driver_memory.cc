@@ -3,8 +3,10 @@
 // Every range is checked against DeviceMemory's ledger before a byte moves;
 // a bad one is CUDA_ERROR_INVALID_VALUE with a detail naming the address
 // and where it lies (past the end of an allocation, in a freed one, ...).
-// Each copy or memset runs when issued and advances its stream's clock by
-// its modeled time (model::TransferSeconds).
+// Each copy or memset runs when issued (or is recorded into a capturing
+// stream's graph) and advances its stream's clock by its modeled time
+// (model::TransferSeconds). Allocation, freeing and the synchronous copies
+// are "potentially unsafe" calls during stream capture (graphs.h).
 #include <string>
 
 #include "cuda_emulator/driver/device_properties.h"
@@ -19,40 +21,58 @@ using kiln::Status;
 using kiln::emu::MemoryKind;
 using kiln::emu::driver::EmulatedDevice;
 using kiln::emu::driver::Fail;
+using kiln::emu::driver::GraphNode;
+using kiln::emu::driver::GraphNodeKind;
 using kiln::emu::model::TransferKind;
 
 EmulatedDevice& Device() { return EmulatedDevice::Get(); }
 
-// Runs `op` (a copy or memset of `bytes`) on `stream`: the checks common to
-// every transfer, the error mapping and the stream's clock.
+// Issues `op` (a copy or memset of `bytes`) on `stream`: the checks common
+// to every transfer, the error mapping and the stream's clock. Captured
+// (graphs.h) while the stream is capturing; `op` is copied into the node.
 template <typename Op>
 CUresult Transfer(const char* call, CUstream stream, TransferKind kind, uint64_t bytes, Op op) {
   if (CUresult r = Device().EnterContext(); r != CUDA_SUCCESS) return r;
   std::shared_ptr<kiln::emu::driver::StreamTimeline> timeline = Device().timeline().Find(stream);
   if (!timeline) return Fail(CUDA_ERROR_INVALID_HANDLE, std::string(call) + ": not a live stream");
-  Status s = op(Device().memory());
-  if (!s.ok()) return Fail(CUDA_ERROR_INVALID_VALUE, std::string(call) + ": " + s.message());
-  timeline->Advance(kiln::emu::model::TransferSeconds(kind, bytes) * 1e6);
-  Device().CountTransfer(kind, bytes);
-  return CUDA_SUCCESS;
+  GraphNode node;
+  node.kind = kind == TransferKind::kMemset ? GraphNodeKind::kMemset : GraphNodeKind::kMemcpy;
+  node.name = call;
+  node.run = [call, kind, bytes, op](CUstream, kiln::emu::driver::StreamTimeline& t) -> CUresult {
+    Status s = op(Device().memory());
+    if (!s.ok()) return Fail(CUDA_ERROR_INVALID_VALUE, std::string(call) + ": " + s.message());
+    t.Advance(kiln::emu::model::TransferSeconds(kind, bytes) * 1e6);
+    Device().CountTransfer(kind, bytes);
+    return CUDA_SUCCESS;
+  };
+  return Device().Issue(stream, *timeline, std::move(node));
+}
+
+// The synchronous forms wait for the device: not allowed where a capture
+// prohibits potentially unsafe calls.
+template <typename Op>
+CUresult SyncTransfer(const char* call, TransferKind kind, uint64_t bytes, Op op) {
+  if (CUresult r = Device().EnterContext(); r != CUDA_SUCCESS) return r;
+  if (CUresult r = Device().graphs().CheckUnsafeCall(call); r != CUDA_SUCCESS) return r;
+  return Transfer(call, nullptr, kind, bytes, op);
 }
 
 CUresult CopyHtoD(const char* call, CUdeviceptr dst, const void* src, size_t n, CUstream stream) {
   return Transfer(call, stream, TransferKind::kHostToDevice, n,
-                  [&](auto& m) { return m.CopyToDevice(dst, src, n); });
+                  [=](auto& m) { return m.CopyToDevice(dst, src, n); });
 }
 CUresult CopyDtoH(const char* call, void* dst, CUdeviceptr src, size_t n, CUstream stream) {
   return Transfer(call, stream, TransferKind::kDeviceToHost, n,
-                  [&](auto& m) { return m.CopyFromDevice(dst, src, n); });
+                  [=](auto& m) { return m.CopyFromDevice(dst, src, n); });
 }
 CUresult CopyDtoD(const char* call, CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream stream) {
   return Transfer(call, stream, TransferKind::kDeviceToDevice, n,
-                  [&](auto& m) { return m.CopyDeviceToDevice(dst, src, n); });
+                  [=](auto& m) { return m.CopyDeviceToDevice(dst, src, n); });
 }
 CUresult Set(const char* call, CUdeviceptr dst, uint32_t pattern, int element_bytes, size_t n,
              CUstream stream) {
   return Transfer(call, stream, TransferKind::kMemset, uint64_t{n} * element_bytes,
-                  [&](auto& m) { return m.Memset(dst, pattern, element_bytes, n); });
+                  [=](auto& m) { return m.Memset(dst, pattern, element_bytes, n); });
 }
 
 }  // namespace
@@ -61,6 +81,7 @@ extern "C" {
 
 KILN_EMU_EXPORT CUresult cuMemAlloc(CUdeviceptr* dptr, size_t bytesize) {
   if (CUresult r = Device().EnterContext(); r != CUDA_SUCCESS) return r;
+  if (CUresult r = Device().graphs().CheckUnsafeCall("cuMemAlloc"); r != CUDA_SUCCESS) return r;
   if (!dptr) return Fail(CUDA_ERROR_INVALID_VALUE, "cuMemAlloc: null pointer");
   if (bytesize == 0) return Fail(CUDA_ERROR_INVALID_VALUE, "cuMemAlloc: 0 bytes requested");
   std::string injected = Device().faults().Take(kiln::emu::driver::FaultKind::kAllocation,
@@ -81,6 +102,7 @@ KILN_EMU_EXPORT CUresult cuMemAlloc(CUdeviceptr* dptr, size_t bytesize) {
 
 KILN_EMU_EXPORT CUresult cuMemFree(CUdeviceptr dptr) {
   if (CUresult r = Device().EnterContext(); r != CUDA_SUCCESS) return r;
+  if (CUresult r = Device().graphs().CheckUnsafeCall("cuMemFree"); r != CUDA_SUCCESS) return r;
   if (dptr == 0) return CUDA_SUCCESS;
   Status s = Device().memory().Free(dptr, MemoryKind::kDevice);
   if (!s.ok()) return Fail(CUDA_ERROR_INVALID_VALUE, "cuMemFree: " + s.message());
@@ -89,6 +111,7 @@ KILN_EMU_EXPORT CUresult cuMemFree(CUdeviceptr dptr) {
 
 KILN_EMU_EXPORT CUresult cuMemHostAlloc(void** pp, size_t bytesize, unsigned int Flags) {
   if (CUresult r = Device().EnterContext(); r != CUDA_SUCCESS) return r;
+  if (CUresult r = Device().graphs().CheckUnsafeCall("cuMemHostAlloc"); r != CUDA_SUCCESS) return r;
   if (!pp) return Fail(CUDA_ERROR_INVALID_VALUE, "cuMemHostAlloc: null pointer");
   unsigned known = CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_WRITECOMBINED;
   if (Flags & ~known) {
@@ -106,6 +129,7 @@ KILN_EMU_EXPORT CUresult cuMemHostAlloc(void** pp, size_t bytesize, unsigned int
 
 KILN_EMU_EXPORT CUresult cuMemFreeHost(void* p) {
   if (CUresult r = Device().EnterContext(); r != CUDA_SUCCESS) return r;
+  if (CUresult r = Device().graphs().CheckUnsafeCall("cuMemFreeHost"); r != CUDA_SUCCESS) return r;
   Status s = Device().memory().Free(reinterpret_cast<uint64_t>(p), MemoryKind::kPinnedHost);
   if (!s.ok()) return Fail(CUDA_ERROR_INVALID_VALUE, "cuMemFreeHost: " + s.message());
   return CUDA_SUCCESS;
@@ -120,13 +144,16 @@ KILN_EMU_EXPORT CUresult cuMemGetInfo(size_t* free, size_t* total) {
 }
 
 KILN_EMU_EXPORT CUresult cuMemcpyHtoD(CUdeviceptr dst, const void* src, size_t n) {
-  return CopyHtoD("cuMemcpyHtoD", dst, src, n, nullptr);
+  return SyncTransfer("cuMemcpyHtoD", TransferKind::kHostToDevice, n,
+                      [=](auto& m) { return m.CopyToDevice(dst, src, n); });
 }
 KILN_EMU_EXPORT CUresult cuMemcpyDtoH(void* dst, CUdeviceptr src, size_t n) {
-  return CopyDtoH("cuMemcpyDtoH", dst, src, n, nullptr);
+  return SyncTransfer("cuMemcpyDtoH", TransferKind::kDeviceToHost, n,
+                      [=](auto& m) { return m.CopyFromDevice(dst, src, n); });
 }
 KILN_EMU_EXPORT CUresult cuMemcpyDtoD(CUdeviceptr dst, CUdeviceptr src, size_t n) {
-  return CopyDtoD("cuMemcpyDtoD", dst, src, n, nullptr);
+  return SyncTransfer("cuMemcpyDtoD", TransferKind::kDeviceToDevice, n,
+                      [=](auto& m) { return m.CopyDeviceToDevice(dst, src, n); });
 }
 KILN_EMU_EXPORT CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void* src, size_t n, CUstream s) {
   return CopyHtoD("cuMemcpyHtoDAsync", dst, src, n, s);
@@ -139,10 +166,12 @@ KILN_EMU_EXPORT CUresult cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, siz
 }
 
 KILN_EMU_EXPORT CUresult cuMemsetD8(CUdeviceptr dst, unsigned char uc, size_t n) {
-  return Set("cuMemsetD8", dst, uc, 1, n, nullptr);
+  return SyncTransfer("cuMemsetD8", TransferKind::kMemset, n,
+                      [=](auto& m) { return m.Memset(dst, uc, 1, n); });
 }
 KILN_EMU_EXPORT CUresult cuMemsetD32(CUdeviceptr dst, unsigned int ui, size_t n) {
-  return Set("cuMemsetD32", dst, ui, 4, n, nullptr);
+  return SyncTransfer("cuMemsetD32", TransferKind::kMemset, uint64_t{n} * 4,
+                      [=](auto& m) { return m.Memset(dst, ui, 4, n); });
 }
 KILN_EMU_EXPORT CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char uc, size_t n, CUstream s) {
   return Set("cuMemsetD8Async", dst, uc, 1, n, s);

@@ -1,8 +1,8 @@
 // Driver API: streams and events, and kilnEmuEventCounters.
 //
 // Work completes when it is issued (see timeline.h), so synchronizing and
-// querying only validate their handle and report a sticky fault; events
-// read the modeled stream clocks.
+// querying only validate their handle and report a sticky fault (and fail
+// on a capturing stream, graphs.h); events read the modeled stream clocks.
 #include "cuda_emulator/driver/driver_errors.h"
 #include "cuda_emulator/driver/emulated_device.h"
 #include "cuda_emulator/driver/exports.h"
@@ -38,15 +38,20 @@ KILN_EMU_EXPORT CUresult cuStreamCreate(CUstream* phStream, unsigned int Flags) 
 
 KILN_EMU_EXPORT CUresult cuStreamDestroy(CUstream hStream) {
   if (CUresult r = Device().EnterContext(); r != CUDA_SUCCESS) return r;
-  return Device().timeline().DestroyStream(hStream);
+  CUresult r = Device().timeline().DestroyStream(hStream);
+  if (r == CUDA_SUCCESS) Device().graphs().StreamDestroyed(hStream);
+  return r;
 }
 
 KILN_EMU_EXPORT CUresult cuStreamSynchronize(CUstream hStream) {
-  return CheckStream(hStream, "cuStreamSynchronize");
+  if (CUresult r = CheckStream(hStream, "cuStreamSynchronize"); r != CUDA_SUCCESS) return r;
+  Device().Count(EmulatedDevice::Counted::kStreamSync);
+  return Device().graphs().ForbidOnCapturingStream(hStream, "cuStreamSynchronize");
 }
 
 KILN_EMU_EXPORT CUresult cuStreamQuery(CUstream hStream) {
-  return CheckStream(hStream, "cuStreamQuery");
+  if (CUresult r = CheckStream(hStream, "cuStreamQuery"); r != CUDA_SUCCESS) return r;
+  return Device().graphs().ForbidOnCapturingStream(hStream, "cuStreamQuery");
 }
 
 KILN_EMU_EXPORT CUresult cuEventCreate(CUevent* phEvent, unsigned int Flags) {
@@ -59,9 +64,37 @@ KILN_EMU_EXPORT CUresult cuEventDestroy(CUevent hEvent) {
   return Device().timeline().DestroyEvent(hEvent);
 }
 
-KILN_EMU_EXPORT CUresult cuEventRecord(CUevent hEvent, CUstream hStream) {
+// On a capturing stream a plain record only orders work inside the capture
+// (no node; the event has no time until recorded outside a capture), and
+// CU_EVENT_RECORD_EXTERNAL makes an event record node, as on the driver.
+// Outside a capture the flag is invalid.
+KILN_EMU_EXPORT CUresult cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, unsigned int flags) {
   if (CUresult r = Device().EnterContext(); r != CUDA_SUCCESS) return r;
-  return Device().timeline().Record(hEvent, hStream);
+  if (flags & ~static_cast<unsigned>(CU_EVENT_RECORD_EXTERNAL)) {
+    return Fail(CUDA_ERROR_INVALID_VALUE, "cuEventRecordWithFlags: unknown flags " + std::to_string(flags));
+  }
+  std::shared_ptr<kiln::emu::driver::StreamTimeline> timeline = Device().timeline().Find(hStream);
+  if (!timeline) return Fail(CUDA_ERROR_INVALID_HANDLE, "cuEventRecord: not a live stream");
+  if (CUresult r = Device().timeline().CheckEvent(hEvent); r != CUDA_SUCCESS && r != CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
+    return r;
+  kiln::emu::driver::ClearErrorDetail();
+  const bool capturing = Device().graphs().CaptureId(hStream) != 0;
+  const bool external = (flags & CU_EVENT_RECORD_EXTERNAL) != 0;
+  if (external && !capturing) {
+    return Fail(CUDA_ERROR_INVALID_VALUE, "cuEventRecordWithFlags: CU_EVENT_RECORD_EXTERNAL outside a stream capture");
+  }
+  if (capturing && !external) return Device().timeline().RecordInCapture(hEvent);
+  kiln::emu::driver::GraphNode node;
+  node.kind = kiln::emu::driver::GraphNodeKind::kEventRecord;
+  node.name = "cuEventRecord";
+  node.run = [hEvent](CUstream stream, kiln::emu::driver::StreamTimeline&) {
+    return Device().timeline().Record(hEvent, stream);
+  };
+  return Device().Issue(hStream, *timeline, std::move(node));
+}
+
+KILN_EMU_EXPORT CUresult cuEventRecord(CUevent hEvent, CUstream hStream) {
+  return cuEventRecordWithFlags(hEvent, hStream, 0);
 }
 
 KILN_EMU_EXPORT CUresult cuEventSynchronize(CUevent hEvent) { return CheckEvent(hEvent); }

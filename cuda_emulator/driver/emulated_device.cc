@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "cuda_emulator/driver/driver_errors.h"
 #include "cuda_emulator/exec/block_sample.h"
@@ -93,6 +94,7 @@ CUresult EmulatedDevice::ReleasePrimaryContext() {
 void EmulatedDevice::DestroyContext() {
   // Modules first: their globals are freed with the rest of the memory.
   modules_.Clear();
+  graphs_.Clear();
   timeline_.Clear();
   memory_.Reset();
   context_alive_.store(false);
@@ -123,7 +125,79 @@ KilnEmuLiveObjects EmulatedDevice::LiveObjects() {
   live.events = timeline_.event_count();
   live.library_handles = static_cast<uint64_t>(library_handles_.load());
   live.library_descriptors = static_cast<uint64_t>(library_descriptors_.load());
+  live.graphs = graphs_.graph_count();
+  live.graph_execs = graphs_.exec_count();
   return live;
+}
+
+namespace {
+
+// Indices into api_calls_, as KilnEmuApiCalls orders its fields.
+enum ApiCallIndex {
+  kKernelLaunches, kLibraryCalls, kCopies, kMemsets, kEventRecords, kCaptured,
+  kGraphLaunches, kGraphNodesRun, kGraphInstantiations, kGraphUpdates, kStreamSyncs
+};
+
+int IndexOf(GraphNodeKind kind) {
+  switch (kind) {
+    case GraphNodeKind::kKernel: return kKernelLaunches;
+    case GraphNodeKind::kLibraryCall: return kLibraryCalls;
+    case GraphNodeKind::kMemcpy: return kCopies;
+    case GraphNodeKind::kMemset: return kMemsets;
+    case GraphNodeKind::kEventRecord: return kEventRecords;
+  }
+  return kKernelLaunches;
+}
+
+}  // namespace
+
+CUresult EmulatedDevice::Issue(CUstream stream, StreamTimeline& timeline, GraphNode node) {
+  api_calls_[IndexOf(node.kind)].fetch_add(1, std::memory_order_relaxed);
+  bool captured = false;
+  CUresult r = graphs_.Record(stream, node, &captured);
+  if (captured) {
+    if (r == CUDA_SUCCESS) api_calls_[kCaptured].fetch_add(1, std::memory_order_relaxed);
+    return r;
+  }
+  return RunNode(node, stream, timeline);
+}
+
+// Injected launch and library faults strike when the work runs, directly
+// or as a graph's node, before it starts; they are not sticky.
+CUresult EmulatedDevice::RunNode(const GraphNode& node, CUstream stream, StreamTimeline& timeline) {
+  if (node.kind == GraphNodeKind::kKernel) {
+    std::string injected = faults_.Take(FaultKind::kLaunch, "cuLaunchKernel of '" + node.name + "'");
+    if (!injected.empty()) return Fail(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, injected);
+  } else if (node.kind == GraphNodeKind::kLibraryCall) {
+    std::string injected = faults_.Take(FaultKind::kLibrary, node.name);
+    if (!injected.empty()) return Fail(CUDA_ERROR_LAUNCH_FAILED, injected);
+  }
+  return node.run(stream, timeline);
+}
+
+CUresult EmulatedDevice::RunGraph(const std::vector<GraphNode>& nodes, CUstream stream, StreamTimeline& timeline) {
+  api_calls_[kGraphLaunches].fetch_add(1, std::memory_order_relaxed);
+  for (const GraphNode& node : nodes) {
+    api_calls_[kGraphNodesRun].fetch_add(1, std::memory_order_relaxed);
+    if (CUresult r = RunNode(node, stream, timeline); r != CUDA_SUCCESS) return r;
+  }
+  return CUDA_SUCCESS;
+}
+
+void EmulatedDevice::Count(Counted what) {
+  int index = what == Counted::kGraphInstantiation ? kGraphInstantiations
+              : what == Counted::kGraphUpdate      ? kGraphUpdates
+                                                   : kStreamSyncs;
+  api_calls_[index].fetch_add(1, std::memory_order_relaxed);
+}
+
+KilnEmuApiCalls EmulatedDevice::ApiCalls() const {
+  static_assert(sizeof(KilnEmuApiCalls) == kApiCallKinds * sizeof(uint64_t), "one counter per field");
+  uint64_t v[kApiCallKinds];
+  for (int i = 0; i < kApiCallKinds; ++i) v[i] = api_calls_[i].load();
+  KilnEmuApiCalls c;
+  std::memcpy(&c, v, sizeof c);
+  return c;
 }
 
 void EmulatedDevice::CountTransfer(model::TransferKind kind, uint64_t bytes) {

@@ -24,6 +24,7 @@
 #include <string>
 
 #include "cuda_emulator/driver/fault_injector.h"
+#include "cuda_emulator/driver/graphs.h"
 #include "cuda_emulator/driver/module_table.h"
 #include "cuda_emulator/driver/timeline.h"
 #include "cuda_emulator/exec/device_memory.h"
@@ -68,6 +69,29 @@ class EmulatedDevice {
   Timeline& timeline() { return timeline_; }
   ModuleTable& modules() { return modules_; }
   FaultInjector& faults() { return faults_; }
+  Graphs& graphs() { return graphs_; }
+
+  // Work on `stream` (whose live timeline the caller found): run now, or
+  // recorded into the stream's capture (graphs.h). Counted in ApiCalls.
+  CUresult Issue(CUstream stream, StreamTimeline& timeline, GraphNode node);
+  // A library double's compute call on `stream`: `work` checks its
+  // operands, computes and models the call, as a library call node.
+  CUresult IssueLibraryCall(const char* call, CUstream stream, StreamTimeline& timeline,
+                            std::function<CUresult(CUstream, StreamTimeline&)> work) {
+    GraphNode node;
+    node.kind = GraphNodeKind::kLibraryCall;
+    node.name = call;
+    node.run = std::move(work);
+    return Issue(stream, timeline, std::move(node));
+  }
+  // Runs the nodes of a graph launch on `stream`; the first failing node's
+  // result is returned.
+  CUresult RunGraph(const std::vector<GraphNode>& nodes, CUstream stream, StreamTimeline& timeline);
+  // One node's work, after the launch and library fault injection.
+  CUresult RunNode(const GraphNode& node, CUstream stream, StreamTimeline& timeline);
+  enum class Counted { kGraphInstantiation, kGraphUpdate, kStreamSync };
+  void Count(Counted what);
+  KilnEmuApiCalls ApiCalls() const;
 
   // The library doubles count the handles and descriptors they hand out.
   void CountLibraryHandles(int64_t delta) { library_handles_.fetch_add(delta); }
@@ -99,6 +123,10 @@ class EmulatedDevice {
   Timeline timeline_;
   ModuleTable modules_;
   FaultInjector faults_;
+  Graphs graphs_;
+  // KilnEmuApiCalls' fields, in order.
+  static constexpr int kApiCallKinds = 11;
+  std::atomic<uint64_t> api_calls_[kApiCallKinds] = {};
   std::atomic<int64_t> library_handles_{0}, library_descriptors_{0};
   // Calls and bytes by model::TransferKind.
   static constexpr int kTransferKinds = 4;

@@ -9,7 +9,9 @@
 // calls of its kind succeed, the one after fails, and the fault is then
 // disarmed. Injected faults are not sticky (they are the errors a GPU
 // reports before any work started), so the context stays usable. Calls from
-// every thread count.
+// every thread count. Launches and library calls count when their work
+// runs: a captured call when its graph is launched, once per launch (see
+// graphs.h); the failing node fails cuGraphLaunch.
 #pragma once
 
 #include <cstdint>

@@ -137,12 +137,33 @@ CUresult Timeline::Record(CUevent event, CUstream stream) {
   if (e.stream) e.stream->Unpin(e.mark.launch_index);
   e.mark = timeline->PinCurrent();
   e.stream = std::move(timeline);
+  e.in_capture = false;
   return CUDA_SUCCESS;
 }
 
+CUresult Timeline::RecordInCapture(CUevent event) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = events_.find(event);
+  if (it == events_.end()) {
+    return Fail(CUDA_ERROR_INVALID_HANDLE, "cuEventRecord: not an event created by cuEventCreate");
+  }
+  it->second->in_capture = true;
+  return CUDA_SUCCESS;
+}
+
+namespace {
+
+const char kInCapture[] =
+    "the event was last recorded inside a stream capture (record it with CU_EVENT_RECORD_EXTERNAL to get an event "
+    "record node)";
+
+}  // namespace
+
 CUresult Timeline::CheckEvent(CUevent event) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (!events_.count(event)) return Fail(CUDA_ERROR_INVALID_HANDLE, "not an event created by cuEventCreate");
+  auto it = events_.find(event);
+  if (it == events_.end()) return Fail(CUDA_ERROR_INVALID_HANDLE, "not an event created by cuEventCreate");
+  if (it->second->in_capture) return Fail(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, kInCapture);
   return CUDA_SUCCESS;
 }
 
@@ -151,6 +172,7 @@ CUresult Timeline::RecordedPair(CUevent start, CUevent end, Event** a, Event** b
   if (s == events_.end() || e == events_.end()) {
     return Fail(CUDA_ERROR_INVALID_HANDLE, "not an event created by cuEventCreate");
   }
+  if (s->second->in_capture || e->second->in_capture) return Fail(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, kInCapture);
   if (!s->second->stream || !e->second->stream) {
     return Fail(CUDA_ERROR_INVALID_HANDLE, "the event was never recorded (cuEventRecord)");
   }

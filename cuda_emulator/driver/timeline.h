@@ -77,6 +77,9 @@ class Timeline {
   CUresult CreateEvent(unsigned flags, CUevent* out);
   CUresult DestroyEvent(CUevent event);
   CUresult Record(CUevent event, CUstream stream);
+  // cuEventRecord on a capturing stream: the event only orders work inside
+  // the capture, so it has no time until recorded outside one again.
+  CUresult RecordInCapture(CUevent event);
   CUresult CheckEvent(CUevent event);  // CUDA_SUCCESS when live
   CUresult ElapsedMs(CUevent start, CUevent end, float* ms);
   CUresult CountersBetween(CUevent start, CUevent end, KilnEmuCounters* out);
@@ -93,6 +96,7 @@ class Timeline {
     unsigned flags = 0;
     std::shared_ptr<StreamTimeline> stream;  // null until recorded
     StreamTimeline::Mark mark;
+    bool in_capture = false;  // last recorded inside a stream capture
   };
   // Both events live and recorded, or the error to return.
   CUresult RecordedPair(CUevent start, CUevent end, Event** a, Event** b);

@@ -21,7 +21,7 @@ extern "C" {
 /* Bumped whenever an entry point or KilnEmuCounters changes; a runtime
  * refuses an emulator whose kilnEmuApiVersion() differs from the version it
  * was built with (the counters would be read at the wrong offsets). */
-#define KILN_EMU_API_VERSION 5
+#define KILN_EMU_API_VERSION 6
 
 /* Warp-instruction classes (the first index of warp_instructions), by the
  * pipe that executes them. Instructions that are not memory, control or
@@ -212,6 +212,8 @@ typedef struct KilnEmuLiveObjects {
   uint64_t events;                  /* cuEventCreate */
   uint64_t library_handles;         /* cuBLAS, cuBLASLt, cuDNN and cuSOLVER handles, cuFFT plans */
   uint64_t library_descriptors;     /* cuDNN tensor, filter, convolution; cuBLASLt matmul, layout, preference */
+  uint64_t graphs;                  /* cuStreamEndCapture */
+  uint64_t graph_execs;             /* cuGraphInstantiate */
 } KilnEmuLiveObjects;
 
 /* Fills *out; returns CUDA_SUCCESS (0) or a CUresult error code. */
@@ -230,6 +232,29 @@ typedef struct KilnEmuTransferCounters {
 
 /* Fills *out; returns CUDA_SUCCESS (0) or a CUresult error code. */
 int kilnEmuTransferCounters(KilnEmuTransferCounters* out);
+
+/* The calls that put work on a stream since the process started, the
+ * driver's and the library doubles' alike: what "driver calls per
+ * execution" counts (the difference of two readings around it). A call
+ * made while its stream is capturing is counted under its kind and under
+ * `captured`: it was recorded into a graph, not run. Work a graph launch
+ * runs counts once, as `graph_launches` (its nodes under `graph_nodes_run`). */
+typedef struct KilnEmuApiCalls {
+  uint64_t kernel_launches;  /* cuLaunchKernel */
+  uint64_t library_calls;    /* cuBLAS(Lt), cuDNN, cuFFT, cuSOLVER compute calls */
+  uint64_t copies;           /* cuMemcpy* (synchronous ones included) */
+  uint64_t memsets;          /* cuMemsetD8/D32 and their Async forms */
+  uint64_t event_records;    /* cuEventRecord, cuEventRecordWithFlags */
+  uint64_t captured;         /* of the above, recorded into a stream capture */
+  uint64_t graph_launches;   /* cuGraphLaunch */
+  uint64_t graph_nodes_run;  /* nodes the graph launches ran */
+  uint64_t graph_instantiations; /* cuGraphInstantiate(WithFlags) */
+  uint64_t graph_updates;    /* successful cuGraphExecUpdate */
+  uint64_t stream_syncs;     /* cuStreamSynchronize */
+} KilnEmuApiCalls;
+
+/* Fills *out; returns CUDA_SUCCESS (0) or a CUresult error code. */
+int kilnEmuApiCalls(KilnEmuApiCalls* out);
 
 /* The counters of every launch issued on the stream between two recorded
  * events, in the way cuEventElapsedTime measures the time between them.

@@ -78,13 +78,7 @@ std::shared_ptr<kiln::emu::driver::StreamTimeline> EnterHandleStream(const char*
   *status = CUBLAS_STATUS_EXECUTION_FAILED;
   if (Device().EnterContext() != CUDA_SUCCESS) return nullptr;  // detail set
   std::shared_ptr<kiln::emu::driver::StreamTimeline> timeline = Device().timeline().Find(handle->stream);
-  if (!timeline) {
-    Reject(CUBLAS_STATUS_EXECUTION_FAILED, std::string(call) + ": the handle's stream was destroyed");
-  } else if (std::string injected = Device().faults().Take(kiln::emu::driver::FaultKind::kLibrary, call);
-             !injected.empty()) {
-    Reject(CUBLAS_STATUS_EXECUTION_FAILED, std::move(injected));
-    return nullptr;
-  }
+  if (!timeline) Reject(CUBLAS_STATUS_EXECUTION_FAILED, std::string(call) + ": the handle's stream was destroyed");
   return timeline;
 }
 
@@ -250,38 +244,42 @@ cublasStatus_t GemmStridedBatched(const char* call, cublasHandle_t handle, cubla
   Operand opC{"C", reinterpret_cast<uint64_t>(C), strideC, m, n, ldc};
   const kiln::emu::model::GemmMath math = MathOf<In>(handle->math, tf32_compute);
 
-  {
-    auto lock = Device().memory().ReadLock();  // no cuMemFree while the GEMM runs
-    std::string fault = reads_ab ? CheckMatrix(call, opA, batches, sizeof(In), false) : "";
-    if (fault.empty() && reads_ab) fault = CheckMatrix(call, opB, batches, sizeof(In), false);
-    if (fault.empty() && b != T(0)) fault = CheckMatrix(call, opC, batches, sizeof(T), false);
-    if (fault.empty()) fault = CheckMatrix(call, opC, batches, sizeof(T), true);
-    if (!fault.empty()) {
-      Device().FailLaunch(fault);
-      return CUBLAS_STATUS_EXECUTION_FAILED;
-    }
-    for (int64_t i = 0; i < batches; ++i) {
-      T* c = C + i * strideC;
-      // beta == 0: C is not read, so zero it first in case cblas scales it.
-      if (!reads_ab || b == T(0)) ScaleC(c, m, n, ldc, b);
-      if (!reads_ab) continue;
-      const In* a_i = A + i * strideA;
-      const In* b_i = B + i * strideB;
-      if constexpr (std::is_same_v<In, float>) {
-        if (math == kiln::emu::model::GemmMath::kTf32Tensor) {
-          std::vector<float> ra = RoundedToTf32(a_i, lda, transa == CUBLAS_OP_N ? k : m);
-          std::vector<float> rb = RoundedToTf32(b_i, ldb, transb == CUBLAS_OP_N ? n : k);
-          Gemm(CblasOp(transa), CblasOp(transb), m, n, k, a, ra.data(), lda, rb.data(), ldb, b, c, ldc);
-          continue;
-        }
+  // Runs now, or when the graph a capture of the stream makes is launched.
+  auto work = [=](CUstream, kiln::emu::driver::StreamTimeline& timeline) -> CUresult {
+    {
+      auto lock = Device().memory().ReadLock();  // no cuMemFree while the GEMM runs
+      std::string fault = reads_ab ? CheckMatrix(call, opA, batches, sizeof(In), false) : "";
+      if (fault.empty() && reads_ab) fault = CheckMatrix(call, opB, batches, sizeof(In), false);
+      if (fault.empty() && b != T(0)) fault = CheckMatrix(call, opC, batches, sizeof(T), false);
+      if (fault.empty()) fault = CheckMatrix(call, opC, batches, sizeof(T), true);
+      if (!fault.empty()) {
+        return Device().FailLaunch(fault);
       }
-      Gemm(CblasOp(transa), CblasOp(transb), m, n, k, a, a_i, lda, b_i, ldb, b, c, ldc);
+      for (int64_t i = 0; i < batches; ++i) {
+        T* c = C + i * strideC;
+        // beta == 0: C is not read, so zero it first in case cblas scales it.
+        if (!reads_ab || b == T(0)) ScaleC(c, m, n, ldc, b);
+        if (!reads_ab) continue;
+        const In* a_i = A + i * strideA;
+        const In* b_i = B + i * strideB;
+        if constexpr (std::is_same_v<In, float>) {
+          if (math == kiln::emu::model::GemmMath::kTf32Tensor) {
+            std::vector<float> ra = RoundedToTf32(a_i, lda, transa == CUBLAS_OP_N ? k : m);
+            std::vector<float> rb = RoundedToTf32(b_i, ldb, transb == CUBLAS_OP_N ? n : k);
+            Gemm(CblasOp(transa), CblasOp(transb), m, n, k, a, ra.data(), lda, rb.data(), ldb, b, c, ldc);
+            continue;
+          }
+        }
+        Gemm(CblasOp(transa), CblasOp(transb), m, n, k, a, a_i, lda, b_i, ldb, b, c, ldc);
+      }
     }
-  }
-  kiln::emu::model::GemmShape shape{m, n, k, batches, sizeof(In), reads_ab, b != T(0), sizeof(T),
-                                    std::is_same_v<In, std::complex<float>> || std::is_same_v<In, std::complex<double>>};
-  kiln::emu::model::GemmTime time = kiln::emu::model::ModelGemm(shape, math);
-  timeline->AddLibraryCall(time.total, time.optimal);
+    kiln::emu::model::GemmShape shape{m, n, k, batches, sizeof(In), reads_ab, b != T(0), sizeof(T),
+                                      std::is_same_v<In, std::complex<float>> || std::is_same_v<In, std::complex<double>>};
+    kiln::emu::model::GemmTime time = kiln::emu::model::ModelGemm(shape, math);
+    timeline.AddLibraryCall(time.total, time.optimal);
+    return CUDA_SUCCESS;
+  };
+  if (Device().IssueLibraryCall(call, handle->stream, *timeline, std::move(work)) != CUDA_SUCCESS) return CUBLAS_STATUS_EXECUTION_FAILED;
   return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -301,31 +299,35 @@ cublasStatus_t Scal(const char* call, cublasHandle_t handle, int n, const S* alp
   const S a = *alpha;
   const uint64_t address = reinterpret_cast<uint64_t>(x);
   const uint64_t bytes = (static_cast<uint64_t>(n - 1) * static_cast<uint64_t>(incx) + 1) * sizeof(T);
-  {
-    auto lock = Device().memory().ReadLock();  // no cuMemFree while it runs
-    kiln::emu::DeviceMemory& memory = Device().memory();
-    kiln::emu::Allocation* alloc = memory.Find(address, bytes);
-    std::string fault;
-    if (!alloc) {
-      fault = std::string("invalid read of vector x by ") + call + ": " + memory.Describe(address, bytes);
-    } else if (Device().checks().uninitialized) {
-      for (int i = 0; i < n && fault.empty(); ++i) {
-        uint64_t at = address + static_cast<uint64_t>(i) * static_cast<uint64_t>(incx) * sizeof(T);
-        int64_t first = alloc->FirstUninitialized(at, sizeof(T));
-        if (first >= 0) {
-          fault = std::string("uninitialized read of vector x by ") + call + ": byte " +
-                  memory.Describe(static_cast<uint64_t>(first), 1) + " was never written";
+  // Runs now, or when the graph a capture of the stream makes is launched.
+  auto work = [=](CUstream, kiln::emu::driver::StreamTimeline& timeline) -> CUresult {
+    {
+      auto lock = Device().memory().ReadLock();  // no cuMemFree while it runs
+      kiln::emu::DeviceMemory& memory = Device().memory();
+      kiln::emu::Allocation* alloc = memory.Find(address, bytes);
+      std::string fault;
+      if (!alloc) {
+        fault = std::string("invalid read of vector x by ") + call + ": " + memory.Describe(address, bytes);
+      } else if (Device().checks().uninitialized) {
+        for (int i = 0; i < n && fault.empty(); ++i) {
+          uint64_t at = address + static_cast<uint64_t>(i) * static_cast<uint64_t>(incx) * sizeof(T);
+          int64_t first = alloc->FirstUninitialized(at, sizeof(T));
+          if (first >= 0) {
+            fault = std::string("uninitialized read of vector x by ") + call + ": byte " +
+                    memory.Describe(static_cast<uint64_t>(first), 1) + " was never written";
+          }
         }
       }
+      if (!fault.empty()) {
+        return Device().FailLaunch(fault);
+      }
+      for (int i = 0; i < n; ++i) x[static_cast<int64_t>(i) * incx] *= a;
     }
-    if (!fault.empty()) {
-      Device().FailLaunch(fault);
-      return CUBLAS_STATUS_EXECUTION_FAILED;
-    }
-    for (int i = 0; i < n; ++i) x[static_cast<int64_t>(i) * incx] *= a;
-  }
-  kiln::emu::model::GemmTime time = kiln::emu::model::ModelScal(n, double(n) * sizeof(T));
-  timeline->AddLibraryCall(time.total, time.optimal);
+    kiln::emu::model::GemmTime time = kiln::emu::model::ModelScal(n, double(n) * sizeof(T));
+    timeline.AddLibraryCall(time.total, time.optimal);
+    return CUDA_SUCCESS;
+  };
+  if (Device().IssueLibraryCall(call, handle->stream, *timeline, std::move(work)) != CUDA_SUCCESS) return CUBLAS_STATUS_EXECUTION_FAILED;
   return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -377,32 +379,36 @@ cublasStatus_t Geam(const char* call, cublasHandle_t handle, cublasOperation_t t
   auto stored = [](const char* name, const T* x, cublasOperation_t op, int m, int n, int ld) {
     return Operand{name, reinterpret_cast<uint64_t>(x), 0, op == CUBLAS_OP_N ? m : n, op == CUBLAS_OP_N ? n : m, ld};
   };
-  {
-    auto lock = Device().memory().ReadLock();  // no cuMemFree while it runs
-    std::string fault = a != 0.0 ? CheckMatrix(call, stored("A", A, transa, m, n, lda), 1, sizeof(T), false) : "";
-    if (fault.empty() && b != 0.0) fault = CheckMatrix(call, stored("B", B, transb, m, n, ldb), 1, sizeof(T), false);
-    if (fault.empty()) fault = CheckMatrix(call, Operand{"C", reinterpret_cast<uint64_t>(C), 0, m, n, ldc}, 1,
-                                           sizeof(T), true);
-    if (!fault.empty()) {
-      Device().FailLaunch(fault);
-      return CUBLAS_STATUS_EXECUTION_FAILED;
-    }
-    std::vector<T> result(static_cast<size_t>(m) * static_cast<size_t>(n));
-    for (int j = 0; j < n; ++j)
-      for (int i = 0; i < m; ++i) {
-        std::complex<double> v = 0;
-        if (a != 0.0) v += a * OpElement(transa, A, lda, i, j);
-        if (b != 0.0) v += b * OpElement(transb, B, ldb, i, j);
-        result[static_cast<size_t>(j) * m + i] = Narrow<T>(v);
+  // Runs now, or when the graph a capture of the stream makes is launched.
+  auto work = [=](CUstream, kiln::emu::driver::StreamTimeline& timeline) -> CUresult {
+    {
+      auto lock = Device().memory().ReadLock();  // no cuMemFree while it runs
+      std::string fault = a != 0.0 ? CheckMatrix(call, stored("A", A, transa, m, n, lda), 1, sizeof(T), false) : "";
+      if (fault.empty() && b != 0.0) fault = CheckMatrix(call, stored("B", B, transb, m, n, ldb), 1, sizeof(T), false);
+      if (fault.empty()) fault = CheckMatrix(call, Operand{"C", reinterpret_cast<uint64_t>(C), 0, m, n, ldc}, 1,
+                                             sizeof(T), true);
+      if (!fault.empty()) {
+        return Device().FailLaunch(fault);
       }
-    for (int j = 0; j < n; ++j)
-      for (int i = 0; i < m; ++i) C[static_cast<int64_t>(j) * ldc + i] = result[static_cast<size_t>(j) * m + i];
-  }
-  const double elements = double(m) * double(n);
-  const double reads = (a != 0.0 ? 1 : 0) + (b != 0.0 ? 1 : 0);
-  kiln::emu::model::GemmTime time =
-      kiln::emu::model::ModelScal(int64_t(m) * n, (reads + 1) * elements * double(sizeof(T)));
-  timeline->AddLibraryCall(time.total, time.optimal);
+      std::vector<T> result(static_cast<size_t>(m) * static_cast<size_t>(n));
+      for (int j = 0; j < n; ++j)
+        for (int i = 0; i < m; ++i) {
+          std::complex<double> v = 0;
+          if (a != 0.0) v += a * OpElement(transa, A, lda, i, j);
+          if (b != 0.0) v += b * OpElement(transb, B, ldb, i, j);
+          result[static_cast<size_t>(j) * m + i] = Narrow<T>(v);
+        }
+      for (int j = 0; j < n; ++j)
+        for (int i = 0; i < m; ++i) C[static_cast<int64_t>(j) * ldc + i] = result[static_cast<size_t>(j) * m + i];
+    }
+    const double elements = double(m) * double(n);
+    const double reads = (a != 0.0 ? 1 : 0) + (b != 0.0 ? 1 : 0);
+    kiln::emu::model::GemmTime time =
+        kiln::emu::model::ModelScal(int64_t(m) * n, (reads + 1) * elements * double(sizeof(T)));
+    timeline.AddLibraryCall(time.total, time.optimal);
+    return CUDA_SUCCESS;
+  };
+  if (Device().IssueLibraryCall(call, handle->stream, *timeline, std::move(work)) != CUDA_SUCCESS) return CUBLAS_STATUS_EXECUTION_FAILED;
   return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -463,37 +469,42 @@ cublasStatus_t TriangularSolve(const char* call, cublasHandle_t handle, cublasSi
   std::shared_ptr<kiln::emu::driver::StreamTimeline> timeline = EnterHandleStream(call, handle, &entered);
   if (!timeline) return entered;
   const bool solves = !IsZero(*alpha);
+  const T alpha_value = *alpha;  // a host value, read at the call as cuBLAS does
   const int k = side == CUBLAS_SIDE_LEFT ? m : n;
   using kiln::emu::libs::Triangle;
   Operand opA{"A", reinterpret_cast<uint64_t>(A), 0, k, k, lda,
               uplo == CUBLAS_FILL_MODE_LOWER ? Triangle::kLower : Triangle::kUpper};
   Operand opB{"B", reinterpret_cast<uint64_t>(B), 0, m, n, ldb};
-  {
-    auto lock = Device().memory().ReadLock();  // no cuMemFree while the solve runs
-    std::string fault = solves ? CheckMatrix(call, opA, 1, sizeof(T), false) : "";
-    if (fault.empty() && solves) fault = CheckMatrix(call, opB, 1, sizeof(T), false);
-    if (fault.empty()) fault = CheckMatrix(call, opB, 1, sizeof(T), true);
-    if (!fault.empty()) {
-      Device().FailLaunch(fault);
-      return CUBLAS_STATUS_EXECUTION_FAILED;
+  // Runs now, or when the graph a capture of the stream makes is launched.
+  auto work = [=](CUstream, kiln::emu::driver::StreamTimeline& timeline) -> CUresult {
+    {
+      auto lock = Device().memory().ReadLock();  // no cuMemFree while the solve runs
+      std::string fault = solves ? CheckMatrix(call, opA, 1, sizeof(T), false) : "";
+      if (fault.empty() && solves) fault = CheckMatrix(call, opB, 1, sizeof(T), false);
+      if (fault.empty()) fault = CheckMatrix(call, opB, 1, sizeof(T), true);
+      if (!fault.empty()) {
+        return Device().FailLaunch(fault);
+      }
+      if (solves) {
+        Trsm(side == CUBLAS_SIDE_LEFT ? CblasLeft : CblasRight, uplo == CUBLAS_FILL_MODE_LOWER ? CblasLower : CblasUpper,
+             trans == CUBLAS_OP_N ? CblasNoTrans : (trans == CUBLAS_OP_T ? CblasTrans : CblasConjTrans),
+             diag == CUBLAS_DIAG_UNIT ? CblasUnit : CblasNonUnit, m, n, &alpha_value, A, lda, B, ldb);
+      } else {
+        for (int j = 0; j < n; ++j)
+          for (int i = 0; i < m; ++i) B[static_cast<int64_t>(j) * ldb + i] = T{};
+      }
     }
-    if (solves) {
-      Trsm(side == CUBLAS_SIDE_LEFT ? CblasLeft : CblasRight, uplo == CUBLAS_FILL_MODE_LOWER ? CblasLower : CblasUpper,
-           trans == CUBLAS_OP_N ? CblasNoTrans : (trans == CUBLAS_OP_T ? CblasTrans : CblasConjTrans),
-           diag == CUBLAS_DIAG_UNIT ? CblasUnit : CblasNonUnit, m, n, alpha, A, lda, B, ldb);
-    } else {
-      for (int j = 0; j < n; ++j)
-        for (int i = 0; i < m; ++i) B[static_cast<int64_t>(j) * ldb + i] = T{};
-    }
-  }
-  kiln::emu::model::SolverShape shape;
-  shape.flops = solves ? double(k) * double(k) * double(m == k ? n : m) : 0;
-  shape.bytes = double(sizeof(T)) * ((solves ? double(k) * double(k + 1) / 2 + double(m) * double(n) : 0) +
-                                     double(m) * double(n));
-  shape.columns = solves ? k : 0;
-  shape.launches_per_panel = kiln::emu::model::h100::kTrsmLaunchesPerPanel;
-  kiln::emu::model::GemmTime time = kiln::emu::libs::ModelSolverCall<T>(shape);
-  timeline->AddLibraryCall(time.total, time.optimal);
+    kiln::emu::model::SolverShape shape;
+    shape.flops = solves ? double(k) * double(k) * double(m == k ? n : m) : 0;
+    shape.bytes = double(sizeof(T)) * ((solves ? double(k) * double(k + 1) / 2 + double(m) * double(n) : 0) +
+                                       double(m) * double(n));
+    shape.columns = solves ? k : 0;
+    shape.launches_per_panel = kiln::emu::model::h100::kTrsmLaunchesPerPanel;
+    kiln::emu::model::GemmTime time = kiln::emu::libs::ModelSolverCall<T>(shape);
+    timeline.AddLibraryCall(time.total, time.optimal);
+    return CUDA_SUCCESS;
+  };
+  if (Device().IssueLibraryCall(call, handle->stream, *timeline, std::move(work)) != CUDA_SUCCESS) return CUBLAS_STATUS_EXECUTION_FAILED;
   return CUBLAS_STATUS_SUCCESS;
 }
 

@@ -467,30 +467,32 @@ KILN_EMU_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtM
   if (Device().EnterContext() != CUDA_SUCCESS) return CUBLAS_STATUS_EXECUTION_FAILED;  // detail set
   std::shared_ptr<kiln::emu::driver::StreamTimeline> timeline = Device().timeline().Find(stream);
   if (!timeline) return Reject(CUBLAS_STATUS_EXECUTION_FAILED, std::string(call) + ": not a live stream");
-  if (std::string injected = Device().faults().Take(kiln::emu::driver::FaultKind::kLibrary, call); !injected.empty())
-    return Reject(CUBLAS_STATUS_EXECUTION_FAILED, std::move(injected));
   const double a = *static_cast<const float*>(alpha), b = *static_cast<const float*>(beta);
   const bool reads_ab = p.k > 0 && a != 0;
   const Pointers ptr{static_cast<const uint8_t*>(A), static_cast<const uint8_t*>(B), static_cast<const uint8_t*>(C),
                      static_cast<uint8_t*>(D)};
-  {
-    auto lock = Device().memory().ReadLock();  // no cuMemFree while the matmul runs
-    double a_scale = 1, b_scale = 1, d_scale = 1;
-    std::string fault = ReadScale(call, "the A scale", p.desc.a_scale, &a_scale);
-    if (fault.empty()) fault = ReadScale(call, "the B scale", p.desc.b_scale, &b_scale);
-    if (fault.empty()) fault = ReadScale(call, "the D scale", p.desc.d_scale, &d_scale);
-    if (fault.empty())
-      fault = CheckOperands(call, p, ptr, reads_ab, b != 0, reinterpret_cast<uint64_t>(workspace), needed);
-    if (!fault.empty()) {
-      Device().FailLaunch(fault);
-      return CUBLAS_STATUS_EXECUTION_FAILED;
+  // Runs now, or when the graph a capture of the stream makes is launched.
+  auto work = [=](CUstream, kiln::emu::driver::StreamTimeline& timeline) -> CUresult {
+    {
+      auto lock = Device().memory().ReadLock();  // no cuMemFree while the matmul runs
+      double a_scale = 1, b_scale = 1, d_scale = 1;
+      std::string fault = ReadScale(call, "the A scale", p.desc.a_scale, &a_scale);
+      if (fault.empty()) fault = ReadScale(call, "the B scale", p.desc.b_scale, &b_scale);
+      if (fault.empty()) fault = ReadScale(call, "the D scale", p.desc.d_scale, &d_scale);
+      if (fault.empty())
+        fault = CheckOperands(call, p, ptr, reads_ab, b != 0, reinterpret_cast<uint64_t>(workspace), needed);
+      if (!fault.empty()) {
+        return Device().FailLaunch(fault);
+      }
+      if (Device().sample_blocks() == 0) Compute(p, ptr, reads_ab ? a : 0.0, b, a_scale * b_scale, d_scale);
     }
-    if (Device().sample_blocks() == 0) Compute(p, ptr, reads_ab ? a : 0.0, b, a_scale * b_scale, d_scale);
-  }
-  kiln::emu::model::GemmShape shape{p.m, p.n, p.k, p.batch, 1, reads_ab, b != 0,
-                                    static_cast<uint32_t>(TypeBytes(p.d.type)), false};
-  kiln::emu::model::GemmTime time = kiln::emu::model::ModelGemm(shape, kiln::emu::model::GemmMath::kFp8Tensor);
-  timeline->AddLibraryCall(time.total, time.optimal);
+    kiln::emu::model::GemmShape shape{p.m, p.n, p.k, p.batch, 1, reads_ab, b != 0,
+                                      static_cast<uint32_t>(TypeBytes(p.d.type)), false};
+    kiln::emu::model::GemmTime time = kiln::emu::model::ModelGemm(shape, kiln::emu::model::GemmMath::kFp8Tensor);
+    timeline.AddLibraryCall(time.total, time.optimal);
+    return CUDA_SUCCESS;
+  };
+  if (Device().IssueLibraryCall(call, stream, *timeline, std::move(work)) != CUDA_SUCCESS) return CUBLAS_STATUS_EXECUTION_FAILED;
   return CUBLAS_STATUS_SUCCESS;
 }
 

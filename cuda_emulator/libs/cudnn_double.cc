@@ -399,31 +399,36 @@ cudnnStatus_t Run(const char* call, cudnnHandle_t handle, Conv& c, const cudnnCo
   if (Device().EnterContext() != CUDA_SUCCESS) return CUDNN_STATUS_EXECUTION_FAILED;  // detail set
   std::shared_ptr<kiln::emu::driver::StreamTimeline> timeline = Device().timeline().Find(handle->stream);
   if (!timeline) return Reject(CUDNN_STATUS_EXECUTION_FAILED, std::string(call) + ": the handle's stream was destroyed");
-  if (std::string injected = Device().faults().Take(kiln::emu::driver::FaultKind::kLibrary, call); !injected.empty())
-    return Reject(CUDNN_STATUS_EXECUTION_FAILED, std::move(injected));
   double a = c.f64 ? *static_cast<const double*>(alpha) : *static_cast<const float*>(alpha);
   double b = c.f64 ? *static_cast<const double*>(beta) : *static_cast<const float*>(beta);
-  {
-    auto lock = Device().memory().ReadLock();  // no cuMemFree while the convolution runs
-    std::string fault;
-    for (const View* v : {&c.x, &c.w, &c.y}) {
-      if (fault.empty() && (v != &out || b != 0)) fault = CheckView(call, *v, false);
+  // Which of c's views `out` is: the work below has copies of c and out.
+  const int out_index = &out == &c.x ? 0 : &out == &c.w ? 1 : 2;
+  // Runs now, or when the graph a capture of the stream makes is launched.
+  auto work = [=](CUstream, kiln::emu::driver::StreamTimeline& timeline) -> CUresult {
+    const View* written = out_index == 0 ? &c.x : out_index == 1 ? &c.w : &c.y;
+    {
+      auto lock = Device().memory().ReadLock();  // no cuMemFree while the convolution runs
+      std::string fault;
+      for (const View* v : {&c.x, &c.w, &c.y}) {
+        if (fault.empty() && (v != written || b != 0)) fault = CheckView(call, *v, false);
+      }
+      if (fault.empty()) fault = CheckView(call, out, true);
+      if (!fault.empty()) {
+        return Device().FailLaunch(fault);
+      }
+      switch (d) {
+        case Direction::kForward: Forward(c, a, b); break;
+        case Direction::kBackwardData: BackwardData(c, a, b); break;
+        case Direction::kBackwardFilter: BackwardFilter(c, a, b); break;
+      }
     }
-    if (fault.empty()) fault = CheckView(call, out, true);
-    if (!fault.empty()) {
-      Device().FailLaunch(fault);
-      return CUDNN_STATUS_EXECUTION_FAILED;
-    }
-    switch (d) {
-      case Direction::kForward: Forward(c, a, b); break;
-      case Direction::kBackwardData: BackwardData(c, a, b); break;
-      case Direction::kBackwardFilter: BackwardFilter(c, a, b); break;
-    }
-  }
-  kiln::emu::model::GemmShape gemm = ImplicitGemm(c, d);
-  double bytes = double(ElementBytes(c.x.type)) * double(Count(c.x) + Count(c.w) + Count(c.y) + (b != 0 ? Count(out) : 0));
-  kiln::emu::model::GemmTime time = kiln::emu::model::ModelConvolution(gemm, bytes, MathOf(c, conv));
-  timeline->AddLibraryCall(time.total, time.optimal);
+    kiln::emu::model::GemmShape gemm = ImplicitGemm(c, d);
+    double bytes = double(ElementBytes(c.x.type)) * double(Count(c.x) + Count(c.w) + Count(c.y) + (b != 0 ? Count(out) : 0));
+    kiln::emu::model::GemmTime time = kiln::emu::model::ModelConvolution(gemm, bytes, MathOf(c, conv));
+    timeline.AddLibraryCall(time.total, time.optimal);
+    return CUDA_SUCCESS;
+  };
+  if (Device().IssueLibraryCall(call, handle->stream, *timeline, std::move(work)) != CUDA_SUCCESS) return CUDNN_STATUS_EXECUTION_FAILED;
   return CUDNN_STATUS_SUCCESS;
 }
 
@@ -747,45 +752,47 @@ KILN_EMU_EXPORT cudnnStatus_t cudnnTransformTensor(cudnnHandle_t handle, const v
   if (Device().EnterContext() != CUDA_SUCCESS) return CUDNN_STATUS_EXECUTION_FAILED;
   std::shared_ptr<kiln::emu::driver::StreamTimeline> timeline = Device().timeline().Find(handle->stream);
   if (!timeline) return Reject(CUDNN_STATUS_EXECUTION_FAILED, std::string(call) + ": the handle's stream was destroyed");
-  if (std::string injected = Device().faults().Take(kiln::emu::driver::FaultKind::kLibrary, call); !injected.empty())
-    return Reject(CUDNN_STATUS_EXECUTION_FAILED, std::move(injected));
   bool f64 = xd->type == CUDNN_DATA_DOUBLE;
   double a = f64 ? *static_cast<const double*>(alpha) : *static_cast<const float*>(alpha);
   double b = f64 ? *static_cast<const double*>(beta) : *static_cast<const float*>(beta);
   View xv{"x", xd->type, static_cast<uint8_t*>(const_cast<void*>(x)), xd->dims, xd->strides};
   View yv{"y", yd->type, static_cast<uint8_t*>(y), yd->dims, yd->strides};
   const int eb = ElementBytes(xd->type);
-  {
-    auto lock = Device().memory().ReadLock();
-    std::string fault = CheckView(call, xv, false);
-    if (fault.empty() && b != 0) fault = CheckView(call, yv, false);
-    if (fault.empty()) fault = CheckView(call, yv, true);
-    if (!fault.empty()) {
-      Device().FailLaunch(fault);
-      return CUDNN_STATUS_EXECUTION_FAILED;
-    }
-    // Walks x's and y's offsets together, index by index.
-    std::vector<int64_t> index(xv.dims.size(), 0);
-    for (int64_t e = 0, n = Count(xv); e < n; ++e) {
-      int64_t xo = 0, yo = 0;
-      for (size_t i = 0; i < index.size(); ++i) xo += index[i] * xv.strides[i], yo += index[i] * yv.strides[i];
-      uint8_t* yp = yv.base + yo * eb;
-      Store(yv.type, f64, yp, a * Load(xv.type, xv.base + xo * eb) + (b != 0 ? b * Load(yv.type, yp) : 0.0));
-      for (size_t i = index.size(); i-- > 0;) {
-        if (++index[i] < xv.dims[i]) break;
-        index[i] = 0;
+  // Runs now, or when the graph a capture of the stream makes is launched.
+  auto work = [=](CUstream, kiln::emu::driver::StreamTimeline& timeline) -> CUresult {
+    {
+      auto lock = Device().memory().ReadLock();
+      std::string fault = CheckView(call, xv, false);
+      if (fault.empty() && b != 0) fault = CheckView(call, yv, false);
+      if (fault.empty()) fault = CheckView(call, yv, true);
+      if (!fault.empty()) {
+        return Device().FailLaunch(fault);
+      }
+      // Walks x's and y's offsets together, index by index.
+      std::vector<int64_t> index(xv.dims.size(), 0);
+      for (int64_t e = 0, n = Count(xv); e < n; ++e) {
+        int64_t xo = 0, yo = 0;
+        for (size_t i = 0; i < index.size(); ++i) xo += index[i] * xv.strides[i], yo += index[i] * yv.strides[i];
+        uint8_t* yp = yv.base + yo * eb;
+        Store(yv.type, f64, yp, a * Load(xv.type, xv.base + xo * eb) + (b != 0 ? b * Load(yv.type, yp) : 0.0));
+        for (size_t i = index.size(); i-- > 0;) {
+          if (++index[i] < xv.dims[i]) break;
+          index[i] = 0;
+        }
       }
     }
-  }
-  // As a device-to-device copy of x (DRAM read + write).
-  uint64_t bytes = static_cast<uint64_t>(Count(xv) * eb);
-  KilnEmuCounters counters{};
-  counters.launches = 1;
-  uint64_t ns = static_cast<uint64_t>(std::llround(
-      kiln::emu::model::TransferSeconds(kiln::emu::model::TransferKind::kDeviceToDevice, bytes) * 1e9));
-  counters.model_ns = ns;
-  counters.optimal_ns = ns;
-  timeline->AddLaunch(counters);
+    // As a device-to-device copy of x (DRAM read + write).
+    uint64_t bytes = static_cast<uint64_t>(Count(xv) * eb);
+    KilnEmuCounters counters{};
+    counters.launches = 1;
+    uint64_t ns = static_cast<uint64_t>(std::llround(
+        kiln::emu::model::TransferSeconds(kiln::emu::model::TransferKind::kDeviceToDevice, bytes) * 1e9));
+    counters.model_ns = ns;
+    counters.optimal_ns = ns;
+    timeline.AddLaunch(counters);
+    return CUDA_SUCCESS;
+  };
+  if (Device().IssueLibraryCall(call, handle->stream, *timeline, std::move(work)) != CUDA_SUCCESS) return CUDNN_STATUS_EXECUTION_FAILED;
   return CUDNN_STATUS_SUCCESS;
 }
 
@@ -799,28 +806,30 @@ KILN_EMU_EXPORT cudnnStatus_t cudnnSetTensor(cudnnHandle_t handle, const cudnnTe
   if (Device().EnterContext() != CUDA_SUCCESS) return CUDNN_STATUS_EXECUTION_FAILED;
   std::shared_ptr<kiln::emu::driver::StreamTimeline> timeline = Device().timeline().Find(handle->stream);
   if (!timeline) return Reject(CUDNN_STATUS_EXECUTION_FAILED, std::string(call) + ": the handle's stream was destroyed");
-  if (std::string injected = Device().faults().Take(kiln::emu::driver::FaultKind::kLibrary, call); !injected.empty())
-    return Reject(CUDNN_STATUS_EXECUTION_FAILED, std::move(injected));
   View yv{"y", yd->type, static_cast<uint8_t*>(y), yd->dims, yd->strides};
   const int eb = ElementBytes(yd->type);
   const double v = Load(yd->type, static_cast<const uint8_t*>(value));
-  {
-    auto lock = Device().memory().ReadLock();
-    std::string fault = CheckView(call, yv, true);
-    if (!fault.empty()) {
-      Device().FailLaunch(fault);
-      return CUDNN_STATUS_EXECUTION_FAILED;
+  // Runs now, or when the graph a capture of the stream makes is launched.
+  auto work = [=](CUstream, kiln::emu::driver::StreamTimeline& timeline) -> CUresult {
+    {
+      auto lock = Device().memory().ReadLock();
+      std::string fault = CheckView(call, yv, true);
+      if (!fault.empty()) {
+        return Device().FailLaunch(fault);
+      }
+      ForEachElement(yv, [&](int64_t o) { Store(yv.type, yv.type == CUDNN_DATA_DOUBLE, yv.base + o * eb, v); });
     }
-    ForEachElement(yv, [&](int64_t o) { Store(yv.type, yv.type == CUDNN_DATA_DOUBLE, yv.base + o * eb, v); });
-  }
-  KilnEmuCounters counters{};
-  counters.launches = 1;
-  uint64_t ns = static_cast<uint64_t>(std::llround(
-      kiln::emu::model::TransferSeconds(kiln::emu::model::TransferKind::kMemset, static_cast<uint64_t>(Count(yv) * eb)) *
-      1e9));
-  counters.model_ns = ns;
-  counters.optimal_ns = ns;
-  timeline->AddLaunch(counters);
+    KilnEmuCounters counters{};
+    counters.launches = 1;
+    uint64_t ns = static_cast<uint64_t>(std::llround(
+        kiln::emu::model::TransferSeconds(kiln::emu::model::TransferKind::kMemset, static_cast<uint64_t>(Count(yv) * eb)) *
+        1e9));
+    counters.model_ns = ns;
+    counters.optimal_ns = ns;
+    timeline.AddLaunch(counters);
+    return CUDA_SUCCESS;
+  };
+  if (Device().IssueLibraryCall(call, handle->stream, *timeline, std::move(work)) != CUDA_SUCCESS) return CUDNN_STATUS_EXECUTION_FAILED;
   return CUDNN_STATUS_SUCCESS;
 }
 

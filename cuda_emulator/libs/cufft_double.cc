@@ -246,33 +246,35 @@ cufftResult Exec(const char* call, cufftHandle handle, cufftType expected, const
   if (Device().EnterContext() != CUDA_SUCCESS) return CUFFT_EXEC_FAILED;  // detail set
   std::shared_ptr<kiln::emu::driver::StreamTimeline> timeline = Device().timeline().Find(plan.stream);
   if (!timeline) return Reject(CUFFT_EXEC_FAILED, std::string(call) + ": the plan's stream was destroyed");
-  if (std::string injected = Device().faults().Take(kiln::emu::driver::FaultKind::kLibrary, call); !injected.empty())
-    return Reject(CUFFT_EXEC_FAILED, std::move(injected));
-  {
-    auto lock = Device().memory().ReadLock();  // no cuMemFree while it runs
-    std::string fault = CheckRange(call, "input", in_address, in_bytes, false);
-    if (fault.empty()) fault = CheckRange(call, "output", out_address, out_bytes, true);
-    if (!fault.empty()) {
-      Device().FailLaunch(fault);
-      return CUFFT_EXEC_FAILED;
+  // Runs now, or when the graph a capture of the stream makes is launched.
+  auto work = [=](CUstream, kiln::emu::driver::StreamTimeline& timeline) -> CUresult {
+    {
+      auto lock = Device().memory().ReadLock();  // no cuMemFree while it runs
+      std::string fault = CheckRange(call, "input", in_address, in_bytes, false);
+      if (fault.empty()) fault = CheckRange(call, "output", out_address, out_bytes, true);
+      if (!fault.empty()) {
+        return Device().FailLaunch(fault);
+      }
+      if (plan.double_precision()) {
+        Transform<double>(plan, in, out, sign);
+      } else {
+        Transform<float>(plan, in, out, sign);
+      }
+      if (plan.real_output()) std::memset(const_cast<void*>(in), 0xff, in_bytes);  // see the file comment
     }
-    if (plan.double_precision()) {
-      Transform<double>(plan, in, out, sign);
-    } else {
-      Transform<float>(plan, in, out, sign);
-    }
-    if (plan.real_output()) std::memset(const_cast<void*>(in), 0xff, in_bytes);  // see the file comment
-  }
-  kiln::emu::model::FftShape shape;
-  shape.rank = static_cast<int>(plan.n.size());
-  for (int i = 0; i < shape.rank; ++i) shape.lengths[i] = plan.n[static_cast<size_t>(i)];
-  shape.batch = plan.batch;
-  shape.real = plan.real_input() || plan.real_output();
-  shape.double_precision = plan.double_precision();
-  shape.input_bytes = double(in_bytes);
-  shape.output_bytes = double(out_bytes);
-  kiln::emu::model::GemmTime time = kiln::emu::model::ModelFft(shape);
-  timeline->AddLibraryCall(time.total, time.optimal);
+    kiln::emu::model::FftShape shape;
+    shape.rank = static_cast<int>(plan.n.size());
+    for (int i = 0; i < shape.rank; ++i) shape.lengths[i] = plan.n[static_cast<size_t>(i)];
+    shape.batch = plan.batch;
+    shape.real = plan.real_input() || plan.real_output();
+    shape.double_precision = plan.double_precision();
+    shape.input_bytes = double(in_bytes);
+    shape.output_bytes = double(out_bytes);
+    kiln::emu::model::GemmTime time = kiln::emu::model::ModelFft(shape);
+    timeline.AddLibraryCall(time.total, time.optimal);
+    return CUDA_SUCCESS;
+  };
+  if (Device().IssueLibraryCall(call, plan.stream, *timeline, std::move(work)) != CUDA_SUCCESS) return CUFFT_EXEC_FAILED;
   return CUFFT_SUCCESS;
 }
 

@@ -141,18 +141,23 @@ cusolverStatus_t Run(const char* call, cusolverDnHandle_t handle, const Access& 
   std::shared_ptr<kiln::emu::driver::StreamTimeline> timeline =
       kiln::emu::libs::EnterSolverStream(call, handle, &entered);
   if (!timeline) return entered;
-  {
-    auto lock = Device().memory().ReadLock();  // no cuMemFree while the factorization runs
-    std::string fault = CheckAccess(call, access, sizeof(T));
-    if (!fault.empty()) {
-      Device().FailLaunch(fault);
-      return CUSOLVER_STATUS_EXECUTION_FAILED;
+  // Runs now, or when the graph a capture of the stream makes is launched.
+  auto work = [=](CUstream, kiln::emu::driver::StreamTimeline& timeline) -> CUresult {
+    {
+      auto lock = Device().memory().ReadLock();  // no cuMemFree while the factorization runs
+      std::string fault = CheckAccess(call, access, sizeof(T));
+      if (!fault.empty()) {
+        return Device().FailLaunch(fault);
+      }
+      *reinterpret_cast<int*>(access.info) = compute();
     }
-    *reinterpret_cast<int*>(access.info) = compute();
-  }
-  shape.launches_per_panel = kiln::emu::model::h100::kLuQrLaunchesPerPanel;
-  kiln::emu::model::GemmTime time = kiln::emu::libs::ModelSolverCall<T>(shape);
-  timeline->AddLibraryCall(time.total, time.optimal);
+    kiln::emu::model::SolverShape modeled = shape;
+    modeled.launches_per_panel = kiln::emu::model::h100::kLuQrLaunchesPerPanel;
+    kiln::emu::model::GemmTime time = kiln::emu::libs::ModelSolverCall<T>(modeled);
+    timeline.AddLibraryCall(time.total, time.optimal);
+    return CUDA_SUCCESS;
+  };
+  if (Device().IssueLibraryCall(call, handle->stream, *timeline, std::move(work)) != CUDA_SUCCESS) return CUSOLVER_STATUS_EXECUTION_FAILED;
   return CUSOLVER_STATUS_SUCCESS;
 }
 
@@ -185,7 +190,7 @@ cusolverStatus_t Getrf(const char* call, cusolverDnHandle_t handle, int m, int n
   MatrixOperand a{"A", Address(A), 0, m, n, lda};
   Access r{{a}, {a}, {{"the workspace", Address(workspace), uint64_t(WorkspaceElements(n)) * sizeof(T)},
                       {"devIpiv", Address(ipiv), uint64_t(k) * sizeof(int)}}, Address(info)};
-  return Run<T>(call, handle, r, Shape(FactorFlops(m, n, k), m, n, k, sizeof(T)), [&] {
+  return Run<T>(call, handle, r, Shape(FactorFlops(m, n, k), m, n, k, sizeof(T)), [=] {
     DenseMatrix d = Load(A, m, n, lda);
     std::vector<int> pivots;
     const int status = kiln::emu::libs::LuFactor(d, pivots);
@@ -210,7 +215,7 @@ cusolverStatus_t Geqrf(const char* call, cusolverDnHandle_t handle, int m, int n
   MatrixOperand a{"A", Address(A), 0, m, n, lda};
   Access r{{a}, {a}, {{"the workspace", Address(workspace), uint64_t(lwork) * sizeof(T)},
                       {"TAU", Address(tau), uint64_t(k) * sizeof(T)}}, Address(info)};
-  return Run<T>(call, handle, r, Shape(2 * FactorFlops(m, n, k), m, n, k, sizeof(T)), [&] {
+  return Run<T>(call, handle, r, Shape(2 * FactorFlops(m, n, k), m, n, k, sizeof(T)), [=] {
     DenseMatrix d = Load(A, m, n, lda);
     std::vector<Complex> t;
     kiln::emu::libs::HouseholderQr(d, t);
@@ -236,7 +241,7 @@ cusolverStatus_t Orgqr(const char* call, cusolverDnHandle_t handle, int m, int n
             MatrixOperand{"tau", Address(tau), 0, k, 1, std::max(1, k)}},
            {a}, {{"the workspace", Address(workspace), uint64_t(lwork) * sizeof(T)}}, Address(info)};
   const double flops = 4.0 * m * n * k - 2.0 * (m + n) * k * k + 4.0 * k * k * k / 3;
-  return Run<T>(call, handle, r, Shape(flops, m, n, k, sizeof(T)), [&] {
+  return Run<T>(call, handle, r, Shape(flops, m, n, k, sizeof(T)), [=] {
     DenseMatrix d = Load(A, m, n, lda);
     std::vector<Complex> t;
     for (int i = 0; i < k; ++i) t.push_back(ToComplex(tau[i]));
@@ -266,7 +271,7 @@ cusolverStatus_t Syevd(const char* call, cusolverDnHandle_t handle, cusolverEigM
   // The symmetric QR algorithm's count (Golub and Van Loan): 4n^3/3 for the
   // values, 9n^3 with the vectors.
   const double flops = (vectors ? 9.0 : 4.0 / 3) * n * n * n;
-  return Run<T>(call, handle, r, Shape(flops, n, n, n, sizeof(T)), [&] {
+  return Run<T>(call, handle, r, Shape(flops, n, n, n, sizeof(T)), [=] {
     DenseMatrix d = Load(A, n, n, lda);
     std::vector<double> w = kiln::emu::libs::HermitianEigen(d, lower, vectors);
     if (vectors) StoreMatrix(d, A, lda);
@@ -299,7 +304,7 @@ cusolverStatus_t Gesvd(const char* call, cusolverDnHandle_t handle, signed char 
   if (vt_rows > 0) r.written.push_back(MatrixOperand{"VT", Address(VT), 0, vt_rows, n, ldvt});
   // The R-SVD's count with both sets of vectors (Golub and Van Loan).
   const double flops = 4.0 * m * n * n + 8.0 * n * n * n;
-  return Run<T>(call, handle, r, Shape(flops, m, n, n, sizeof(T)), [&] {
+  return Run<T>(call, handle, r, Shape(flops, m, n, n, sizeof(T)), [=] {
     DenseMatrix u, v;
     std::vector<double> s = kiln::emu::libs::JacobiSvd(Load(A, m, n, lda), u_cols, u, v);
     for (int i = 0; i < n; ++i) Store(s[static_cast<size_t>(i)], S + i);

@@ -97,32 +97,36 @@ cusolverStatus_t Factor(const char* call, cusolverDnHandle_t handle, cublasFillM
   if (!timeline) return entered;
   const bool lower = uplo == CUBLAS_FILL_MODE_LOWER;
   MatrixOperand a{"A", reinterpret_cast<uint64_t>(A), 0, n, n, lda, lower ? Triangle::kLower : Triangle::kUpper};
-  {
-    auto lock = Device().memory().ReadLock();  // no cuMemFree while the factorization runs
-    std::string fault = kiln::emu::libs::CheckMatrix(call, a, 1, sizeof(T), false);
-    if (fault.empty()) fault = kiln::emu::libs::CheckMatrix(call, a, 1, sizeof(T), true);
-    if (fault.empty()) {
-      fault = kiln::emu::libs::CheckWrittenRange(call, "the workspace", reinterpret_cast<uint64_t>(workspace),
-                                                 static_cast<uint64_t>(lwork) * sizeof(T));
+  // Runs now, or when the graph a capture of the stream makes is launched.
+  auto work = [=](CUstream, kiln::emu::driver::StreamTimeline& timeline) -> CUresult {
+    {
+      auto lock = Device().memory().ReadLock();  // no cuMemFree while the factorization runs
+      std::string fault = kiln::emu::libs::CheckMatrix(call, a, 1, sizeof(T), false);
+      if (fault.empty()) fault = kiln::emu::libs::CheckMatrix(call, a, 1, sizeof(T), true);
+      if (fault.empty()) {
+        fault = kiln::emu::libs::CheckWrittenRange(call, "the workspace", reinterpret_cast<uint64_t>(workspace),
+                                                   static_cast<uint64_t>(lwork) * sizeof(T));
+      }
+      if (fault.empty()) {
+        fault = kiln::emu::libs::CheckWrittenRange(call, "devInfo", reinterpret_cast<uint64_t>(dev_info), sizeof(int));
+      }
+      if (!fault.empty()) {
+        return Device().FailLaunch(fault);
+      }
+      int info = 0;
+      if (n > 0) Potrf(lower ? 'L' : 'U', n, A, lda, &info);
+      *dev_info = info;
     }
-    if (fault.empty()) {
-      fault = kiln::emu::libs::CheckWrittenRange(call, "devInfo", reinterpret_cast<uint64_t>(dev_info), sizeof(int));
-    }
-    if (!fault.empty()) {
-      Device().FailLaunch(fault);
-      return CUSOLVER_STATUS_EXECUTION_FAILED;
-    }
-    int info = 0;
-    if (n > 0) Potrf(lower ? 'L' : 'U', n, A, lda, &info);
-    *dev_info = info;
-  }
-  kiln::emu::model::SolverShape shape;
-  shape.flops = double(n) * double(n) * double(n) / 3;
-  shape.bytes = 2 * double(sizeof(T)) * double(n) * double(n + 1) / 2;  // the triangle, read and written
-  shape.columns = n;
-  shape.launches_per_panel = kiln::emu::model::h100::kPotrfLaunchesPerPanel;
-  kiln::emu::model::GemmTime time = kiln::emu::libs::ModelSolverCall<T>(shape);
-  timeline->AddLibraryCall(time.total, time.optimal);
+    kiln::emu::model::SolverShape shape;
+    shape.flops = double(n) * double(n) * double(n) / 3;
+    shape.bytes = 2 * double(sizeof(T)) * double(n) * double(n + 1) / 2;  // the triangle, read and written
+    shape.columns = n;
+    shape.launches_per_panel = kiln::emu::model::h100::kPotrfLaunchesPerPanel;
+    kiln::emu::model::GemmTime time = kiln::emu::libs::ModelSolverCall<T>(shape);
+    timeline.AddLibraryCall(time.total, time.optimal);
+    return CUDA_SUCCESS;
+  };
+  if (Device().IssueLibraryCall(call, handle->stream, *timeline, std::move(work)) != CUDA_SUCCESS) return CUSOLVER_STATUS_EXECUTION_FAILED;
   return CUSOLVER_STATUS_SUCCESS;
 }
 

@@ -1,6 +1,7 @@
-// The CUDA emulator's copy and memset counters (kilnEmuTransferCounters),
-// read from the emulator library the runtime loaded: an independent count
-// of what an execution moved, for tests of the runtime's transfers.
+// The CUDA emulator's counters, read from the emulator library the runtime
+// loaded: its copies and memsets (kilnEmuTransferCounters) and the calls
+// that put work on a stream (kilnEmuApiCalls): independent counts of what
+// an execution moved and issued, for tests and benchmarks of the runtime.
 #pragma once
 
 #include <dlfcn.h>
@@ -12,17 +13,26 @@
 
 namespace kiln::testing {
 
-// The counters so far, or nothing when KILN_CUDA_EMULATOR names no loaded
-// emulator (the host device, a real GPU).
-inline std::optional<KilnEmuTransferCounters> EmulatorTransferCounters() {
+// `symbol`'s reading (int symbol(T*)), or nothing when KILN_CUDA_EMULATOR
+// names no loaded emulator (the host device, a real GPU).
+template <typename T>
+std::optional<T> EmulatorReading(const char* symbol) {
   const char* path = std::getenv("KILN_CUDA_EMULATOR");
   if (!path || !*path) return std::nullopt;
   void* lib = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
   if (!lib) return std::nullopt;
-  auto read = reinterpret_cast<int (*)(KilnEmuTransferCounters*)>(dlsym(lib, "kilnEmuTransferCounters"));
-  KilnEmuTransferCounters c{};
+  auto read = reinterpret_cast<int (*)(T*)>(dlsym(lib, symbol));
+  T c{};
   if (!read || read(&c) != 0) return std::nullopt;
   return c;
 }
+
+// The copy and memset counters so far.
+inline std::optional<KilnEmuTransferCounters> EmulatorTransferCounters() {
+  return EmulatorReading<KilnEmuTransferCounters>("kilnEmuTransferCounters");
+}
+
+// The stream-work call counters so far.
+inline std::optional<KilnEmuApiCalls> EmulatorApiCalls() { return EmulatorReading<KilnEmuApiCalls>("kilnEmuApiCalls"); }
 
 }  // namespace kiln::testing

@@ -4,7 +4,7 @@
 # examples/README.md), the profile's emulator counters and its JSON export
 # (--export_profile: thunk counts, launches, DRAM bytes), one-line errors for
 # a bad emulator path, a bad KILN_EMU_CHECK and KILN_EMU_FAULT, an injected
-# launch failure, and a corrupted artifact
+# launch failure, --cuda_graphs on and off, and a corrupted artifact
 # that is executed, not only loaded: its PTX is edited inside the .bef so
 # that a kernel indexes 128x past its buffer, and memcheck must stop it with
 # one line naming the kernel, block, thread, PTX line and address (the
@@ -64,6 +64,20 @@ expect_out_has "Emulator counters per execution" "counter table"
 # kernel, one launch of a 256-thread block.
 expect_out_has "divide.40.fusion            1            1      32x8" \
   "counter row: one block of 32x8 (a row normalization)"
+
+# CUDA graphs on (the default) and off: the same results over timed and
+# profiled runs (the first run issues thunks directly, the second captures
+# the graph, the rest replay it); a bad value is a one-line error.
+for graphs in on off; do
+  KILN_CUDA_EMULATOR=$EMULATOR run "$BEF_RUN" "$TMP/mlp.bef" --device=cuda "${MLP_ARGS[@]}" --iterations=3 \
+    --profile --cuda_graphs=$graphs
+  expect_code 0 "mlp with --cuda_graphs=$graphs"
+  expect_out_has "[SUCCESS] 2 results matched" "mlp results with --cuda_graphs=$graphs"
+  expect_out_has "divide.40.fusion            1            1      32x8" "counter row with --cuda_graphs=$graphs"
+done
+KILN_CUDA_EMULATOR=$EMULATOR run "$BEF_RUN" "$TMP/mlp.bef" --device=cuda --cuda_graphs=maybe
+expect_code 1 "bad --cuda_graphs"
+expect_err_line "bef-run: error: --cuda_graphs must be on or off, got 'maybe'" "bad --cuda_graphs message"
 
 # Timed runs: the result run's transfers on a line of their own (the five
 # inputs 128 + 512 + 64 + 256 + 16 bytes, the two 4x4 f32 outputs back);

@@ -7,7 +7,7 @@
 //           [--output=SPEC]... [--expected_output=SPEC]... [--atol=X] [--rtol=X]
 //           [--iterations=N] [--warmup=N] [--include_transfers]
 //           [--profile] [--trace=FILE.json] [--export_profile=FILE.json]
-//           [--print_memory] [--donate]
+//           [--print_memory] [--donate] [--cuda_graphs=on|off]
 //           [--num_devices=N] [--collective_timeout=SECONDS]
 //
 // One --input per array leaf of the parameters (LoadedExecutable's
@@ -36,6 +36,10 @@
 // computes no results: the result run prints "results not computed
 // (sampled emulation: KILN_EMU_SAMPLE=N)" instead of values, and nothing is
 // written or compared.
+//
+// --cuda_graphs (default on) replays each straight-line part of the thunk
+// program as a CUDA graph on a CUDA device (runtime/cuda_graphs.h); off
+// issues every thunk on its own. The host ignores it.
 //
 // --num_devices=N runs an SPMD module (replica_count x num_partitions = N)
 // on N host devices in one process, collectives through Gloo
@@ -84,6 +88,7 @@ struct Options {
   bool print_memory = false;
   bool donate = false;
   bool include_transfers = false;
+  bool cuda_graphs = true;
   int64_t num_devices = 0;  // 0: one device
   std::optional<double> collective_timeout;  // seconds; default 60
 
@@ -141,6 +146,7 @@ StatusOr<std::vector<runtime::Buffer>> RunArguments(const std::vector<runtime::B
 runtime::ExecuteOptions RunOptions(const Options& options, bool profile, size_t arguments) {
   runtime::ExecuteOptions run;
   run.profile = profile;
+  run.cuda_graphs = options.cuda_graphs;
   if (options.donate) run.donate.assign(arguments, true);
   return run;
 }
@@ -398,6 +404,9 @@ int Main(int argc, char** argv) {
                 "time upload + execution + download in --iterations (default: the execution alone)");
   flags.AddBool("donate", &options.donate,
                 "donate every argument (must-alias modules need it); each run gets its own copy");
+  std::string cuda_graphs = "on";
+  flags.AddString("cuda_graphs", &cuda_graphs,
+                  "on|off: replay straight-line thunk sequences as CUDA graphs on a CUDA device (default on)");
   flags.AddInt("num_devices", &options.num_devices,
                "run an SPMD module on N host devices in this process (N = replica_count x num_partitions)");
   flags.AddDouble("collective_timeout", &options.collective_timeout,
@@ -410,6 +419,9 @@ int Main(int argc, char** argv) {
     std::cout << flags.Usage();
     return 0;
   }
+  if (cuda_graphs != "on" && cuda_graphs != "off")
+    return ReportError(kProgram, Error("--cuda_graphs must be on or off, got '" + cuda_graphs + "'"));
+  options.cuda_graphs = cuda_graphs == "on";
   if (files.size() != 1)
     return ReportError(kProgram, Error("expected exactly one MODULE.bef, got " +
                                        std::to_string(files.size()) + " (see --help)"));

@@ -1,0 +1,112 @@
+// Driver API: stream capture and CUDA graphs (graphs.h): cuStreamBeginCapture
+// (_v2), cuStreamEndCapture, cuStreamIsCapturing, cuStreamGetCaptureInfo
+// (_v3), cuGraphInstantiateWithFlags, cuGraphLaunch, cuGraphExecUpdate
+// (_v2), cuGraphGetNodes (the count), cuGraphDestroy, cuGraphExecDestroy.
+//
+// A graph launch runs its nodes in order on the stream, each as its direct
+// call would (memcheck, the stream clock, the launch counters events sum),
+// so profiles and counters see a graph's work as they see direct work.
+#include "cuda_emulator/driver/driver_errors.h"
+#include "cuda_emulator/driver/emulated_device.h"
+#include "cuda_emulator/driver/exports.h"
+
+namespace {
+
+using kiln::emu::driver::EmulatedDevice;
+using kiln::emu::driver::Fail;
+
+EmulatedDevice& Device() { return EmulatedDevice::Get(); }
+
+CUresult EnterStream(CUstream stream, const char* call) {
+  if (CUresult r = Device().EnterContext(); r != CUDA_SUCCESS) return r;
+  if (!Device().timeline().Find(stream)) return Fail(CUDA_ERROR_INVALID_HANDLE, std::string(call) + ": not a live stream");
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+KILN_EMU_EXPORT CUresult cuStreamBeginCapture(CUstream hStream, CUstreamCaptureMode mode) {
+  if (CUresult r = EnterStream(hStream, "cuStreamBeginCapture"); r != CUDA_SUCCESS) return r;
+  return Device().graphs().BeginCapture(hStream, mode);
+}
+
+KILN_EMU_EXPORT CUresult cuStreamEndCapture(CUstream hStream, CUgraph* phGraph) {
+  if (CUresult r = EnterStream(hStream, "cuStreamEndCapture"); r != CUDA_SUCCESS) return r;
+  return Device().graphs().EndCapture(hStream, phGraph);
+}
+
+KILN_EMU_EXPORT CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus* captureStatus) {
+  if (CUresult r = EnterStream(hStream, "cuStreamIsCapturing"); r != CUDA_SUCCESS) return r;
+  return Device().graphs().IsCapturing(hStream, captureStatus);
+}
+
+// The status and id; a capture's graph and dependencies are not exposed
+// (null and 0), which callers that only ask whether a stream captures never
+// read.
+KILN_EMU_EXPORT CUresult cuStreamGetCaptureInfo(CUstream hStream, CUstreamCaptureStatus* captureStatus_out,
+                                                cuuint64_t* id_out, CUgraph* graph_out,
+                                                const CUgraphNode** dependencies_out,
+                                                const CUgraphEdgeData** edgeData_out, size_t* numDependencies_out) {
+  if (CUresult r = EnterStream(hStream, "cuStreamGetCaptureInfo"); r != CUDA_SUCCESS) return r;
+  if (!captureStatus_out) return Fail(CUDA_ERROR_INVALID_VALUE, "cuStreamGetCaptureInfo: the status pointer is null");
+  if (CUresult r = Device().graphs().IsCapturing(hStream, captureStatus_out); r != CUDA_SUCCESS) return r;
+  if (id_out) *id_out = Device().graphs().CaptureId(hStream);
+  if (graph_out) *graph_out = nullptr;
+  if (dependencies_out) *dependencies_out = nullptr;
+  if (edgeData_out) *edgeData_out = nullptr;
+  if (numDependencies_out) *numDependencies_out = 0;
+  return CUDA_SUCCESS;
+}
+
+KILN_EMU_EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec* phGraphExec, CUgraph hGraph,
+                                                     unsigned long long flags) {
+  if (CUresult r = Device().EnterContext(); r != CUDA_SUCCESS) return r;
+  CUresult r = Device().graphs().Instantiate(phGraphExec, hGraph, flags);
+  if (r == CUDA_SUCCESS) Device().Count(EmulatedDevice::Counted::kGraphInstantiation);
+  return r;
+}
+
+KILN_EMU_EXPORT CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream) {
+  if (CUresult r = EnterStream(hStream, "cuGraphLaunch"); r != CUDA_SUCCESS) return r;
+  std::shared_ptr<const std::vector<kiln::emu::driver::GraphNode>> nodes = Device().graphs().ExecNodes(hGraphExec);
+  if (!nodes) return Fail(CUDA_ERROR_INVALID_VALUE, "cuGraphLaunch: not a live graph exec");
+  if (Device().graphs().CaptureId(hStream) != 0) {
+    return Fail(CUDA_ERROR_NOT_SUPPORTED, "cuGraphLaunch: the emulator does not capture graph launches (child graphs)");
+  }
+  std::shared_ptr<kiln::emu::driver::StreamTimeline> timeline = Device().timeline().Find(hStream);
+  if (!timeline) return Fail(CUDA_ERROR_INVALID_HANDLE, "cuGraphLaunch: not a live stream");
+  return Device().RunGraph(*nodes, hStream, *timeline);
+}
+
+KILN_EMU_EXPORT CUresult cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph,
+                                           CUgraphExecUpdateResultInfo* resultInfo) {
+  if (CUresult r = Device().EnterContext(); r != CUDA_SUCCESS) return r;
+  CUresult r = Device().graphs().Update(hGraphExec, hGraph, resultInfo);
+  if (r == CUDA_SUCCESS) Device().Count(EmulatedDevice::Counted::kGraphUpdate);
+  return r;
+}
+
+// The node count only: the emulator hands out no node handles.
+KILN_EMU_EXPORT CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode* nodes, size_t* numNodes) {
+  if (CUresult r = Device().EnterContext(); r != CUDA_SUCCESS) return r;
+  if (!numNodes) return Fail(CUDA_ERROR_INVALID_VALUE, "cuGraphGetNodes: the count pointer is null");
+  if (nodes) return Fail(CUDA_ERROR_NOT_SUPPORTED, "cuGraphGetNodes: the emulator returns the node count only");
+  int64_t n = Device().graphs().NodeCount(hGraph);
+  if (n < 0) return Fail(CUDA_ERROR_INVALID_VALUE, "cuGraphGetNodes: not a live graph");
+  *numNodes = static_cast<size_t>(n);
+  return CUDA_SUCCESS;
+}
+
+KILN_EMU_EXPORT CUresult cuGraphDestroy(CUgraph hGraph) {
+  if (CUresult r = Device().EnterContext(); r != CUDA_SUCCESS) return r;
+  return Device().graphs().DestroyGraph(hGraph);
+}
+
+KILN_EMU_EXPORT CUresult cuGraphExecDestroy(CUgraphExec hGraphExec) {
+  if (CUresult r = Device().EnterContext(); r != CUDA_SUCCESS) return r;
+  return Device().graphs().DestroyExec(hGraphExec);
+}
+
+}  // extern "C"

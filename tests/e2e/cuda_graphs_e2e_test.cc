@@ -1,0 +1,301 @@
+// CUDA graphs end to end (docs/runtime_hal.md, runtime/cuda_graphs.h):
+// compiled HLO executed several times on the emulated CUDA device with
+// graphs on and off, against the reference evaluator. Covers library calls
+// inside graphs (cuBLAS GEMM, cuDNN convolution, cuFFT), fresh argument
+// buffers on every execution (the graph-exec update path), a data-dependent
+// while loop and a conditional (which split the graph), the per-HLO profile
+// with graphs on, and the driver calls per execution counted by the
+// emulator (kilnEmuApiCalls): one cuGraphLaunch per segment and no kernel
+// launch through the API once a segment is captured. CUDA only: skipped on
+// the host registration (tests/CMakeLists.txt runs it with
+// KILN_E2E_DEVICE=cuda).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/command_segments.h"
+#include "tests/e2e/e2e_test_util.h"
+#include "tests/support/emulator_transfers.h"
+
+namespace kiln::testing {
+namespace {
+
+using runtime::Buffer;
+
+// A GEMM, a convolution and an FFT with elementwise kernels between them:
+// one straight-line segment of kernels and library calls.
+constexpr const char* kLibraries = R"(
+HloModule graphs_libraries
+ENTRY main {
+  a = f32[8,16] parameter(0)
+  b = f32[16,8] parameter(1)
+  x = f32[1,6,6,2] parameter(2)
+  w = f32[3,3,2,4] parameter(3)
+  s = c64[16] parameter(4)
+  d = f32[8,8] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  t = f32[8,8] tanh(d)
+  c = f32[1,6,6,4] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  z = f32[] constant(0)
+  zb = f32[1,6,6,4] broadcast(z), dimensions={}
+  r = f32[1,6,6,4] maximum(c, zb)
+  f = c64[16] fft(s), fft_type=FFT, fft_length={16}
+  g = c64[16] multiply(f, f)
+  ROOT out = (f32[8,8], f32[1,6,6,4], c64[16]) tuple(t, r, g)
+}
+)";
+
+// Halves v until its sum is below the limit: a while loop whose trip
+// count depends on the data (the predicate is read back), then a
+// conditional on the result; straight-line kernels before, inside and after.
+constexpr const char* kControlFlow = R"(
+HloModule graphs_control_flow
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+cond {
+  p = (f32[16], f32[]) parameter(0)
+  v = f32[16] get-tuple-element(p), index=0
+  limit = f32[] get-tuple-element(p), index=1
+  z = f32[] constant(0)
+  sum = f32[] reduce(v, z), dimensions={0}, to_apply=add
+  ROOT gt = pred[] compare(sum, limit), direction=GT
+}
+body {
+  p = (f32[16], f32[]) parameter(0)
+  v = f32[16] get-tuple-element(p), index=0
+  limit = f32[] get-tuple-element(p), index=1
+  h = f32[] constant(0.5)
+  hb = f32[16] broadcast(h), dimensions={}
+  v2 = f32[16] multiply(v, hb)
+  ROOT t = (f32[16], f32[]) tuple(v2, limit)
+}
+neg {
+  p = f32[16] parameter(0)
+  ROOT n = f32[16] negate(p)
+}
+sq {
+  p = f32[16] parameter(0)
+  ROOT m = f32[16] multiply(p, p)
+}
+ENTRY main {
+  x = f32[16] parameter(0)
+  limit = f32[] parameter(1)
+  ax = f32[16] abs(x)
+  one = f32[] constant(1)
+  ob = f32[16] broadcast(one), dimensions={}
+  start = f32[16] add(ax, ob)
+  init = (f32[16], f32[]) tuple(start, limit)
+  loop = (f32[16], f32[]) while(init), condition=cond, body=body
+  v = f32[16] get-tuple-element(loop), index=0
+  z = f32[] constant(0)
+  total = f32[] reduce(v, z), dimensions={0}, to_apply=add
+  small = pred[] compare(total, one), direction=LT
+  picked = f32[16] conditional(small, v, v), true_computation=neg, false_computation=sq
+  ROOT out = f32[16] add(picked, v)
+}
+)";
+
+std::optional<KilnEmuApiCalls> ApiCalls() { return EmulatorApiCalls(); }
+
+class CudaGraphsE2ETest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (E2EDeviceKind() != runtime::DeviceKind::kCuda) GTEST_SKIP() << "CUDA graphs need KILN_E2E_DEVICE=cuda";
+    auto device = runtime::Device::Create(runtime::DeviceKind::kCuda);
+    ASSERT_TRUE(device.ok()) << device.status().message();
+    device_ = std::move(*device);
+  }
+
+  // `text` compiled for CUDA and loaded; its module in *module.
+  std::unique_ptr<runtime::LoadedExecutable> Load(const std::string& text,
+                                                  std::unique_ptr<hlo::HloModule>* module) {
+    auto parsed = hlo::ParseHloModule(text);
+    EXPECT_TRUE(parsed.ok()) << parsed.status().message();
+    if (!parsed.ok()) return nullptr;
+    compiler::CompileOptions options;
+    options.host = false;
+    options.cuda = true;
+    options.tf32 = false;  // f32 GEMMs in f32, as the evaluator computes them
+    auto artifact = compiler::CompileModule(**parsed, options);
+    EXPECT_TRUE(artifact.ok()) << artifact.status().message();
+    if (!artifact.ok()) return nullptr;
+    auto exe = runtime::LoadedExecutable::Load(*device_, *artifact);
+    EXPECT_TRUE(exe.ok()) << exe.status().message();
+    *module = std::move(*parsed);
+    return exe.ok() ? std::move(*exe) : nullptr;
+  }
+
+  // `args` uploaded into new device buffers (new addresses every call).
+  std::vector<Buffer> Upload(const std::vector<Literal>& args) {
+    std::vector<Buffer> out;
+    for (const Literal& arg : args) {
+      StatusOr<std::vector<Buffer>> leaves = tools::LiteralToBuffers(arg);
+      EXPECT_TRUE(leaves.ok()) << leaves.status().message();
+      if (!leaves.ok()) return {};
+      for (const Buffer& leaf : *leaves) {
+        StatusOr<runtime::Device::Transfer> t = device_->TransferToDevice(leaf);
+        EXPECT_TRUE(t.ok()) << t.status().message();
+        if (!t.ok()) return {};
+        EXPECT_TRUE(t->done.Wait().ok());
+        out.push_back(t->buffer);
+      }
+    }
+    return out;
+  }
+
+  // One execution on `args` with graphs on or off: the result, or the error.
+  StatusOr<Literal> Execute(const runtime::LoadedExecutable& exe, const std::vector<Buffer>& args, bool graphs,
+                            bool profile = false, runtime::ExecutionProfile* out_profile = nullptr) {
+    runtime::ExecuteOptions options;
+    options.cuda_graphs = graphs;
+    options.profile = profile;
+    options.host_outputs = true;
+    KILN_ASSIGN_OR_RETURN(runtime::ExecutionResult r, exe.ExecuteSync(args, options));
+    if (out_profile) *out_profile = std::move(r.profile);
+    return tools::BuffersToLiteral(exe.result_shape(), r.outputs);
+  }
+
+  // Five executions on fresh inputs in fresh device buffers, each with
+  // graphs on and off, against the evaluator.
+  void ExpectGraphsMatchEvaluator(const std::string& text, const std::vector<std::vector<Literal>>& inputs,
+                                  const CompareOptions& tol) {
+    std::unique_ptr<hlo::HloModule> module;
+    auto exe = Load(text, &module);
+    ASSERT_NE(exe, nullptr);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      StatusOr<Literal> expected = hlo::Evaluator().Evaluate(*module, inputs[i]);
+      ASSERT_TRUE(expected.ok()) << expected.status().message();
+      std::vector<Buffer> args = Upload(inputs[i]);
+      StatusOr<Literal> on = Execute(*exe, args, true);
+      ASSERT_TRUE(on.ok()) << on.status().message();
+      StatusOr<Literal> off = Execute(*exe, args, false);
+      ASSERT_TRUE(off.ok()) << off.status().message();
+      Status vs_evaluator = CompareValues(*on, *expected, "graphs on, execution " + std::to_string(i), tol);
+      EXPECT_TRUE(vs_evaluator.ok()) << vs_evaluator.message();
+      // The same kernels and library calls on the same inputs: bitwise equal.
+      Status vs_off = CompareValues(*on, *off, "graphs on vs off, execution " + std::to_string(i), {0.0, 0.0});
+      EXPECT_TRUE(vs_off.ok()) << vs_off.message();
+    }
+  }
+
+  std::unique_ptr<runtime::Device> device_;
+};
+
+std::vector<std::vector<Literal>> Inputs(const std::string& text, int n, uint64_t seed) {
+  auto module = hlo::ParseHloModule(text);
+  EXPECT_TRUE(module.ok());
+  std::vector<std::vector<Literal>> inputs;
+  for (int i = 0; i < n && module.ok(); ++i) inputs.push_back(RandomArgs(**module, seed + i));
+  return inputs;
+}
+
+TEST_F(CudaGraphsE2ETest, LibraryCallsInsideGraphsOverFreshBuffers) {
+  // cuBLAS, cuDNN and cuFFT sum in other orders than the evaluator.
+  ExpectGraphsMatchEvaluator(kLibraries, Inputs(kLibraries, 5, 11), {1e-4, 1e-4});
+}
+
+TEST_F(CudaGraphsE2ETest, WhileAndConditionalSplitTheGraph) {
+  auto module = hlo::ParseHloModule(kControlFlow);
+  ASSERT_TRUE(module.ok());
+  // Limits from 0.5 to 200: from many halvings (and the negate branch) to
+  // none (and the square branch).
+  std::vector<std::vector<Literal>> inputs;
+  for (float limit : {0.5f, 3.0f, 40.0f, 200.0f, 1.0f}) {
+    std::vector<Literal> args = RandomArgs(**module, 7 + static_cast<uint64_t>(limit));
+    args[1] = Literal::Scalar(ElementType::kF32, limit);
+    inputs.push_back(std::move(args));
+  }
+  ExpectGraphsMatchEvaluator(kControlFlow, inputs, {1e-5, 1e-5});
+
+  // Before the loop, the loop's condition and body, the branches and after
+  // the conditional: segments of their own, each replayed as a graph.
+  std::unique_ptr<hlo::HloModule> parsed;
+  auto exe = Load(kControlFlow, &parsed);
+  ASSERT_NE(exe, nullptr);
+  EXPECT_GE(runtime::CommandSegments(exe->program()).count(), 4u);
+  std::vector<Buffer> args = Upload(inputs[0]);
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(Execute(*exe, args, true).ok());
+  std::optional<KilnEmuApiCalls> a = ApiCalls();
+  ASSERT_TRUE(Execute(*exe, args, true).ok());
+  std::optional<KilnEmuApiCalls> b = ApiCalls();
+  EXPECT_EQ(b->kernel_launches - a->kernel_launches, 0u);
+  EXPECT_GT(b->graph_launches - a->graph_launches, 4u);  // the loop's graphs once per iteration
+  EXPECT_GT(b->stream_syncs - a->stream_syncs, 1u);     // the predicate and branch index reads
+}
+
+// The per-HLO profile with graphs on has the rows it has with graphs off:
+// the same thunks in the same order, each with its own modeled time and
+// launch counters (event-record nodes between the thunks' nodes).
+TEST_F(CudaGraphsE2ETest, ProfileRowsWithGraphsOn) {
+  std::unique_ptr<hlo::HloModule> module;
+  auto exe = Load(kLibraries, &module);
+  ASSERT_NE(exe, nullptr);
+  std::vector<Buffer> args = Upload(RandomArgs(*module, 3));
+  runtime::ExecutionProfile off, on;
+  ASSERT_TRUE(Execute(*exe, args, false, true, &off).ok());
+  for (int i = 0; i < 3; ++i) {  // direct, captured, replayed
+    auto r = Execute(*exe, args, true, true, &on);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    ASSERT_EQ(on.thunks.size(), off.thunks.size()) << "execution " << i;
+    for (size_t t = 0; t < on.thunks.size(); ++t) {
+      EXPECT_EQ(on.thunks[t].name, off.thunks[t].name);
+      EXPECT_EQ(on.thunks[t].kind, off.thunks[t].kind);
+      EXPECT_EQ(on.thunks[t].duration, off.thunks[t].duration) << on.thunks[t].name;  // modeled
+      ASSERT_TRUE(on.thunks[t].counters.has_value());
+      EXPECT_EQ(on.thunks[t].counters->launches, off.thunks[t].counters->launches) << on.thunks[t].name;
+    }
+    EXPECT_EQ(on.total, off.total);
+  }
+}
+
+// Driver calls per execution: with graphs, after the first (direct) and
+// second (captured) executions, each execution makes one cuGraphLaunch
+// per segment and no kernel launch or library call through the API; with
+// fresh buffers it captures again and updates the exec graph instead of
+// instantiating a new one.
+TEST_F(CudaGraphsE2ETest, OneGraphLaunchPerSegmentPerExecution) {
+  std::unique_ptr<hlo::HloModule> module;
+  auto exe = Load(kLibraries, &module);
+  ASSERT_NE(exe, nullptr);
+  const size_t segments = runtime::CommandSegments(exe->program()).count();
+  ASSERT_EQ(segments, 1u);  // straight-line: the whole program
+  std::vector<Buffer> args = Upload(RandomArgs(*module, 5));
+  std::optional<KilnEmuApiCalls> before = ApiCalls();
+  ASSERT_TRUE(before.has_value());
+  ASSERT_TRUE(Execute(*exe, args, false).ok());
+  std::optional<KilnEmuApiCalls> after_off = ApiCalls();
+  const uint64_t direct_work = after_off->kernel_launches + after_off->library_calls -
+                               before->kernel_launches - before->library_calls;
+  EXPECT_GE(direct_work, 6u);  // at least: gemm, tanh, conv, max, fft, multiply
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(Execute(*exe, args, true).ok());  // direct, then captured
+  for (int i = 0; i < 3; ++i) {
+    std::optional<KilnEmuApiCalls> a = ApiCalls();
+    ASSERT_TRUE(Execute(*exe, args, true).ok());
+    std::optional<KilnEmuApiCalls> b = ApiCalls();
+    EXPECT_EQ(b->graph_launches - a->graph_launches, segments);
+    EXPECT_EQ(b->kernel_launches - a->kernel_launches, 0u);
+    EXPECT_EQ(b->library_calls - a->library_calls, 0u);
+    EXPECT_EQ(b->graph_nodes_run - a->graph_nodes_run, direct_work);
+    EXPECT_EQ(b->graph_instantiations, a->graph_instantiations);
+  }
+  // Fresh argument buffers: captured again, the exec graph updated.
+  std::optional<KilnEmuApiCalls> a = ApiCalls();
+  std::vector<Buffer> fresh = Upload(RandomArgs(*module, 6));
+  ASSERT_TRUE(Execute(*exe, fresh, true).ok());
+  std::optional<KilnEmuApiCalls> b = ApiCalls();
+  EXPECT_EQ(b->graph_updates - a->graph_updates, 1u);
+  EXPECT_EQ(b->graph_instantiations, a->graph_instantiations);
+  EXPECT_EQ(b->graph_launches - a->graph_launches, segments);
+  // Every launch and library call of the re-capture was recorded, not run.
+  EXPECT_EQ(b->kernel_launches + b->library_calls - a->kernel_launches - a->library_calls, direct_work);
+  EXPECT_GE(b->captured - a->captured, direct_work);
+  EXPECT_EQ(b->graph_nodes_run - a->graph_nodes_run, b->captured - a->captured);
+}
+
+}  // namespace
+}  // namespace kiln::testing
