@@ -54,6 +54,7 @@
 #include "common/value_syntax.h"
 #include "runtime/host_execution.h"
 #include "runtime/runtime.h"
+#include "serialization/host_image.h"
 #include "tools/common/buffer_literal.h"
 #include "tools/common/flags.h"
 #include "tools/common/json_writer.h"
@@ -104,6 +105,17 @@ StatusOr<std::unique_ptr<runtime::Device>> CreateDevice(const std::string& name,
     if (cuda.ok()) return cuda;
   }
   return runtime::Device::Create(runtime::DeviceKind::kHost);
+}
+
+// "device: host: x86-64, 16 threads, x86-64-v4 kernels": the device, and
+// on the host the CPU level of the kernel image its runtime picked
+// (serialization/host_image.h, as the host backend chooses).
+std::string DeviceLine(const std::string& description, runtime::DeviceKind kind, const bef::Artifact& artifact) {
+  std::string line = "device: " + description;
+  if (kind != runtime::DeviceKind::kHost) return line;
+  StatusOr<const bef::KernelImage*> image = bef::SelectHostImage(artifact);
+  if (image.ok() && *image) line += ", " + bef::HostImageLevel(**image) + " kernels";
+  return line;
 }
 
 StatusOr<std::vector<runtime::Buffer>> BuildArguments(const runtime::LoadedExecutable& exe,
@@ -331,7 +343,9 @@ StatusOr<int> RunOnDevices(const bef::Artifact& artifact, const Options& options
   KILN_ASSIGN_OR_RETURN(std::vector<runtime::ExecutionResult> results, ExecuteOnDevices(set, args, run));
   KILN_ASSIGN_OR_RETURN(int mismatches, ReportDeviceResults(results, options));
   if (options.iterations == 0) return mismatches;
-  std::cout << "device: " << options.num_devices << " x " << set.devices[0]->description() << "\n";
+  std::cout << DeviceLine(std::to_string(options.num_devices) + " x " + set.devices[0]->description(),
+                         runtime::DeviceKind::kHost, artifact)
+            << "\n";
   for (int64_t i = 0; i < options.warmup; ++i) KILN_RETURN_IF_ERROR(ExecuteOnDevices(set, args, run).status());
   std::vector<double> samples;
   for (int64_t i = 0; i < options.iterations; ++i) {
@@ -365,7 +379,7 @@ StatusOr<int> Run(const std::string& path, const Options& options) {
   // The reports say what they measured on; result values stay alone on
   // stdout for callers that parse them.
   if (options.iterations > 0 || options.profile)
-    std::cout << "device: " << device->description() << "\n";
+    std::cout << DeviceLine(device->description(), device->kind(), artifact) << "\n";
   if (options.iterations > 0) std::cout << TransferLine(times, options.include_transfers) << "\n";
   if (options.iterations > 0) KILN_RETURN_IF_ERROR(RunTiming(exe, args, options));
   if (options.profiled_runs()) KILN_RETURN_IF_ERROR(RunProfile(exe, args, *device, options));
