@@ -30,7 +30,10 @@
 // as XLA's and IREE's benchmarks do: the inputs are uploaded once and stay
 // on the device, the outputs stay there too; the report gives the result
 // run's transfers (bytes and time) on a line of their own.
-// --include_transfers times upload + execution + download instead.
+// --include_transfers times upload + execution + download instead. The
+// reports start with the device line, which on the host names the CPU
+// level of the kernel image that runs (serialization/host_image.h;
+// KILN_HOST_CPU_LEVEL forces one).
 //
 // In the CUDA emulator's sampling mode (KILN_EMU_SAMPLE) the device
 // computes no results: the result run prints "results not computed
