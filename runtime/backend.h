@@ -5,8 +5,10 @@
 // caller signature, argument checking, queueing work on the Device's
 // streams) lives in loaded_executable.cc; a Backend only turns a validated
 // artifact into a BackendExecutable that runs one execution on one stream.
-// Run is called on the worker thread of the Device stream options.stream,
-// so executions on one stream never overlap and may share per-stream state.
+// Run is called on the worker thread of the Device stream options.stream
+// (or, for RunsOnCaller executables, by a synchronous caller while that
+// stream is idle), so executions on one stream never overlap and may share
+// per-stream state.
 #pragma once
 
 #include <memory>
@@ -51,6 +53,9 @@ class BackendExecutable {
   // One execution; `args` were checked against the signature by Execute.
   virtual StatusOr<ExecutionResult> Run(const std::vector<Buffer>& args,
                                         const ExecuteOptions& options) const = 0;
+  // Whether ExecuteSync may call Run on the caller's thread when the stream
+  // is idle (Stream::TryRunHere): small host programs.
+  virtual bool RunsOnCaller() const { return false; }
 };
 
 class Backend {

@@ -31,18 +31,39 @@ void Stream::Enqueue(std::function<void()> work) {
   cv_.notify_one();
 }
 
+bool Stream::TryRunHere(const std::function<void()>& work) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (running_ || !queue_.empty()) return false;
+    running_ = true;
+  }
+  work();
+  bool queued;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    running_ = false;
+    queued = !queue_.empty();
+  }
+  // Work enqueued while this ran waits for the worker.
+  if (queued) cv_.notify_one();
+  return true;
+}
+
 void Stream::Loop() {
   for (;;) {
     std::function<void()> work;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      cv_.wait(lock, [this] { return (stopping_ && !running_) || (!queue_.empty() && !running_); });
       // Pending work still runs on shutdown so no Event is left unsignalled.
       if (queue_.empty()) return;
       work = std::move(queue_.front());
       queue_.pop_front();
+      running_ = true;
     }
     work();
+    std::lock_guard<std::mutex> lock(mu_);
+    running_ = false;
   }
 }
 

@@ -1,9 +1,11 @@
 // HostBackend: runs thunk programs on host memory with the host executor
-// (executor.h), kernels from the artifact's host shared object, FFTs with
+// (executor.h), kernels from the artifact's host shared object for the
+// best CPU level this machine has (serialization/host_image.h), FFTs with
 // FFTW plans made per Fft thunk at Load (checked there, planned on first
-// use, kept for the executable's lifetime). The backend
-// owns one thread pool (HostThreadCount() threads, KILN_HOST_THREADS=1 for
-// single-threaded execution) that its executables share to split kernels.
+// use, kept for the executable's lifetime). Kernels split across the
+// process-wide thread pool (HostThreadCount() threads, KILN_HOST_THREADS=1
+// for single-threaded execution) that every host device shares, so several
+// host devices do not oversubscribe the cores.
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -16,6 +18,7 @@
 #include "runtime/host_collectives.h"
 #include "runtime/host_library.h"
 #include "runtime/thread_pool.h"
+#include "serialization/host_image.h"
 
 namespace kiln::runtime {
 namespace {
@@ -32,6 +35,8 @@ class HostExecutable : public BackendExecutable {
   Status PrepareCollectives();
   StatusOr<ExecutionResult> Run(const std::vector<Buffer>& args,
                                 const ExecuteOptions& options) const override;
+  bool RunsOnCaller() const override { return small_; }
+  void MeasureSize();
 
  private:
   std::shared_ptr<const ProgramBinding> binding_;
@@ -42,7 +47,26 @@ class HostExecutable : public BackendExecutable {
   std::vector<Buffer> constants_;  // by allocation number; null for non-constants
   mutable RngStateTable rng_states_;  // advanced by every execution
   std::unique_ptr<HostCollectives> collectives_;
+  bool small_ = false;  // MeasureSize
 };
+
+// A program is small when it has few thunks and its cost model's estimate
+// is small: a synchronous execution of it then runs on the calling thread
+// (BackendExecutable::RunsOnCaller), where handing it to the stream's
+// worker and waking the caller would cost about as much as the program.
+constexpr int64_t kSmallProgramThunks = 64;
+constexpr int64_t kSmallProgramBytes = 1 << 20;
+constexpr int64_t kSmallProgramFlops = 1 << 22;
+
+void HostExecutable::MeasureSize() {
+  int64_t thunks = 0, bytes = 0, flops = 0;
+  th::ForEachThunk(binding_->program.root, [&](const th::Thunk& t, int) {
+    ++thunks;
+    bytes += t.info.cost.bytes_read + t.info.cost.bytes_written;
+    flops += t.info.cost.flops + t.info.cost.transcendentals;
+  });
+  small_ = thunks <= kSmallProgramThunks && bytes <= kSmallProgramBytes && flops <= kSmallProgramFlops;
+}
 
 Status HostExecutable::PrepareCollectives() {
   const LoadOptions& placement = binding_->placement;
@@ -56,10 +80,12 @@ Status HostExecutable::ResolveKernels(const bef::Artifact& artifact) {
   th::ForEachThunk(artifact.program.root, [&](const th::Thunk& t, int) {
     if (const auto* k = t.As<th::KernelThunk>()) needed.insert(k->kernel_name);
   });
-  const bef::KernelImage* image = nullptr;
-  for (const bef::KernelImage& i : artifact.kernel_images) {
-    if (i.kind == bef::TargetKind::kHost) image = &i;
-  }
+  StatusOr<const bef::KernelImage*> selected = bef::SelectHostImage(artifact);
+  // A program without kernels runs on any CPU.
+  bool has_kernels = !needed.empty();
+  for (const bef::KernelImage& i : artifact.kernel_images) has_kernels |= !i.kernels.empty();
+  if (!selected.ok() && !has_kernels) return Status::Ok();
+  KILN_ASSIGN_OR_RETURN(const bef::KernelImage* image, std::move(selected));
   if (!image) {
     if (needed.empty()) return Status::Ok();
     return Error("the artifact has no host kernel image but launches kernel '" + *needed.begin() +
@@ -209,7 +235,7 @@ StatusOr<ExecutionResult> HostExecutable::Run(const std::vector<Buffer>& args,
 
 class HostBackend : public Backend {
  public:
-  HostBackend() : pool_(std::make_shared<ThreadPool>(HostThreadCount())) {}
+  HostBackend() : pool_(SharedThreadPool(HostThreadCount())) {}
   StatusOr<std::unique_ptr<BackendExecutable>> Load(
       const bef::Artifact& artifact, std::shared_ptr<const ProgramBinding> binding) override {
     auto exe = std::make_unique<HostExecutable>(std::move(binding), pool_);
@@ -217,6 +243,7 @@ class HostBackend : public Backend {
     KILN_RETURN_IF_ERROR(exe->PrepareFfts());
     KILN_RETURN_IF_ERROR(exe->PrepareConstants());
     KILN_RETURN_IF_ERROR(exe->PrepareCollectives());
+    exe->MeasureSize();
     return std::unique_ptr<BackendExecutable>(std::move(exe));
   }
   std::string Description() const override {

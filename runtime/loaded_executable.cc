@@ -91,8 +91,14 @@ const std::vector<Shape>& LoadedExecutable::output_shapes() const {
 }
 const Shape& LoadedExecutable::result_shape() const { return impl_->binding->caller_result; }
 
-StatusOr<Event> LoadedExecutable::Execute(std::vector<Buffer> args,
-                                          const ExecuteOptions& options) const {
+// One execution's checked arguments and options, as the backend runs them.
+struct LoadedExecutable::PreparedRun {
+  std::vector<Buffer> args;
+  ExecuteOptions options;
+};
+
+StatusOr<LoadedExecutable::PreparedRun> LoadedExecutable::Prepare(std::vector<Buffer> args,
+                                                                  const ExecuteOptions& options) const {
   const ProgramBinding& binding = *impl_->binding;
   const th::Signature& sig = binding.program.signature;
   if (args.size() != binding.caller_argument_shapes.size()) {
@@ -144,9 +150,19 @@ StatusOr<Event> LoadedExecutable::Execute(std::vector<Buffer> args,
                  std::to_string(device_.num_streams()) + ")");
   }
   KILN_ASSIGN_OR_RETURN(args, ProgramArguments(binding, std::move(args)));
+  return PreparedRun{std::move(args), std::move(program_options)};
+}
+
+StatusOr<Event> LoadedExecutable::Execute(std::vector<Buffer> args, const ExecuteOptions& options) const {
+  KILN_ASSIGN_OR_RETURN(PreparedRun run, Prepare(std::move(args), options));
+  return Enqueue(std::move(run));
+}
+
+Event LoadedExecutable::Enqueue(PreparedRun run) const {
   auto state = std::make_shared<Event::State>();
-  device_.stream(options.stream)
-      .Enqueue([impl = impl_, state, args = std::move(args), options = std::move(program_options)]() mutable {
+  const int stream = run.options.stream;
+  device_.stream(stream)
+      .Enqueue([impl = impl_, state, args = std::move(run.args), options = std::move(run.options)]() mutable {
         StatusOr<ExecutionResult> result = CallerResult(*impl->binding, impl->executable->Run(args, options));
         // Let go of the executable and the arguments before the caller
         // wakes: once Wait returns, dropping the last LoadedExecutable
@@ -160,8 +176,18 @@ StatusOr<Event> LoadedExecutable::Execute(std::vector<Buffer> args,
 
 StatusOr<ExecutionResult> LoadedExecutable::ExecuteSync(std::vector<Buffer> args,
                                                         const ExecuteOptions& options) const {
-  KILN_ASSIGN_OR_RETURN(Event event, Execute(std::move(args), options));
-  return event.Wait();
+  KILN_ASSIGN_OR_RETURN(PreparedRun run, Prepare(std::move(args), options));
+  // A small program runs on the calling thread when its stream is idle:
+  // the caller would only wait, and the hand-over to the stream's worker
+  // and the wake-up back cost more than the program itself.
+  if (impl_->executable->RunsOnCaller()) {
+    std::optional<StatusOr<ExecutionResult>> result;
+    bool ran = device_.stream(run.options.stream).TryRunHere([&] {
+      result.emplace(CallerResult(*impl_->binding, impl_->executable->Run(run.args, run.options)));
+    });
+    if (ran) return std::move(*result);
+  }
+  return Enqueue(std::move(run)).Wait();
 }
 
 }  // namespace kiln::runtime

@@ -279,7 +279,8 @@ class LoadedExecutable {
   // a bounded dynamic dimension (`<=N`) may have any extent up to N, and
   // the outputs then come back at the extents the program computed.
   StatusOr<Event> Execute(std::vector<Buffer> args, const ExecuteOptions& options = {}) const;
-  // Execute + Wait.
+  // Execute + Wait. A small host program whose stream is idle runs on the
+  // calling thread instead (in the stream's order all the same).
   StatusOr<ExecutionResult> ExecuteSync(std::vector<Buffer> args,
                                         const ExecuteOptions& options = {}) const;
 
@@ -297,6 +298,10 @@ class LoadedExecutable {
 
  private:
   LoadedExecutable(Device& device, std::shared_ptr<const Impl> impl);
+  struct PreparedRun;
+  // Execute's checks, and the arguments and options the backend runs with.
+  StatusOr<PreparedRun> Prepare(std::vector<Buffer> args, const ExecuteOptions& options) const;
+  Event Enqueue(PreparedRun run) const;
   Device& device_;
   // Shared with queued executions, so the kernels stay loaded until the
   // last one finishes even if the executable is destroyed first. An

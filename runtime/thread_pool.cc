@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
 #include <string>
 
 namespace kiln::runtime {
@@ -71,6 +72,20 @@ void ThreadPool::ParallelFor(int64_t n, const std::function<void(int64_t, int64_
   std::unique_lock<std::mutex> lock(mu_);
   done_cv_.wait(lock, [&] { return unfinished_ == 0; });
   fn_ = nullptr;
+}
+
+std::shared_ptr<ThreadPool> SharedThreadPool(int num_threads) {
+  static std::mutex mu;
+  // One pool per thread count, for callers that change KILN_HOST_THREADS
+  // between devices (tests).
+  static std::map<int, std::weak_ptr<ThreadPool>> pools;
+  std::lock_guard<std::mutex> lock(mu);
+  std::shared_ptr<ThreadPool> pool = pools[num_threads].lock();
+  if (!pool) {
+    pool = std::make_shared<ThreadPool>(num_threads);
+    pools[num_threads] = pool;
+  }
+  return pool;
 }
 
 int HostThreadCount() {

@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -53,5 +54,12 @@ class ThreadPool {
 // The host thread count: $KILN_HOST_THREADS when it is a positive integer,
 // else std::thread::hardware_concurrency() (at least 1).
 int HostThreadCount();
+
+// The process-wide pool of `num_threads` threads, shared by every host
+// device (so that N devices do not start N pools of a thread per core);
+// created on first use and ended when its last user lets go. A second
+// device's ParallelFor while another's runs takes no workers: it runs on
+// its own stream's thread.
+std::shared_ptr<ThreadPool> SharedThreadPool(int num_threads);
 
 }  // namespace kiln::runtime

@@ -33,7 +33,8 @@ namespace kiln::bef {
 // thunks, 2.2 dynamic dimensions, Linalg and RadixSort thunks, 2.3
 // GemmThunk.tf32.)
 inline constexpr uint32_t kBefVersionMajor = 3;
-inline constexpr uint32_t kBefVersionMinor = 1;  // 3.1: collectives, device ids, device grid
+// 3.1: collectives, device ids, device grid; 3.2: host images per CPU level.
+inline constexpr uint32_t kBefVersionMinor = 2;
 inline constexpr char kBefFileIdentifier[] = "KBEF";
 // Alignment of constant data within a .bef file, in bytes.
 inline constexpr int64_t kConstantAlignment = 64;
@@ -62,6 +63,12 @@ struct KernelImage {
   std::string ptx;                     // CUDA: PTX for architectures without a cubin
   std::vector<uint8_t> shared_object;  // host: ELF shared object exporting the kernels
   std::vector<KernelEntry> kernels;
+  // Host: the x86-64 level the code was compiled for ("x86-64-v2",
+  // "x86-64-v3", "x86-64-v4", "native"; empty in files before 3.2, whose
+  // code is x86-64-v2) and the CPU features it needs (common/x86_cpu.h
+  // names). A host target may have one image per level, lowest first.
+  std::string cpu_level;
+  std::vector<std::string> cpu_features;
   bool operator==(const KernelImage&) const = default;
 };
 
@@ -87,7 +94,7 @@ Status WriteArtifactFile(const Artifact& artifact, const std::string& path);
 Status WriteBefFile(std::span<const uint8_t> bytes, const std::string& path);
 
 // ValidateProgram plus the checks that involve kernel images: every target
-// has exactly one image, and every kernel named by a Kernel thunk exists in
+// has exactly one image (a host target: one per distinct CPU level), and every kernel named by a Kernel thunk exists in
 // every image.
 Status ValidateArtifact(const Artifact& artifact);
 

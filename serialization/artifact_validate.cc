@@ -53,6 +53,10 @@ Status ValidateImage(const KernelImage& image) {
     }
     if (!image.cubins.empty() || !image.ptx.empty()) return Error(what + " holds CUDA code");
   }
+  if (image.kind == TargetKind::kCuda && (!image.cpu_level.empty() || !image.cpu_features.empty()))
+    return Error(what + " names a host CPU level");
+  for (const std::string& f : image.cpu_features)
+    if (f.empty()) return Error(what + " lists an empty CPU feature");
   return Status::Ok();
 }
 
@@ -63,13 +67,17 @@ Status ValidateImages(const Artifact& a) {
     if (!targets.insert(t).second) return Error("target " + th::QuoteForMessage(t) + " is listed twice");
   }
   std::set<std::string> imaged;
+  // One image per target and CPU level (CUDA images have no level).
+  std::set<std::pair<std::string, std::string>> leveled;
   for (const KernelImage& image : a.kernel_images) {
     if (!targets.count(image.target)) {
       return Error("kernel image for " + th::QuoteForMessage(image.target) +
                    ", which is not among the targets");
     }
-    if (!imaged.insert(image.target).second) {
-      return Error("two kernel images for target " + th::QuoteForMessage(image.target));
+    imaged.insert(image.target);
+    if (!leveled.insert({image.target, image.cpu_level}).second) {
+      return Error("two kernel images for target " + th::QuoteForMessage(image.target) +
+                   (image.cpu_level.empty() ? "" : " at CPU level " + th::QuoteForMessage(image.cpu_level)));
     }
     KILN_RETURN_IF_ERROR(ValidateImage(image));
   }

@@ -24,7 +24,9 @@ struct Section {
 };
 
 std::string ImageName(const fb::KernelImage& image) {
-  return "kernel image " + QuoteForMessage(image.target() ? image.target()->string_view() : "");
+  std::string name = "kernel image " + QuoteForMessage(image.target() ? image.target()->string_view() : "");
+  if (image.cpu_level()) name += " for " + QuoteForMessage(image.cpu_level()->string_view());
+  return name;
 }
 
 // The non-empty checksummed sections of a verified file, in table order:

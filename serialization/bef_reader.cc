@@ -660,6 +660,11 @@ class Reader {
     }
     KILN_RETURN_IF_ERROR(Str(image->ptx(), out.ptx));
     KILN_RETURN_IF_ERROR(Scalars(image->shared_object(), out.shared_object));
+    if (image->cpu_level()) KILN_RETURN_IF_ERROR(Str(image->cpu_level(), out.cpu_level));
+    if (image->cpu_features()) {
+      for (const flatbuffers::String* f : *image->cpu_features())
+        KILN_RETURN_IF_ERROR(Str(f, out.cpu_features.emplace_back()));
+    }
     if (image->kernels()) {
       for (const fb::KernelEntry* k : *image->kernels()) {
         KernelEntry& entry = out.kernels.emplace_back();

@@ -458,11 +458,14 @@ class Writer {
           fb::CreateKernelEntry(fbb_, name, &grid, &block, k.launch.shared_memory_bytes));
     }
     auto kernels_vec = Vec(kernels);
+    // Absent rather than empty for CUDA images and unleveled host images.
+    Offset<String> level = image.cpu_level.empty() ? Offset<String>() : Str(image.cpu_level);
+    auto features = Strings(image.cpu_features);
     const auto* ptx_bytes = reinterpret_cast<const uint8_t*>(image.ptx.data());
     return fb::CreateKernelImage(fbb_, target, static_cast<fb::TargetKind>(image.kind),
                                  cubins_vec, ptx, so, kernels_vec,
                                  SectionChecksum(image.shared_object),
-                                 SectionChecksum({ptx_bytes, image.ptx.size()}));
+                                 SectionChecksum({ptx_bytes, image.ptx.size()}), level, features);
   }
 
   flatbuffers::FlatBufferBuilder fbb_;

@@ -97,11 +97,11 @@ StatusOr<KernelModulePtr> EmitKernelModule(const std::vector<KernelSpec>& kernel
 // The kernel IR as MLIR text.
 std::string PrintKernelModule(const KernelModule& module);
 
-// Kernel IR -> x86-64 ELF relocatable object with
+// Kernel IR -> x86-64 ELF relocatable object for `cpu` with
 // `void name(void** args, int64_t begin, int64_t end)` entry points
 // (mlir_lowering.cc + llvm_backend.cc). Does not modify `module`.
 StatusOr<std::vector<uint8_t>> LowerToHostObject(const KernelModule& module,
-                                                 const std::vector<KernelInfo>& kernels,
+                                                 const std::vector<KernelInfo>& kernels, const HostCpu& cpu,
                                                  KernelCompileTimes* times = nullptr);
 // Kernel IR -> PTX for `arch` (e.g. "sm_90"). Does not modify `module`.
 // Module-level symbols other than the kernels are prefixed with

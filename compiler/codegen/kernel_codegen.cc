@@ -1,9 +1,9 @@
 // CompileKernels: the driver of kiln_codegen. Each kernel is compiled on
-// its own for each target (CompileOneKernel), all of them as tasks of one
-// thread pool, then the per-kernel results are linked into the targets'
-// images in the order of the request, whichever thread compiled them, so
-// the images are the same bytes for any number of threads. No MLIR or LLVM
-// headers here.
+// its own for each target and host CPU (CompileOneKernel), all of them as
+// tasks of one thread pool, then the per-kernel results are linked into the
+// targets' images in the order of the request, whichever thread compiled
+// them, so the images are the same bytes for any number of threads. No MLIR
+// or LLVM headers here.
 #include "compiler/codegen/kernel_codegen.h"
 
 #include <mutex>
@@ -20,15 +20,23 @@ namespace {
 struct Task {
   const KernelSpec* spec;
   CodegenTarget target;
+  int host_cpu;  // index into the host CPUs; 0 for CUDA
 };
 
-std::vector<Task> Tasks(const std::vector<KernelSpec>& kernels, const CodegenOptions& options) {
+// options.host_cpus, or the baseline alone.
+std::vector<HostCpu> HostCpus(const CodegenOptions& options) {
+  if (options.host_cpus.empty()) return {BaselineHostCpu()};
+  return options.host_cpus;
+}
+
+// Per host CPU, then CUDA, every kernel in request order.
+std::vector<Task> Tasks(const std::vector<KernelSpec>& kernels, const CodegenOptions& options, int host_cpus) {
   std::vector<Task> tasks;
-  for (CodegenTarget target : {CodegenTarget::kHost, CodegenTarget::kCuda}) {
-    if ((target == CodegenTarget::kHost && !options.host) || (target == CodegenTarget::kCuda && !options.cuda))
-      continue;
-    for (const KernelSpec& spec : kernels) tasks.push_back({&spec, target});
-  }
+  if (options.host)
+    for (int c = 0; c < host_cpus; ++c)
+      for (const KernelSpec& spec : kernels) tasks.push_back({&spec, CodegenTarget::kHost, c});
+  if (options.cuda)
+    for (const KernelSpec& spec : kernels) tasks.push_back({&spec, CodegenTarget::kCuda, 0});
   return tasks;
 }
 
@@ -36,6 +44,7 @@ std::vector<Task> Tasks(const std::vector<KernelSpec>& kernels, const CodegenOpt
 // kernel cache: counted in `result`). Progress is reported as tasks
 // finish, in whatever order they do.
 std::vector<StatusOr<KernelObject>> CompileAll(const std::vector<Task>& tasks, const CodegenOptions& options,
+                                               const std::vector<HostCpu>& host_cpus,
                                                const CodegenProgress& progress, CodegenResult& result) {
   std::vector<StatusOr<KernelObject>> results(tasks.size(), StatusOr<KernelObject>(Error("not compiled")));
   std::vector<char> from_cache(tasks.size(), 0);
@@ -44,7 +53,8 @@ std::vector<StatusOr<KernelObject>> CompileAll(const std::vector<Task>& tasks, c
   RunTasks(static_cast<int64_t>(tasks.size()), options.jobs, [&](int) {
     return [&](int64_t i) {
       bool cached = false;
-      results[i] = CompileOneKernelCached(*tasks[i].spec, tasks[i].target, options, &cached);
+      results[i] =
+          CompileOneKernelCached(*tasks[i].spec, tasks[i].target, options, host_cpus[tasks[i].host_cpu], &cached);
       from_cache[i] = cached;
       if (!progress) return;
       std::lock_guard<std::mutex> lock(progress_mutex);
@@ -55,15 +65,15 @@ std::vector<StatusOr<KernelObject>> CompileAll(const std::vector<Task>& tasks, c
   return results;
 }
 
-// The objects of `target`'s tasks, in task order; the first failure in
-// that order (not the first to happen) is the error, so that it too does
-// not depend on the threads.
+// The objects of `target`'s tasks (of host CPU `host_cpu`), in task order;
+// the first failure in that order (not the first to happen) is the error,
+// so that it too does not depend on the threads.
 StatusOr<std::vector<KernelObject>> TargetObjects(const std::vector<Task>& tasks,
                                                   std::vector<StatusOr<KernelObject>>& results,
-                                                  CodegenTarget target) {
+                                                  CodegenTarget target, int host_cpu = 0) {
   std::vector<KernelObject> objects;
   for (size_t i = 0; i < tasks.size(); ++i) {
-    if (tasks[i].target != target) continue;
+    if (tasks[i].target != target || tasks[i].host_cpu != host_cpu) continue;
     if (!results[i].ok()) return results[i].status();
     objects.push_back(std::move(results[i]).value());
   }
@@ -99,16 +109,23 @@ StatusOr<CodegenResult> CompileKernels(const std::vector<KernelSpec>& kernels, c
     }
     return result;
   }
-  std::vector<Task> tasks = Tasks(kernels, options);
-  std::vector<StatusOr<KernelObject>> results = CompileAll(tasks, options, progress, result);
+  const std::vector<HostCpu> host_cpus = HostCpus(options);
+  std::vector<Task> tasks = Tasks(kernels, options, static_cast<int>(host_cpus.size()));
+  std::vector<StatusOr<KernelObject>> results = CompileAll(tasks, options, host_cpus, progress, result);
   result.stage_seconds = StageSeconds(results, 0);
   double link_seconds = 0;
-  if (options.host) {
-    KILN_ASSIGN_OR_RETURN(std::vector<KernelObject> objects, TargetObjects(tasks, results, CodegenTarget::kHost));
-    result.mlir_text = JoinKernelIr(objects);
+  for (int c = 0; options.host && c < static_cast<int>(host_cpus.size()); ++c) {
+    KILN_ASSIGN_OR_RETURN(std::vector<KernelObject> objects,
+                          TargetObjects(tasks, results, CodegenTarget::kHost, c));
+    // The kernel IR is the same for every CPU.
+    if (c == 0) result.mlir_text = JoinKernelIr(objects);
     internal::StageTimer timer(&link_seconds);
     KILN_ASSIGN_OR_RETURN(HostImage image, LinkHostImage(objects));
-    result.host = std::move(image);
+    image.cpu = host_cpus[c];
+    if (c == 0)
+      result.host = std::move(image);
+    else
+      result.more_host_images.push_back(std::move(image));
   }
   if (options.cuda) {
     KILN_ASSIGN_OR_RETURN(std::vector<KernelObject> objects, TargetObjects(tasks, results, CodegenTarget::kCuda));

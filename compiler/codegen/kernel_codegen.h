@@ -1,6 +1,7 @@
 // Kernel code generation: compiles loop kernels (HLO computations of
 // elementwise and data-movement ops, optionally reductions) into
-//   * a host shared object (x86-64, linked in-process with lld) whose kernels
+//   * host shared objects (x86-64, one per CPU level, linked in-process with
+//     lld) whose kernels
 //     are `extern "C" void <name>(void** args, int64_t begin, int64_t end)`
 //     (see CompiledKernel::launch for begin/end), and/or
 //   * CUDA PTX plus, when ptxas is installed, a cubin, whose kernels are
@@ -105,9 +106,31 @@ struct CompiledKernel {
   int num_args;  // parameters then result
 };
 
+// The x86-64 CPU host kernels are compiled for: one level of
+// common/x86_cpu.h, or "native", the compiling machine's CPU (its highest
+// level plus the further features of KnownX86Features() it has, tuned for
+// its model).
+struct HostCpu {
+  std::string level;          // "x86-64-v2", "x86-64-v3", "x86-64-v4" or "native"
+  std::string llvm_cpu;       // LLVM's CPU: the level (native: its highest)
+  std::string llvm_features;  // native: "+gfni,+avx512vnni,..." beyond llvm_cpu; else ""
+  std::string tune_cpu;       // native: the machine's CPU model ("sapphirerapids"); else ""
+  std::vector<std::string> features;  // what the code needs, common/x86_cpu.h's names
+  // Everything that shapes the code, for cache keys.
+  std::string Key() const;
+};
+
+// The HostCpu for `level` ("x86-64-v2", "x86-64-v3", "x86-64-v4",
+// "native"); errors name an unknown level, or a machine below x86-64-v2 for
+// native.
+StatusOr<HostCpu> ResolveHostCpu(const std::string& level);
+// x86-64-v2: every x86-64 CPU since 2009, the code any artifact can run.
+HostCpu BaselineHostCpu();
+
 struct HostImage {
   std::vector<uint8_t> shared_object;  // ELF x86-64 .so, load with dlopen
   std::vector<CompiledKernel> kernels;
+  HostCpu cpu;  // what the code was compiled for
 };
 
 struct CudaImage {
@@ -125,7 +148,10 @@ struct CodegenResult {
   // Kernel IR before lowering (one module per kernel; the CUDA modules
   // after the host's), for --dump-dir; empty without keep_kernel_ir.
   std::string mlir_text;
+  // The host image for CodegenOptions::host_cpus[0], and those for the
+  // other CPUs in their order.
   std::optional<HostImage> host;
+  std::vector<HostImage> more_host_images;
   std::optional<CudaImage> cuda;
   // Seconds per code generation stage (kernel_object.h,
   // KernelCompileTimes), summed over kernels and threads, then the links.
@@ -142,6 +168,9 @@ struct CodegenOptions {
   bool host = true;
   bool cuda = false;
   std::string cuda_arch = "sm_90";
+  // The CPUs to compile host kernels for, one image each (empty: the
+  // baseline x86-64-v2 alone). Each kernel is compiled once per CPU.
+  std::vector<HostCpu> host_cpus;
   // Print each kernel's IR into the results (dumps, tests); it changes no
   // code.
   bool keep_kernel_ir = true;
@@ -155,7 +184,8 @@ struct CodegenOptions {
 };
 
 // Called after each kernel compiled for a target, with the number done so
-// far and the total (distinct kernels times targets); calls never overlap.
+// far and the total (distinct kernels times targets, each host CPU a
+// target); calls never overlap.
 using CodegenProgress = std::function<void(int64_t done, int64_t total)>;
 
 // Compiles each kernel on its own (kernel_object.h) for each target, on

@@ -87,7 +87,7 @@ StatusOr<HostImage> LinkHostImage(const std::vector<KernelObject>& objects) {
   }
   if (objects.empty()) {
     KILN_ASSIGN_OR_RETURN(internal::KernelModulePtr empty, EmptyKernelModule(internal::KernelTarget::kHost));
-    KILN_ASSIGN_OR_RETURN(std::vector<uint8_t> object, internal::LowerToHostObject(*empty, {}));
+    KILN_ASSIGN_OR_RETURN(std::vector<uint8_t> object, internal::LowerToHostObject(*empty, {}, BaselineHostCpu()));
     relocatable.push_back(std::move(object));
   }
   KILN_ASSIGN_OR_RETURN(image.shared_object, internal::LinkSharedObject(relocatable));

@@ -39,8 +39,9 @@ CompiledKernel CudaKernel(const KernelInfo& info) {
   return {info.name, LaunchDims{{blocks, 1, 1}, {kCudaBlockSize, 1, 1}, 0}, info.num_args};
 }
 
-Status CompileForHost(const internal::KernelModule& module, const KernelInfo& info, KernelObject& object) {
-  KILN_ASSIGN_OR_RETURN(object.host_object, internal::LowerToHostObject(module, {info}, &object.times));
+Status CompileForHost(const internal::KernelModule& module, const KernelInfo& info, const HostCpu& cpu,
+                      KernelObject& object) {
+  KILN_ASSIGN_OR_RETURN(object.host_object, internal::LowerToHostObject(module, {info}, cpu, &object.times));
   object.kernel = HostKernel(info);
   return Status::Ok();
 }
@@ -87,7 +88,7 @@ StageTimer::~StageTimer() {
 }  // namespace internal
 
 StatusOr<KernelObject> CompileOneKernel(const KernelSpec& spec, CodegenTarget target,
-                                        const CodegenOptions& options) {
+                                        const CodegenOptions& options, const HostCpu& host_cpu) {
   // The CUDA IR differs from the host's in its reduction kernels.
   internal::KernelTarget ir_target =
       target == CodegenTarget::kCuda ? internal::KernelTarget::kCuda : internal::KernelTarget::kHost;
@@ -97,7 +98,7 @@ StatusOr<KernelObject> CompileOneKernel(const KernelSpec& spec, CodegenTarget ta
                         internal::EmitKernelModule({spec}, ir_target, &infos, &object.times));
   if (options.keep_kernel_ir) object.kernel_ir = internal::PrintKernelModule(*module);
   if (target == CodegenTarget::kHost)
-    KILN_RETURN_IF_ERROR(CompileForHost(*module, infos.front(), object));
+    KILN_RETURN_IF_ERROR(CompileForHost(*module, infos.front(), host_cpu, object));
   else
     KILN_RETURN_IF_ERROR(CompileForCuda(*module, infos.front(), options, object));
   return object;

@@ -54,12 +54,14 @@ struct KernelObject {
 };
 
 // Emits, lowers and compiles `spec` for `target` (options.cuda_arch for
-// CUDA; options.host/cuda are ignored). A pure function of its inputs: the
-// same spec (computation structure, name, aliasing), target, architecture
-// and options give the same bytes. Thread-safe: concurrent calls share no
-// mutable state (each has its own MLIR and LLVM contexts).
+// CUDA, `host_cpu` for the host; options.host/cuda/host_cpus are ignored).
+// A pure function of its inputs: the same spec (computation structure,
+// name, aliasing), target, architecture or CPU and options give the same
+// bytes. Thread-safe: concurrent calls share no mutable state (each has its
+// own MLIR and LLVM contexts).
 StatusOr<KernelObject> CompileOneKernel(const KernelSpec& spec, CodegenTarget target,
-                                        const CodegenOptions& options);
+                                        const CodegenOptions& options,
+                                        const HostCpu& host_cpu = BaselineHostCpu());
 
 // The kernel IR of `spec` as the host lowering receives it, alone (for
 // dumps and tests when no target is selected).

@@ -69,12 +69,12 @@ class Reader {
 }  // namespace
 
 std::string KernelObjectCache::Key(const KernelSpec& spec, CodegenTarget target,
-                                   const std::string& cuda_arch) const {
+                                   const std::string& variant) const {
   cache::CacheKey key("kernel-object");
   key.Add("format", kKernelObjectFormat)
       .Add("codegen", codegen_identity_)
       .Add("target", target == CodegenTarget::kCuda ? "cuda" : "host");
-  if (target == CodegenTarget::kCuda) key.Add("cuda-arch", cuda_arch);
+  key.Add(target == CodegenTarget::kCuda ? "cuda-arch" : "host-cpu", variant);
   key.Add("name", spec.name)
       .Add("same-buffer", Ints(spec.aliasing.same_buffer))
       .Add("disjoint", Bools(spec.aliasing.disjoint))
@@ -113,8 +113,8 @@ std::optional<KernelObject> DecodeKernelObject(std::span<const uint8_t> bytes) {
 }
 
 std::optional<KernelObject> KernelObjectCache::Lookup(const KernelSpec& spec, CodegenTarget target,
-                                                      const std::string& cuda_arch) const {
-  std::optional<std::vector<uint8_t>> bytes = cache_.Lookup(Key(spec, target, cuda_arch));
+                                                      const std::string& variant) const {
+  std::optional<std::vector<uint8_t>> bytes = cache_.Lookup(Key(spec, target, variant));
   if (!bytes) return std::nullopt;
   std::optional<KernelObject> object = DecodeKernelObject(*bytes);
   // The key names the kernel: an intact entry holds that kernel.
@@ -122,9 +122,9 @@ std::optional<KernelObject> KernelObjectCache::Lookup(const KernelSpec& spec, Co
   return object;
 }
 
-void KernelObjectCache::Store(const KernelSpec& spec, CodegenTarget target, const std::string& cuda_arch,
+void KernelObjectCache::Store(const KernelSpec& spec, CodegenTarget target, const std::string& variant,
                               const KernelObject& object) const {
-  Status stored = cache_.Store(Key(spec, target, cuda_arch), EncodeKernelObject(object));
+  Status stored = cache_.Store(Key(spec, target, variant), EncodeKernelObject(object));
   if (stored.ok()) return;
   std::lock_guard<std::mutex> lock(mutex_);
   if (store_error_.empty()) store_error_ = stored.message();
@@ -136,17 +136,19 @@ std::string KernelObjectCache::store_error() const {
 }
 
 StatusOr<KernelObject> CompileOneKernelCached(const KernelSpec& spec, CodegenTarget target,
-                                              const CodegenOptions& options, bool* from_cache) {
+                                              const CodegenOptions& options, const HostCpu& host_cpu,
+                                              bool* from_cache) {
   *from_cache = false;
   const KernelObjectCache* cache = options.keep_kernel_ir ? nullptr : options.kernel_cache;
+  const std::string variant = target == CodegenTarget::kCuda ? options.cuda_arch : host_cpu.Key();
   if (cache) {
-    if (std::optional<KernelObject> hit = cache->Lookup(spec, target, options.cuda_arch)) {
+    if (std::optional<KernelObject> hit = cache->Lookup(spec, target, variant)) {
       *from_cache = true;
       return std::move(*hit);
     }
   }
-  KILN_ASSIGN_OR_RETURN(KernelObject object, CompileOneKernel(spec, target, options));
-  if (cache) cache->Store(spec, target, options.cuda_arch, object);
+  KILN_ASSIGN_OR_RETURN(KernelObject object, CompileOneKernel(spec, target, options, host_cpu));
+  if (cache) cache->Store(spec, target, variant, object);
   return object;
 }
 

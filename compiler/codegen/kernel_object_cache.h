@@ -5,7 +5,8 @@
 // that changed. The key: the kernel's name (its exported symbol), its
 // arguments' aliasing and its computation's exact structural fingerprint
 // (hlo/structural_fingerprint.h: the same bytes that decide kernel
-// deduplication), the target, the CUDA architecture and codegen's external
+// deduplication), the target, the CUDA architecture or host CPU
+// (HostCpu::Key) and codegen's external
 // inputs (codegen_identity.h); the cache adds kiln's build identity.
 #pragma once
 
@@ -32,12 +33,13 @@ class KernelObjectCache {
   KernelObjectCache(cache::CompileCache& cache, std::string codegen_identity)
       : cache_(cache), codegen_identity_(std::move(codegen_identity)) {}
 
-  std::string Key(const KernelSpec& spec, CodegenTarget target, const std::string& cuda_arch) const;
-  std::optional<KernelObject> Lookup(const KernelSpec& spec, CodegenTarget target, const std::string& cuda_arch) const;
+  // `variant`: the CUDA architecture, or the host CPU's HostCpu::Key().
+  std::string Key(const KernelSpec& spec, CodegenTarget target, const std::string& variant) const;
+  std::optional<KernelObject> Lookup(const KernelSpec& spec, CodegenTarget target, const std::string& variant) const;
   // Stores `object` (its kernel IR left out). A failure costs later
   // compiles their hit, not this one its result: it is kept for
   // store_error().
-  void Store(const KernelSpec& spec, CodegenTarget target, const std::string& cuda_arch,
+  void Store(const KernelSpec& spec, CodegenTarget target, const std::string& variant,
              const KernelObject& object) const;
   // The first store that failed, or "".
   std::string store_error() const;
@@ -53,7 +55,8 @@ class KernelObjectCache {
 // kernel IR is not wanted (keep_kernel_ir: a cached kernel has none);
 // `from_cache` says whether the object came from the cache.
 StatusOr<KernelObject> CompileOneKernelCached(const KernelSpec& spec, CodegenTarget target,
-                                              const CodegenOptions& options, bool* from_cache);
+                                              const CodegenOptions& options, const HostCpu& host_cpu,
+                                              bool* from_cache);
 
 // A KernelObject's bytes as stored (its kernel IR is not: a compile that
 // wants the IR does not use the cache), and back; nullopt for bytes that

@@ -39,14 +39,12 @@ void LLVMInitializeNVPTXAsmPrinter();
 namespace kiln::codegen::internal {
 namespace {
 
+// Host objects target an x86-64 level (HostCpu), not the compiling
+// machine: the artifact may run on another machine, which picks the best
+// level it supports. The baseline is x86-64-v2 rather than the original
+// x86-64 for SSE4.1's vector rounding, which the vectorized exp and
+// floor/ceil kernels need (without it each element calls the C library).
 constexpr char kHostTriple[] = "x86_64-unknown-linux-gnu";
-// x86-64-v2 (SSE4.2, POPCNT: every x86-64 CPU since 2009): the shared
-// object is an artifact that may run on another machine than the
-// compiler's. v2 rather than the original x86-64 for SSE4.1's vector
-// rounding, which the vectorized exp and floor/ceil kernels need (without
-// it each element calls the C library). Objects for newer levels are
-// later work.
-constexpr char kHostCpu[] = "x86-64-v2";
 constexpr char kCudaTriple[] = "nvptx64-nvidia-cuda";
 
 void InitializeTargets() {
@@ -65,8 +63,8 @@ void InitializeTargets() {
 }
 
 StatusOr<std::unique_ptr<llvm::TargetMachine>> CreateTargetMachine(
-    const std::string& triple_name, const std::string& cpu, std::optional<llvm::Reloc::Model> reloc,
-    llvm::CodeGenOptLevel level) {
+    const std::string& triple_name, const std::string& cpu, const std::string& features,
+    std::optional<llvm::Reloc::Model> reloc, llvm::CodeGenOptLevel level) {
   InitializeTargets();
   llvm::Triple triple(triple_name);
   std::string error;
@@ -74,7 +72,7 @@ StatusOr<std::unique_ptr<llvm::TargetMachine>> CreateTargetMachine(
   if (!target) return Error("LLVM has no target for " + triple_name + ": " + error);
   llvm::TargetOptions options;
   std::unique_ptr<llvm::TargetMachine> tm(
-      target->createTargetMachine(triple, cpu, "", options, reloc, std::nullopt, level));
+      target->createTargetMachine(triple, cpu, features, options, reloc, std::nullopt, level));
   if (!tm) return Error("cannot create an LLVM target machine for " + triple_name + " " + cpu);
   return tm;
 }
@@ -207,18 +205,23 @@ std::string FindLibdevice() {
   return "";
 }
 
-StatusOr<std::vector<uint8_t>> EmitHostObject(llvm::Module& module,
-                                              const std::vector<KernelInfo>& kernels, KernelCompileTimes* times) {
+StatusOr<std::vector<uint8_t>> EmitHostObject(llvm::Module& module, const std::vector<KernelInfo>& kernels,
+                                              const HostCpu& cpu, KernelCompileTimes* times) {
   std::unique_ptr<llvm::TargetMachine> tm;
   {
     StageTimer timer(times ? &times->setup : nullptr);
-    KILN_ASSIGN_OR_RETURN(tm, CreateTargetMachine(kHostTriple, kHostCpu, llvm::Reloc::PIC_,
+    KILN_ASSIGN_OR_RETURN(tm, CreateTargetMachine(kHostTriple, cpu.llvm_cpu, cpu.llvm_features, llvm::Reloc::PIC_,
                                                   llvm::CodeGenOptLevel::Default));
   }
   {
     StageTimer timer(times ? &times->optimize : nullptr);
     PrepareModule(module, *tm);
     for (const KernelInfo& kernel : kernels) KILN_RETURN_IF_ERROR(AddHostEntry(module, kernel));
+    // The target machine's CPU and features apply to functions without
+    // their own attributes; "native" also tunes for the machine's model.
+    if (!cpu.tune_cpu.empty())
+      for (llvm::Function& f : module)
+        if (!f.isDeclaration()) f.addFnAttr("tune-cpu", cpu.tune_cpu);
     KILN_RETURN_IF_ERROR(Verify(module));
     Optimize(module, tm.get(), llvm::OptimizationLevel::O2);
   }
@@ -234,7 +237,7 @@ StatusOr<std::string> EmitPtx(llvm::Module& module, const std::vector<KernelInfo
   std::unique_ptr<llvm::TargetMachine> tm;
   {
     StageTimer timer(times ? &times->setup : nullptr);
-    KILN_ASSIGN_OR_RETURN(tm, CreateTargetMachine(kCudaTriple, arch, std::nullopt,
+    KILN_ASSIGN_OR_RETURN(tm, CreateTargetMachine(kCudaTriple, arch, "", std::nullopt,
                                                   llvm::CodeGenOptLevel::Aggressive));
   }
   std::optional<StageTimer> optimize_timer(std::in_place, times ? &times->optimize : nullptr);

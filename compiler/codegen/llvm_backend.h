@@ -18,10 +18,10 @@ namespace kiln::codegen::internal {
 // Host: renames each kernel `name` to an internal `name.impl` taking one
 // pointer per buffer then the i64 begin/end of its unit range, adds the
 // exported `void name(void** args, int64_t begin, int64_t end)` entry that
-// unpacks args and calls it, optimizes at O2 for generic x86-64 and returns
-// a PIC ELF relocatable object.
-StatusOr<std::vector<uint8_t>> EmitHostObject(llvm::Module& module,
-                                              const std::vector<KernelInfo>& kernels, KernelCompileTimes* times);
+// unpacks args and calls it, optimizes at O2 for `cpu` and returns a PIC
+// ELF relocatable object.
+StatusOr<std::vector<uint8_t>> EmitHostObject(llvm::Module& module, const std::vector<KernelInfo>& kernels,
+                                              const HostCpu& cpu, KernelCompileTimes* times);
 
 // CUDA: gives the kernels the PTX kernel calling convention, links
 // libdevice when the module calls __nv_* functions, optimizes at O3 (which

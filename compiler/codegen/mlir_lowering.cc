@@ -768,7 +768,7 @@ StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> CloneForLowering(const KernelModule&
 }  // namespace
 
 StatusOr<std::vector<uint8_t>> LowerToHostObject(const KernelModule& km,
-                                                 const std::vector<KernelInfo>& kernels,
+                                                 const std::vector<KernelInfo>& kernels, const HostCpu& cpu,
                                                  KernelCompileTimes* times) {
   std::optional<StageTimer> timer(std::in_place, times ? &times->lower : nullptr);
   KILN_ASSIGN_OR_RETURN(mlir::OwningOpRef<mlir::ModuleOp> module, CloneForLowering(km));
@@ -783,7 +783,7 @@ StatusOr<std::vector<uint8_t>> LowerToHostObject(const KernelModule& km,
   llvm::LLVMContext llvm_context;
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> m, TranslateToLLVMIR(*module, llvm_context));
   timer.reset();
-  return EmitHostObject(*m, kernels, times);
+  return EmitHostObject(*m, kernels, cpu, times);
 }
 
 StatusOr<std::string> LowerToPtx(const KernelModule& km, const std::vector<KernelInfo>& kernels,

@@ -96,6 +96,25 @@ int64_t CountThunks(const th::SequenceThunk& root) {
   return n;
 }
 
+// The host CPU levels lowest first, "native" last, each once: the order of
+// the artifact's host images, the last one this CPU runs being the best
+// (serialization/host_image.h). Errors name an unknown level.
+StatusOr<std::vector<std::string>> OrderedHostCpus(const std::vector<std::string>& levels) {
+  std::vector<std::string> order = DefaultX86Levels();
+  order.push_back("native");
+  std::vector<bool> chosen(order.size(), false);
+  for (const std::string& level : levels) {
+    auto it = std::find(order.begin(), order.end(), level);
+    if (it == order.end())
+      return Error("unknown host CPU level '" + level + "' (expected x86-64-v2, x86-64-v3, x86-64-v4, native)");
+    chosen[it - order.begin()] = true;
+  }
+  std::vector<std::string> ordered;
+  for (size_t i = 0; i < order.size(); ++i)
+    if (chosen[i]) ordered.push_back(order[i]);
+  return ordered;
+}
+
 // Adds the kernel images for the requested targets, each kernel once
 // however many fusions share it (kernel_dedup.h; every Kernel thunk then
 // launches its distinct kernel), and, when CUDA is a target, sets every
@@ -111,13 +130,18 @@ Status AddKernelImages(const emitter::EmittedProgram& emitted, const CompileOpti
   codegen::CodegenOptions cg;
   cg.host = options.host;
   cg.cuda = options.cuda;
+  KILN_ASSIGN_OR_RETURN(std::vector<std::string> levels, OrderedHostCpus(options.host_cpus));
+  for (const std::string& level : levels) {
+    KILN_ASSIGN_OR_RETURN(codegen::HostCpu cpu, codegen::ResolveHostCpu(level));
+    cg.host_cpus.push_back(std::move(cpu));
+  }
   cg.cuda_arch = options.cuda_arch;
   cg.keep_kernel_ir = !options.dump_dir.empty();
   cg.jobs = options.jobs;
   cg.kernel_cache = kernel_cache;
   codegen::CodegenProgress progress;
   if (options.progress) {
-    int targets = options.host + options.cuda;
+    int targets = (options.host ? static_cast<int>(cg.host_cpus.size()) : 0) + options.cuda;
     progress = [&, targets](int64_t done, int64_t total) {
       options.progress("[codegen " + std::to_string(done) + "/" + std::to_string(total) + " (" +
                        std::to_string(stats.distinct_kernels) + " distinct kernels of " +
@@ -133,13 +157,19 @@ Status AddKernelImages(const emitter::EmittedProgram& emitted, const CompileOpti
   stats.codegen_stage_seconds = result.stage_seconds;
   std::map<std::string, th::LaunchDims> dims;
   if (result.host) {
-    bef::KernelImage image;
-    image.target = "host-x86_64";
-    image.kind = bef::TargetKind::kHost;
-    image.shared_object = std::move(result.host->shared_object);
-    image.kernels = Entries(result.host->kernels);
-    artifact.targets.push_back(image.target);
-    artifact.kernel_images.push_back(std::move(image));
+    artifact.targets.push_back("host-x86_64");
+    result.more_host_images.insert(result.more_host_images.begin(), std::move(*result.host));
+    // One image per CPU level, lowest first (ParseHostCpus' order).
+    for (codegen::HostImage& host : result.more_host_images) {
+      bef::KernelImage image;
+      image.target = "host-x86_64";
+      image.kind = bef::TargetKind::kHost;
+      image.shared_object = std::move(host.shared_object);
+      image.kernels = Entries(host.kernels);
+      image.cpu_level = host.cpu.level;
+      image.cpu_features = host.cpu.features;
+      artifact.kernel_images.push_back(std::move(image));
+    }
   }
   if (result.cuda) {
     KILN_RETURN_IF_ERROR(WriteDump(options, "kernels.ptx", result.cuda->ptx));
@@ -174,6 +204,19 @@ Status ParseTargets(const std::string& list, CompileOptions& options) {
     if (end == std::string::npos) break;
     start = end + 1;
   }
+  return Status::Ok();
+}
+
+Status ParseHostCpus(const std::string& list, CompileOptions& options) {
+  std::vector<std::string> levels;
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t end = list.find(',', start);
+    levels.push_back(list.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  KILN_ASSIGN_OR_RETURN(options.host_cpus, OrderedHostCpus(levels));
   return Status::Ok();
 }
 
@@ -374,6 +417,9 @@ StatusOr<bef::Artifact> CompileUncached(const hlo::HloModule& input, const Compi
 
 Status CheckTargets(const CompileOptions& options) {
   if (!options.host && !options.cuda) return Error("no target selected (--targets=host,cuda)");
+  if (options.host && options.host_cpus.empty()) return Error("no host CPU level selected (--host-cpu)");
+  if (options.host)
+    for (const std::string& level : options.host_cpus) KILN_RETURN_IF_ERROR(codegen::ResolveHostCpu(level).status());
   if (options.cuda) KILN_RETURN_IF_ERROR(SmArch(options.cuda_arch).status());
   return Status::Ok();
 }

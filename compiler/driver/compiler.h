@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/x86_cpu.h"
 #include "compiler/cache/compile_cache.h"
 #include "compiler/driver/compile_stats.h"
 #include "compiler/hlo/module.h"
@@ -32,6 +33,11 @@ struct CompileOptions {
   bool host = true;
   bool cuda = false;
   std::string cuda_arch = "sm_90";
+  // The x86-64 levels host kernels are compiled for, one image each, lowest
+  // first: "x86-64-v2", "x86-64-v3", "x86-64-v4", "native" (the compiling
+  // machine's CPU; codegen::ResolveHostCpu). The runtime runs the best one
+  // the CPU supports (serialization/host_image.h).
+  std::vector<std::string> host_cpus = DefaultX86Levels();
   // When set: module.before_optimizations.hlo, module.NN.<pass>.hlo after
   // every pass that changed the module (those matching dump_passes),
   // module.after_optimizations.hlo, fusion_report.txt (each fusion's
@@ -98,5 +104,10 @@ Status OptimizeModule(hlo::HloModule& module);
 
 // "host,cuda" -> options.host/options.cuda; errors name an unknown target.
 Status ParseTargets(const std::string& list, CompileOptions& options);
+
+// "x86-64-v2,x86-64-v4,native" -> options.host_cpus, in the order lowest
+// level first whatever the list's order, each once; errors name an unknown
+// level.
+Status ParseHostCpus(const std::string& list, CompileOptions& options);
 
 }  // namespace kiln::compiler

@@ -140,6 +140,7 @@ TEST_F(ArtifactCacheTest, EachOptionThatShapesTheOutputIsAMiss) {
       {"tf32", [](CompileOptions& o) { o.tf32 = false; }, true},
       {"radix sort", [](CompileOptions& o) { o.radix_sort = false; }, false},
       {"producer", [](CompileOptions& o) { o.producer = "kiln test"; }, true},
+      {"host cpus", [](CompileOptions& o) { o.host_cpus = {"x86-64-v2"}; }, true},
   };
   const std::vector<uint8_t> base_bytes = Uncached(*module_, base);
   for (const Case& c : cases) {

@@ -78,7 +78,15 @@ class KernelCacheTest : public ::testing::Test {
     return bytes.ok() ? *bytes : std::vector<uint8_t>{};
   }
 
-  CompileOptions Cached(CompileOptions options = {}) const {
+  // One host CPU level keeps these compiles of a large model short; the
+  // levels are cached apart (HostCpuLevelsAreCachedApart).
+  static CompileOptions Base() {
+    CompileOptions options;
+    options.host_cpus = {"x86-64-v2"};
+    return options;
+  }
+
+  CompileOptions Cached(CompileOptions options = Base()) const {
     options.cache_dir = dir_;
     return options;
   }
@@ -90,7 +98,7 @@ TEST_F(KernelCacheTest, ArtifactMissTakesUnchangedKernelsFromTheCache) {
   const std::string text = ReadText(kVit);
   ASSERT_FALSE(text.empty()) << "missing corpus module " << kVit;
   std::unique_ptr<hlo::HloModule> vit = Parse(text);
-  CompileOptions both;
+  CompileOptions both = Base();
   both.host = both.cuda = true;
   CompileStats cold;
   EXPECT_EQ(Compile(*vit, Cached(both), &cold), Compile(*vit, both));
@@ -119,7 +127,7 @@ TEST_F(KernelCacheTest, ArtifactMissTakesUnchangedKernelsFromTheCache) {
 TEST_F(KernelCacheTest, DamagedKernelEntriesAreRecompiledAndRepaired) {
   std::unique_ptr<hlo::HloModule> vit = Parse(ReadText(kVit));
   ASSERT_NE(vit, nullptr);
-  const std::vector<uint8_t> reference = Compile(*vit, {});
+  const std::vector<uint8_t> reference = Compile(*vit, Base());
   CompileStats cold;
   EXPECT_EQ(Compile(*vit, Cached(), &cold), reference);
   StatusOr<std::unique_ptr<cache::CompileCache>> cache = cache::CompileCache::Open(dir_, cache::kDefaultCacheMaxBytes);
@@ -158,11 +166,28 @@ TEST_F(KernelCacheTest, OneChangedLayerCompilesOnlyItsKernel) {
   CompileStats original, changed;
   Compile(*vit, Cached(), &original);
   EXPECT_EQ(original.kernels_compiled, original.distinct_kernels);
-  EXPECT_EQ(Compile(*edited, Cached(), &changed), Compile(*edited, {}));
+  EXPECT_EQ(Compile(*edited, Cached(), &changed), Compile(*edited, Base()));
   EXPECT_EQ(changed.artifact_cache_misses, 1);
   EXPECT_EQ(changed.distinct_kernels, original.distinct_kernels + 1);
   EXPECT_EQ(changed.kernels_compiled, 1);
   EXPECT_EQ(changed.kernels_from_cache, changed.distinct_kernels - 1);
+}
+
+// Each host CPU level is a target of its own: adding a level compiles only
+// that level's kernels, and the artifact is what an uncached compile of the
+// same levels writes.
+TEST_F(KernelCacheTest, HostCpuLevelsAreCachedApart) {
+  std::unique_ptr<hlo::HloModule> vit = Parse(ReadText(kVit));
+  ASSERT_NE(vit, nullptr);
+  CompileStats v2, both;
+  Compile(*vit, Cached(), &v2);
+  EXPECT_EQ(v2.kernels_compiled, v2.distinct_kernels);
+  CompileOptions levels = Base();
+  levels.host_cpus = {"x86-64-v2", "x86-64-v3"};
+  EXPECT_EQ(Compile(*vit, Cached(levels), &both), Compile(*vit, levels));
+  EXPECT_EQ(both.artifact_cache_misses, 1);
+  EXPECT_EQ(both.kernels_from_cache, both.distinct_kernels);
+  EXPECT_EQ(both.kernels_compiled, both.distinct_kernels);
 }
 
 }  // namespace

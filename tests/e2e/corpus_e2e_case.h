@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <map>
 
+#include "common/x86_cpu.h"
 #include "tests/e2e/e2e_test_util.h"
 #include "tests/support/corpus_files.h"
 #include "tests/support/peak_live_bytes.h"
@@ -105,6 +106,9 @@ inline void RunCorpusModule(const std::string& path, runtime::DeviceKind kind) {
   compiler::CompileOptions options;
   options.host = kind == runtime::DeviceKind::kHost;
   options.cuda = kind == runtime::DeviceKind::kCuda;
+  // The level CompileAndRun compiles and runs below (every level compiles
+  // in corpus_compile_sweep_test).
+  if (std::string level = HostX86Level(); !level.empty()) options.host_cpus = {level};
   auto start = std::chrono::steady_clock::now();
   StatusOr<bef::Artifact> artifact = compiler::CompileModule(**module, options);
   double compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -1,6 +1,7 @@
 // ThreadPool: ParallelFor covers [0, n) exactly once in contiguous chunks,
 // one per thread at most, runs them on distinct threads, and the pool can
-// be reused and destroyed cleanly; KILN_HOST_THREADS sets the thread count.
+// be reused and destroyed cleanly; KILN_HOST_THREADS sets the thread count;
+// host devices share one process-wide pool.
 #include "runtime/thread_pool.h"
 
 #include <gtest/gtest.h>
@@ -13,6 +14,8 @@
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include "runtime/runtime.h"
 
 namespace kiln::runtime {
 namespace {
@@ -82,6 +85,41 @@ TEST(ThreadPool, HostThreadCountFromEnvironment) {
   EXPECT_GE(HostThreadCount(), 1);
   unsetenv("KILN_HOST_THREADS");
   EXPECT_GE(HostThreadCount(), 1);
+}
+
+TEST(ThreadPool, OneSharedPoolPerThreadCount) {
+  std::shared_ptr<ThreadPool> a = SharedThreadPool(3);
+  std::shared_ptr<ThreadPool> b = SharedThreadPool(3);
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(a->num_threads(), 3);
+  std::shared_ptr<ThreadPool> c = SharedThreadPool(2);
+  EXPECT_NE(a, c);
+  EXPECT_EQ(c->num_threads(), 2);
+  // Ended with its last user; the next caller gets a fresh one.
+  std::weak_ptr<ThreadPool> weak = a;
+  a.reset();
+  b.reset();
+  EXPECT_TRUE(weak.expired());
+  EXPECT_EQ(SharedThreadPool(3)->num_threads(), 3);
+}
+
+TEST(ThreadPool, HostDevicesShareThePool) {
+  // Every host device's threads are the process pool's: two devices'
+  // descriptions name the same count, and the devices start no pool of
+  // their own (the shared one outlives neither).
+  setenv("KILN_HOST_THREADS", "3", 1);
+  std::weak_ptr<ThreadPool> shared;
+  {
+    auto d1 = Device::Create(DeviceKind::kHost);
+    auto d2 = Device::Create(DeviceKind::kHost);
+    ASSERT_TRUE(d1.ok() && d2.ok());
+    std::shared_ptr<ThreadPool> pool = SharedThreadPool(3);
+    shared = pool;
+    // The devices hold it: two users besides this one.
+    EXPECT_EQ(pool.use_count(), 3);
+  }
+  unsetenv("KILN_HOST_THREADS");
+  EXPECT_TRUE(shared.expired());
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Corrupted .bef files executed by bef-run: a small module with a constant,
-// compiled by bef-compile for host and CUDA (so the file holds a host
-// shared object, a cubin, PTX and constant data), is damaged one byte
+// compiled by bef-compile for host (x86-64-v2 alone) and CUDA (so the file
+// holds a host shared object, a cubin, PTX and constant data), is damaged
+// one byte
 // region at a time (header, tables, each kernel image section, the
 // constant, the HLO text) by flipping bytes at a stride, and every damaged
 // copy runs through bef-run on the host as a subprocess. Each run must end
@@ -175,7 +176,8 @@ std::vector<Region> FindRegions(const std::vector<uint8_t>& bytes) {
   };
   const fb::BefFile* file = fb::GetBefFile(base);
   for (const fb::KernelImage* image : *file->kernel_images()) {
-    const std::string target = "kernel image '" + image->target()->str() + "'";
+    std::string target = "kernel image '" + image->target()->str() + "'";
+    if (image->cpu_level()) target += " for '" + image->cpu_level()->str() + "'";
     if (image->shared_object()) {
       add("host " + target, true, image->shared_object()->data(), image->shared_object()->size());
     }
@@ -214,7 +216,7 @@ class BefCorruption : public ::testing::Test {
     fs::create_directories(dir_);
     std::ofstream(dir_ + "/m.hlo") << kModule;
     const RunResult compiled =
-        RunProcess({compile_, dir_ + "/m.hlo", "-o", dir_ + "/m.bef", "--targets=host,cuda", "--no-cache"}, dir_);
+        RunProcess({compile_, dir_ + "/m.hlo", "-o", dir_ + "/m.bef", "--targets=host,cuda", "--host-cpu=x86-64-v2", "--no-cache"}, dir_);
     ASSERT_EQ(compiled.exit_code, 0) << compiled.err;
     const std::string text = ReadFile(dir_ + "/m.bef");
     pristine_.assign(text.begin(), text.end());
@@ -253,7 +255,7 @@ TEST_F(BefCorruption, EveryRegionFlippedAndExecuted) {
   std::vector<std::string> names;
   for (const Region& region : regions) names.push_back(region.name);
   const std::vector<std::string> expected_names = {
-      "header", "host kernel image 'host-x86_64'", "cubin sm_90 of kernel image 'cuda'",
+      "header", "host kernel image 'host-x86_64' for 'x86-64-v2'", "cubin sm_90 of kernel image 'cuda'",
       "PTX of kernel image 'cuda'", "constant 0 ('c')", "HLO text", "tables"};
   ASSERT_EQ(names, expected_names);
   const std::string path = dir_ + "/damaged.bef";

@@ -1,7 +1,7 @@
 // bef-compile: compiles an HLO module into a .bef artifact.
 //
 //   bef-compile MODULE.hlo -o MODULE.bef [--targets=host,cuda]
-//               [--cuda-arch=sm_90] [--dump-dir=DIR] [--dump-passes=REGEX]
+//               [--host-cpu=x86-64-v2,x86-64-v3,x86-64-v4,native] [--cuda-arch=sm_90] [--dump-dir=DIR] [--dump-passes=REGEX]
 //               [--time-passes] [--stats=FILE.json] [--jobs=N] [--quiet]
 //               [--cache-dir=DIR | --no-cache] [--cache-max-bytes=N]
 //   bef-compile MODULE.hlo --stop-after=buffer-assignment [--stats=...]
@@ -10,7 +10,8 @@
 //
 // The module is parsed and verified, optimized (fusion into loop kernels,
 // dots into GEMM library calls), scheduled and buffer-assigned, its kernels
-// generated through MLIR for each target, and the result written as one
+// generated through MLIR for each target (the host: once per x86-64 level,
+// the runtime picking the best the CPU has), and the result written as one
 // self-contained file that bef-run executes without the compiler. Compiles
 // go through a persistent cache ($XDG_CACHE_HOME/kiln, else
 // ~/.cache/kiln; compiler/cache): an unchanged module with unchanged
@@ -40,6 +41,7 @@ constexpr char kProgram[] = "bef-compile";
 struct Options {
   std::string output;
   std::string targets = "host";
+  std::string host_cpu;  // empty: compiler::CompileOptions' default levels
   std::string cuda_arch = "sm_90";
   std::string dump_dir;
   std::string dump_passes;
@@ -121,6 +123,8 @@ StatusOr<std::string> CacheDir(const Options& options) {
 Status Compile(const std::string& input, const Options& options) {
   compiler::CompileOptions copts;
   KILN_RETURN_IF_ERROR(compiler::ParseTargets(options.targets, copts));
+  if (!options.host_cpu.empty())
+    KILN_RETURN_IF_ERROR(compiler::ParseHostCpus(options.host_cpu, copts).WithContext("--host-cpu"));
   copts.cuda_arch = options.cuda_arch;
   copts.dump_dir = options.dump_dir;
   copts.dump_passes = options.dump_passes;
@@ -165,6 +169,10 @@ int Main(int argc, char** argv) {
   FlagParser flags(kProgram, "bef-compile MODULE.hlo -o MODULE.bef [flags]");
   flags.AddString("o", &options.output, "output .bef file (required)");
   flags.AddString("targets", &options.targets, "comma-separated targets: host, cuda (default host)");
+  flags.AddString("host-cpu", &options.host_cpu,
+                  "comma-separated x86-64 levels to compile host kernels for, one image each: x86-64-v2, "
+                  "x86-64-v3, x86-64-v4, native (default x86-64-v2,x86-64-v3,x86-64-v4); the runtime runs "
+                  "the best one the CPU supports");
   flags.AddString("cuda-arch", &options.cuda_arch, "CUDA SM architecture of the cubin (default sm_90)");
   flags.AddString("dump-dir", &options.dump_dir,
                   "write the optimized HLO, buffer assignment, MLIR, PTX and thunk program here");

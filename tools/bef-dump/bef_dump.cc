@@ -11,6 +11,7 @@
 // writes, and how the entry signature maps onto allocations.
 #include "tools/bef-dump/bef_dump.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <exception>
@@ -18,6 +19,8 @@
 #include <fstream>
 #include <iostream>
 
+#include "common/x86_cpu.h"
+#include "serialization/host_image.h"
 #include "thunks/program_text.h"
 #include "tools/common/flags.h"
 
@@ -38,18 +41,56 @@ std::string Dims(const thunks::Dim3& d) {
   return "(" + std::to_string(d.x) + "," + std::to_string(d.y) + "," + std::to_string(d.z) + ")";
 }
 
+// " x86-64-v3, runs here" for a host image of a level, and for a native
+// one the highest level its features include and the features beyond it
+// (" native: x86-64-v4 +gfni +avx512vnni"); "runs here" marks the image
+// this machine's runtime picks (serialization/host_image.h). Nothing for
+// images of files before 3.2, which name no level.
+std::string HostLevelText(const bef::KernelImage& image, const bef::KernelImage* selected) {
+  if (image.cpu_level.empty()) return "";
+  std::string out = " " + image.cpu_level;
+  if (!X86LevelFeatures(image.cpu_level)) {
+    std::vector<std::string> base;
+    std::string base_level = "x86-64";
+    for (const std::string& level : DefaultX86Levels()) {
+      std::vector<std::string> f = *X86LevelFeatures(level);
+      bool included = std::all_of(f.begin(), f.end(), [&](const std::string& x) {
+        return std::find(image.cpu_features.begin(), image.cpu_features.end(), x) != image.cpu_features.end();
+      });
+      if (!included) break;
+      base = std::move(f);
+      base_level = level;
+    }
+    out += ": " + base_level;
+    for (const std::string& f : image.cpu_features)
+      if (std::find(base.begin(), base.end(), f) == base.end()) out += " +" + f;
+  }
+  if (&image == selected) out += ", runs here";
+  return out;
+}
+
 std::string KernelsText(const bef::Artifact& a) {
   const std::map<std::string, int64_t> users = KernelUsers(a);
+  StatusOr<const bef::KernelImage*> selected = bef::SelectHostImage(a);
+  const bef::KernelImage* runs_here = selected.ok() ? *selected : nullptr;
   std::string out;
+  const bef::KernelImage* previous_host = nullptr;
   for (const bef::KernelImage& image : a.kernel_images) {
-    out += "  " + image.target + " (" + std::string(bef::TargetKindName(image.kind)) + "): " +
-           std::to_string(image.kernels.size()) + " kernels";
+    out += "  " + image.target + " (" + std::string(bef::TargetKindName(image.kind));
+    if (image.kind == bef::TargetKind::kHost)
+      out += HostLevelText(image, runs_here);
+    out += "): " + std::to_string(image.kernels.size()) + " kernels";
     for (const bef::CubinImage& c : image.cubins) {
       out += ", cubin sm_" + std::to_string(c.sm_arch) + " " + Bytes(c.data.size());
     }
     if (!image.ptx.empty()) out += ", ptx " + Bytes(image.ptx.size());
     if (!image.shared_object.empty()) out += ", shared object " + Bytes(image.shared_object.size());
     out += "\n";
+    // Host images of further levels hold the same kernels.
+    bool same_kernels = image.kind == bef::TargetKind::kHost && previous_host &&
+                        previous_host->kernels == image.kernels;
+    if (image.kind == bef::TargetKind::kHost) previous_host = &image;
+    if (same_kernels) continue;
     for (const bef::KernelEntry& k : image.kernels) {
       out += "    " + k.name;
       if (image.kind == bef::TargetKind::kCuda) {

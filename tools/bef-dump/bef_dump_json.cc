@@ -2,12 +2,15 @@
 //
 // Layout: {file, size_bytes, format_major, checksums, producer, targets,
 // signature, allocations, constants, kernel_images, program, [hlo_text]};
+// a host image of a CPU level has cpu_level, cpu_features and runs_here
+// (the image this machine's runtime picks);
 // checksums is {algorithm, file, sections: [{section, offset, size,
 // checksum}]} with each checksum a "0x..." string (64 bits do not fit a
 // JSON number exactly). Slices are
 // {allocation, offset, size}; every thunk has kind, name, hlo, cost, text
 // (its bef-dump text line) and its kind's fields; control-flow thunks nest
 // their sequences as arrays of thunks.
+#include "serialization/host_image.h"
 #include "thunks/program_text.h"
 #include "tools/bef-dump/bef_dump.h"
 #include "tools/common/json_writer.h"
@@ -37,6 +40,8 @@ class ArtifactJson {
     Allocations(a.program);
     Constants(a.program);
     users_ = KernelUsers(a);
+    StatusOr<const bef::KernelImage*> selected = bef::SelectHostImage(a);
+    runs_here_ = selected.ok() ? *selected : nullptr;
     Images(a.kernel_images);
     j_.Key("program");
     Sequence(a.program.root);
@@ -218,6 +223,14 @@ class ArtifactJson {
         j_.EndObject();
       }
       j_.EndArray();
+      if (!image.cpu_level.empty()) {
+        j_.Field("cpu_level", image.cpu_level);
+        j_.Key("cpu_features");
+        j_.BeginArray();
+        for (const std::string& f : image.cpu_features) j_.String(f);
+        j_.EndArray();
+        j_.Field("runs_here", runs_here_ == &image);
+      }
       j_.Field("ptx_size", static_cast<int64_t>(image.ptx.size()));
       j_.Field("shared_object_size", static_cast<int64_t>(image.shared_object.size()));
       j_.Key("kernels");
@@ -518,6 +531,7 @@ class ArtifactJson {
 
   JsonWriter j_;
   std::map<std::string, int64_t> users_;  // KernelUsers of the artifact being rendered
+  const bef::KernelImage* runs_here_ = nullptr;  // the host image this machine runs
 };
 
 }  // namespace

@@ -30,7 +30,10 @@
 // as XLA's and IREE's benchmarks do: the inputs are uploaded once and stay
 // on the device, the outputs stay there too; the report gives the result
 // run's transfers (bytes and time) on a line of their own.
-// --include_transfers times upload + execution + download instead.
+// --include_transfers times upload + execution + download instead. The
+// reports start with the device line, which on the host names the CPU
+// level of the kernel image that runs (serialization/host_image.h;
+// KILN_HOST_CPU_LEVEL forces one).
 //
 // In the CUDA emulator's sampling mode (KILN_EMU_SAMPLE) the device
 // computes no results: the result run prints "results not computed
@@ -58,6 +61,7 @@
 #include "common/value_syntax.h"
 #include "runtime/host_execution.h"
 #include "runtime/runtime.h"
+#include "serialization/host_image.h"
 #include "tools/common/buffer_literal.h"
 #include "tools/common/flags.h"
 #include "tools/common/json_writer.h"
@@ -109,6 +113,17 @@ StatusOr<std::unique_ptr<runtime::Device>> CreateDevice(const std::string& name,
     if (cuda.ok()) return cuda;
   }
   return runtime::Device::Create(runtime::DeviceKind::kHost);
+}
+
+// "device: host: x86-64, 16 threads, x86-64-v4 kernels": the device, and
+// on the host the CPU level of the kernel image its runtime picked
+// (serialization/host_image.h, as the host backend chooses).
+std::string DeviceLine(const std::string& description, runtime::DeviceKind kind, const bef::Artifact& artifact) {
+  std::string line = "device: " + description;
+  if (kind != runtime::DeviceKind::kHost) return line;
+  StatusOr<const bef::KernelImage*> image = bef::SelectHostImage(artifact);
+  if (image.ok() && *image) line += ", " + bef::HostImageLevel(**image) + " kernels";
+  return line;
 }
 
 StatusOr<std::vector<runtime::Buffer>> BuildArguments(const runtime::LoadedExecutable& exe,
@@ -337,7 +352,9 @@ StatusOr<int> RunOnDevices(const bef::Artifact& artifact, const Options& options
   KILN_ASSIGN_OR_RETURN(std::vector<runtime::ExecutionResult> results, ExecuteOnDevices(set, args, run));
   KILN_ASSIGN_OR_RETURN(int mismatches, ReportDeviceResults(results, options));
   if (options.iterations == 0) return mismatches;
-  std::cout << "device: " << options.num_devices << " x " << set.devices[0]->description() << "\n";
+  std::cout << DeviceLine(std::to_string(options.num_devices) + " x " + set.devices[0]->description(),
+                         runtime::DeviceKind::kHost, artifact)
+            << "\n";
   for (int64_t i = 0; i < options.warmup; ++i) KILN_RETURN_IF_ERROR(ExecuteOnDevices(set, args, run).status());
   std::vector<double> samples;
   for (int64_t i = 0; i < options.iterations; ++i) {
@@ -371,7 +388,7 @@ StatusOr<int> Run(const std::string& path, const Options& options) {
   // The reports say what they measured on; result values stay alone on
   // stdout for callers that parse them.
   if (options.iterations > 0 || options.profile)
-    std::cout << "device: " << device->description() << "\n";
+    std::cout << DeviceLine(device->description(), device->kind(), artifact) << "\n";
   if (options.iterations > 0) std::cout << TransferLine(times, options.include_transfers) << "\n";
   if (options.iterations > 0) KILN_RETURN_IF_ERROR(RunTiming(exe, args, options));
   if (options.profiled_runs()) KILN_RETURN_IF_ERROR(RunProfile(exe, args, *device, options));

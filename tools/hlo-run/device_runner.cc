@@ -1,7 +1,8 @@
-// CompileAndRun and the Literal <-> Buffer conversions.
+// CompileAndRun, RunArtifact and the Literal <-> Buffer conversions.
 #include "tools/hlo-run/device_runner.h"
 
 #include "common/value_syntax.h"
+#include "common/x86_cpu.h"
 #include "runtime/host_execution.h"
 #include "tools/common/buffer_literal.h"
 
@@ -34,7 +35,13 @@ StatusOr<DeviceRunResult> CompileAndRun(const hlo::HloModule& module, const std:
   options.host = run.all_targets || device.kind() == runtime::DeviceKind::kHost;
   options.cuda = run.all_targets || device.kind() == runtime::DeviceKind::kCuda;
   options.tf32 = run.tf32;
+  if (std::string level = HostX86Level(); !level.empty()) options.host_cpus = {level};
   KILN_ASSIGN_OR_RETURN(bef::Artifact artifact, compiler::CompileModule(module, options));
+  return RunArtifact(artifact, args, device, run);
+}
+
+StatusOr<DeviceRunResult> RunArtifact(const bef::Artifact& artifact, const std::vector<Literal>& args,
+                                      runtime::Device& device, const CompileAndRunOptions& run) {
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<runtime::LoadedExecutable> exe,
                         runtime::LoadedExecutable::Load(device, artifact));
   std::vector<runtime::Buffer> buffers;

@@ -42,8 +42,15 @@ struct CompileAndRunOptions {
 };
 
 // Compiles `module` for `device`'s target and runs it once on `args` (one
-// per entry parameter). The device outlives the call.
+// per entry parameter). The device outlives the call. Host kernels are
+// compiled for the best x86-64 level of this machine alone: the artifact
+// runs here and now, and is never copied elsewhere.
 StatusOr<DeviceRunResult> CompileAndRun(const hlo::HloModule& module, const std::vector<Literal>& args,
                                         runtime::Device& device, const CompileAndRunOptions& run = {});
+
+// Loads `artifact` on `device` and runs it once on `args`, as CompileAndRun
+// does after compiling.
+StatusOr<DeviceRunResult> RunArtifact(const bef::Artifact& artifact, const std::vector<Literal>& args,
+                                      runtime::Device& device, const CompileAndRunOptions& run = {});
 
 }  // namespace kiln::tools
