@@ -207,8 +207,12 @@ TEST_F(DeviceFaultTest, UnloadAfterFaultsReleasesEverything) {
   Inject(KILN_EMU_FAULT_LIBRARY, 1);
   EXPECT_NE(FailingRun(*exe, 512), "(no error)");
   CorrectRun(*exe, 513);
+  CorrectRun(*exe, 514);  // replays the CUDA graph the previous run captured
+  EXPECT_GT(Live().graph_execs, 0u);
   exe.reset();
   EXPECT_LIVE_EQ(Live(), device_only);
+  EXPECT_EQ(Live().graphs, 0u);  // the executable's CUDA graphs went with it
+  EXPECT_EQ(Live().graph_execs, 0u);
 }
 
 // Faults while 4 threads execute on the device's 4 streams: a fifth
