@@ -22,6 +22,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "runtime/cuda_collectives.h"
 #include "runtime/cuda_executor.h"
 
 namespace kiln::runtime {
@@ -141,6 +142,7 @@ class CudaExecutable : public BackendExecutable {
   Status LoadKernels(const bef::Artifact& artifact);
   Status PrepareFfts();
   Status PrepareFp8Gemms();
+  Status PrepareCollectives();
   Status UploadConstants();
   StatusOr<ExecutionResult> Run(const std::vector<Buffer>& args,
                                 const ExecuteOptions& options) const override;
@@ -167,6 +169,7 @@ class CudaExecutable : public BackendExecutable {
   std::unique_ptr<CudaModule> module_;  // null when the program has no kernels
   CudaFftMap ffts_;
   CudaFp8GemmMap fp8_gemms_;
+  std::unique_ptr<CudaCollectives> collectives_;
   CUdeviceptr constants_ = 0;
   mutable std::mutex mu_;  // guards workspaces_ creation
   mutable std::vector<std::unique_ptr<Workspace>> workspaces_;
@@ -178,6 +181,7 @@ CudaExecutable::~CudaExecutable() {
   workspaces_.clear();
   ffts_.clear();  // destroys the cuFFT plans
   fp8_gemms_.clear();  // and the cuBLASLt descriptors
+  collectives_.reset();  // and the NCCL communicators
   module_.reset();
   if (constants_) backend_.driver().cuMemFree(constants_);
 }
@@ -237,6 +241,16 @@ Status CudaExecutable::PrepareFp8Gemms() {
     fp8_gemms_[g] = std::move(*gemm);
   });
   return status;
+}
+
+// The NCCL communicators are made on first use (every device of a group
+// must call ncclCommInitRank at once, which loads on one thread cannot);
+// here the reductions are checked and NCCL loaded.
+Status CudaExecutable::PrepareCollectives() {
+  const LoadOptions& placement = binding_->placement;
+  KILN_ASSIGN_OR_RETURN(collectives_, CudaCollectives::Create(binding_->program, placement.device_id,
+                                                              placement.rendezvous, backend_));
+  return Status::Ok();
 }
 
 Status CudaExecutable::UploadConstants() {
@@ -458,6 +472,7 @@ StatusOr<ExecutionResult> CudaExecutable::Issue(const std::vector<Buffer>& args,
   ctx.copy_scratch = ws.device + static_cast<CUdeviceptr>(plan_.copy_scratch);
   ctx.copy_scratch_bytes = plan_.copy_scratch_bytes;
   ctx.rng_states = &rng_states_;
+  ctx.collectives = collectives_.get();
   std::vector<Buffer> output_memory;
   KILN_RETURN_IF_ERROR(Stage(args, options, ws, ctx, output_memory));
 
@@ -554,6 +569,7 @@ StatusOr<std::unique_ptr<BackendExecutable>> CudaBackend::Load(
   if (UsesRadixSort(binding->program)) KILN_RETURN_IF_ERROR(RadixSortModule().status());
   KILN_RETURN_IF_ERROR(exe->PrepareFfts());
   KILN_RETURN_IF_ERROR(exe->PrepareFp8Gemms());
+  KILN_RETURN_IF_ERROR(exe->PrepareCollectives());
   KILN_RETURN_IF_ERROR(exe->UploadConstants());
   return std::unique_ptr<BackendExecutable>(std::move(exe));
 }

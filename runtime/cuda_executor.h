@@ -15,7 +15,9 @@
 // (LAPACK's routines) to cuSOLVER, RadixSort to kiln's radix sort kernels
 // (cuda_radix_sort.h), Fft to cuFFT (the executable's per-thunk plans; an input cuFFT would
 // overwrite is first copied into library scratch); Copy and Memset to
-// cuMemcpyDtoDAsync / cuMemsetD{8,32}Async. Other kinds fail with
+// cuMemcpyDtoDAsync / cuMemsetD{8,32}Async; collectives, their done halves
+// and replica-id / partition-id to the executable's CudaCollectives (NCCL,
+// cuda_collectives.h). Other kinds fail with
 // "not supported on cuda yet: <kind>".
 #pragma once
 
@@ -31,6 +33,8 @@
 #include "thunks/program.h"
 
 namespace kiln::runtime {
+
+class CudaCollectives;  // cuda_collectives.h
 
 // Reusable CUevents for profiling (created on demand, reset per execution).
 class CudaEventPool {
@@ -79,6 +83,7 @@ struct CudaExecutionContext {
   CudaEventPool* events = nullptr;  // null: no profiling, no events
   std::vector<CudaTimedThunk>* timed = nullptr;
   RngStateTable* rng_states = nullptr;  // the executable's
+  const CudaCollectives* collectives = nullptr;  // the executable's (NCCL)
 };
 
 // True when a copy's source and destination overlap (it then needs a
