@@ -12,6 +12,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "runtime/runtime.h"
@@ -87,9 +88,10 @@ class Backend {
 };
 
 std::unique_ptr<Backend> CreateHostBackend();
-// The CUDA device (KILN_CUDA_DEVICE, default 0) with `num_streams` CUDA
-// streams. One-line errors name what is missing; built without the CUDA
-// headers it always fails with "kiln was built without CUDA headers".
-StatusOr<std::unique_ptr<Backend>> CreateCudaBackend(int num_streams);
+// The CUDA device `ordinal` (unset: KILN_CUDA_DEVICE, default 0) with
+// `num_streams` CUDA streams. One-line errors name what is missing; built
+// without the CUDA headers it always fails with "kiln was built without
+// CUDA headers".
+StatusOr<std::unique_ptr<Backend>> CreateCudaBackend(int num_streams, std::optional<int> ordinal = std::nullopt);
 
 }  // namespace kiln::runtime

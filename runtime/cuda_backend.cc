@@ -32,6 +32,7 @@ StatusOr<std::unique_ptr<CudaBackend>> CudaBackend::Create(std::unique_ptr<CudaD
                  " present; KILN_CUDA_DEVICE selects one)");
   }
   KILN_RETURN_IF_ERROR(d.Check(d.cuDeviceGet(&b->device_, ordinal), "cuDeviceGet"));
+  b->ordinal_ = ordinal;
   int major = 0, minor = 0;
   KILN_RETURN_IF_ERROR(d.Check(
       d.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, b->device_),
@@ -141,6 +142,16 @@ StatusOr<cublasLtHandle_t> CudaBackend::CublasLtHandle() {
   KILN_RETURN_IF_ERROR(MakeCurrent());
   KILN_RETURN_IF_ERROR(lib->Check(lib->cublasLtCreate(&cublaslt_handle_), "cublasLtCreate"));
   return cublaslt_handle_;
+}
+
+StatusOr<const kernels::NcclLibrary*> CudaBackend::Nccl() {
+  std::lock_guard<std::mutex> lock(nccl_mu_);
+  if (!nccl_) {
+    // The emulator doubles NCCL in the same library, as it does cuBLAS.
+    KILN_ASSIGN_OR_RETURN(nccl_, driver_->is_emulator() ? kernels::NcclLibrary::Load({driver_->library()})
+                                                        : kernels::NcclLibrary::Load());
+  }
+  return nccl_.get();
 }
 
 StatusOr<const kernels::CudnnLibrary*> CudaBackend::Cudnn() {
@@ -317,8 +328,13 @@ StatusOr<std::unique_ptr<CudaDriver>> LoadDriver() {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<Backend>> CreateCudaBackend(int num_streams) {
-  KILN_ASSIGN_OR_RETURN(int ordinal, DeviceOrdinalFromEnvironment());
+StatusOr<std::unique_ptr<Backend>> CreateCudaBackend(int num_streams, std::optional<int> device_ordinal) {
+  int ordinal = 0;
+  if (device_ordinal) {
+    ordinal = *device_ordinal;
+  } else {
+    KILN_ASSIGN_OR_RETURN(ordinal, DeviceOrdinalFromEnvironment());
+  }
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<CudaDriver> driver, LoadDriver());
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<CudaBackend> b,
                         CudaBackend::Create(std::move(driver), ordinal, num_streams));

@@ -9,7 +9,8 @@
 // library scratch block per stream, cuFFT (loaded when the first program
 // with an Fft thunk is loaded; its plans belong to the executables), and
 // kiln's radix sort kernels (loaded with the first program with a
-// RadixSort thunk). Internal to the runtime; needs the CUDA headers.
+// RadixSort thunk), NCCL (loaded with the first program whose collectives
+// need peers). Internal to the runtime; needs the CUDA headers.
 #pragma once
 
 #include <memory>
@@ -23,6 +24,7 @@
 #include "kernels_lib/cudnn_library.h"
 #include "kernels_lib/cufft_library.h"
 #include "kernels_lib/cusolver_library.h"
+#include "kernels_lib/nccl_library.h"
 #include "runtime/backend.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/cuda_memory_pool.h"
@@ -84,6 +86,11 @@ class CudaBackend : public Backend {
   StatusOr<const kernels::CufftLibrary*> Cufft();
   // Loads cuSOLVER once (error "cuSOLVER unavailable: ...").
   StatusOr<const kernels::CusolverLibrary*> Cusolver();
+  // Loads NCCL once (error "NCCL unavailable: ..."): the collectives of
+  // multi-device programs (cuda_collectives.h).
+  StatusOr<const kernels::NcclLibrary*> Nccl();
+  // The device's ordinal (what NCCL names a rank's device by).
+  int ordinal() const { return ordinal_; }
   // The cuSOLVER handle bound to stream `i`, created on first use.
   StatusOr<cusolverDnHandle_t> CusolverHandle(int i);
   // Device scratch of at least `bytes` for library calls on stream `i`
@@ -107,6 +114,7 @@ class CudaBackend : public Backend {
   CudaBackend() = default;
   std::unique_ptr<CudaDriver> driver_;
   CUdevice device_ = 0;
+  int ordinal_ = 0;
   CUcontext context_ = nullptr;  // retained primary context
   std::vector<CUstream> streams_;
   int sm_arch_ = 0;
@@ -131,6 +139,8 @@ class CudaBackend : public Backend {
   std::mutex cusolver_mu_;
   std::unique_ptr<kernels::CusolverLibrary> cusolver_;
   std::vector<cusolverDnHandle_t> cusolver_handles_;  // by stream; null until used
+  std::mutex nccl_mu_;
+  std::unique_ptr<kernels::NcclLibrary> nccl_;
   std::mutex radix_sort_mu_;
   std::unique_ptr<CudaModule> radix_sort_;
   struct Scratch {

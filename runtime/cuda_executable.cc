@@ -24,6 +24,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "runtime/cuda_collectives.h"
 #include "runtime/cuda_executor.h"
 #include "runtime/cuda_graphs.h"
 
@@ -147,6 +148,7 @@ class CudaExecutable : public BackendExecutable {
   Status PrepareFfts();
   Status PrepareFp8Gemms();
   Status PrepareConvolutions();
+  Status PrepareCollectives();
   Status UploadConstants();
   StatusOr<ExecutionResult> Run(const std::vector<Buffer>& args,
                                 const ExecuteOptions& options) const override;
@@ -174,6 +176,7 @@ class CudaExecutable : public BackendExecutable {
   CudaFftMap ffts_;
   CudaFp8GemmMap fp8_gemms_;
   CudnnConvolutionMap convolutions_;
+  std::unique_ptr<CudaCollectives> collectives_;
   CUdeviceptr constants_ = 0;
   mutable std::mutex mu_;  // guards workspaces_ creation
   mutable std::vector<std::unique_ptr<Workspace>> workspaces_;
@@ -186,6 +189,7 @@ CudaExecutable::~CudaExecutable() {
   ffts_.clear();  // destroys the cuFFT plans
   fp8_gemms_.clear();  // and the cuBLASLt descriptors
   convolutions_.clear();  // and the cuDNN ones
+  collectives_.reset();  // and the NCCL communicators
   module_.reset();
   if (constants_) backend_.driver().cuMemFree(constants_);
 }
@@ -263,6 +267,16 @@ Status CudaExecutable::PrepareConvolutions() {
         KILN_ASSIGN_OR_RETURN(cudnnHandle_t handle, backend_.CudnnHandle(0));
         return kernels::CudnnConvolution::Create(*cudnn, handle, c);
       });
+}
+
+// The NCCL communicators are made on first use (every device of a group
+// must call ncclCommInitRank at once, which loads on one thread cannot);
+// here the reductions are checked and NCCL loaded.
+Status CudaExecutable::PrepareCollectives() {
+  const LoadOptions& placement = binding_->placement;
+  KILN_ASSIGN_OR_RETURN(collectives_, CudaCollectives::Create(binding_->program, placement.device_id,
+                                                              placement.rendezvous, backend_));
+  return Status::Ok();
 }
 
 Status CudaExecutable::UploadConstants() {
@@ -489,6 +503,7 @@ StatusOr<ExecutionResult> CudaExecutable::Issue(const std::vector<Buffer>& args,
     if (!ws.graphs) ws.graphs = std::make_unique<CudaGraphCache>(d, p);
     ctx.graphs = ws.graphs.get();
   }
+  ctx.collectives = collectives_.get();
   std::vector<Buffer> output_memory;
   KILN_RETURN_IF_ERROR(Stage(args, options, ws, ctx, output_memory));
 
@@ -586,6 +601,7 @@ StatusOr<std::unique_ptr<BackendExecutable>> CudaBackend::Load(
   KILN_RETURN_IF_ERROR(exe->PrepareFfts());
   KILN_RETURN_IF_ERROR(exe->PrepareFp8Gemms());
   KILN_RETURN_IF_ERROR(exe->PrepareConvolutions());
+  KILN_RETURN_IF_ERROR(exe->PrepareCollectives());
   KILN_RETURN_IF_ERROR(exe->UploadConstants());
   return std::unique_ptr<BackendExecutable>(std::move(exe));
 }

@@ -10,6 +10,7 @@
 #include "kernels_lib/cuda_lapack.h"
 #include "kernels_lib/cuda_linalg.h"
 #include "runtime/cuda_graphs.h"
+#include "runtime/cuda_collectives.h"
 #include "runtime/cuda_radix_sort.h"
 
 namespace kiln::runtime {
@@ -282,7 +283,13 @@ Status RunThunk(const th::Thunk& t, CudaExecutionContext& ctx, int depth) {
     case th::ThunkKind::kWhile: return RunWhile(*t.As<th::WhileThunk>(), ctx, depth);
     case th::ThunkKind::kConditional:
       return RunConditional(*t.As<th::ConditionalThunk>(), ctx, depth);
-    default: return Error("not supported on cuda yet: " + std::string(th::ThunkKindName(t.kind())));
+    default:
+      if (th::IsCollective(t.kind()) || t.kind() == th::ThunkKind::kCollectiveDone ||
+          t.kind() == th::ThunkKind::kDeviceId) {
+        if (!ctx.collectives) return Error("internal: no collectives for this execution");
+        return ctx.collectives->Run(t, ctx);
+      }
+      return Error("not supported on cuda yet: " + std::string(th::ThunkKindName(t.kind())));
   }
 }
 

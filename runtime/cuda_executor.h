@@ -15,7 +15,9 @@
 // (LAPACK's routines) to cuSOLVER, RadixSort to kiln's radix sort kernels
 // (cuda_radix_sort.h), Fft to cuFFT (the executable's per-thunk plans; an input cuFFT would
 // overwrite is first copied into library scratch); Copy and Memset to
-// cuMemcpyDtoDAsync / cuMemsetD{8,32}Async. Other kinds fail with
+// cuMemcpyDtoDAsync / cuMemsetD{8,32}Async; collectives, their done halves
+// and replica-id / partition-id to the executable's CudaCollectives (NCCL,
+// cuda_collectives.h). Other kinds fail with
 // "not supported on cuda yet: <kind>". With ctx.graphs, each recordable
 // segment of a sequence is replayed as a CUDA graph (cuda_graphs.h).
 #pragma once
@@ -36,6 +38,7 @@
 namespace kiln::runtime {
 
 class CudaGraphCache;
+class CudaCollectives;  // cuda_collectives.h
 
 // Reusable CUevents for profiling (created on demand, reset per execution).
 class CudaEventPool {
@@ -99,6 +102,7 @@ struct CudaExecutionContext {
   // The stream is capturing: thunks are issued one by one (into the
   // capture) and events are recorded as event-record nodes.
   bool capturing = false;
+  const CudaCollectives* collectives = nullptr;  // the executable's (NCCL)
 };
 
 // True when a copy's source and destination overlap (it then needs a

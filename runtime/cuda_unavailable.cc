@@ -5,7 +5,7 @@
 
 namespace kiln::runtime {
 
-StatusOr<std::unique_ptr<Backend>> CreateCudaBackend(int) {
+StatusOr<std::unique_ptr<Backend>> CreateCudaBackend(int, std::optional<int>) {
   return Error("kiln was built without CUDA headers");
 }
 

@@ -98,11 +98,23 @@ std::string Device::description() const {
   return std::string(DeviceKindName(kind_)) + ": " + backend_->Description();
 }
 
+namespace {
+Status CheckStreamCount(int num_streams) {
+  if (num_streams < 1 || num_streams > 64)
+    return Error("Device::Create: num_streams must be in [1, 64], got " + std::to_string(num_streams));
+  return Status::Ok();
+}
+}  // namespace
+
+StatusOr<std::unique_ptr<Device>> Device::CreateCuda(int ordinal, int num_streams) {
+  KILN_RETURN_IF_ERROR(CheckStreamCount(num_streams));
+  StatusOr<std::unique_ptr<Backend>> cuda = CreateCudaBackend(num_streams, ordinal);
+  if (!cuda.ok()) return cuda.status().WithContext("CUDA backend not built/available");
+  return std::unique_ptr<Device>(new Device(DeviceKind::kCuda, std::move(*cuda), num_streams));
+}
+
 StatusOr<std::unique_ptr<Device>> Device::Create(DeviceKind kind, int num_streams) {
-  if (num_streams < 1 || num_streams > 64) {
-    return Error("Device::Create: num_streams must be in [1, 64], got " +
-                 std::to_string(num_streams));
-  }
+  KILN_RETURN_IF_ERROR(CheckStreamCount(num_streams));
   std::unique_ptr<Backend> backend;
   if (kind == DeviceKind::kCuda) {
     // One line naming what is missing: no CUDA headers at build time, no

@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 
+#include "runtime/collective_common.h"
+
 namespace kiln::runtime {
 namespace {
 
@@ -180,20 +182,6 @@ Status Broadcast(const std::vector<Operand>& ops, Exchange& ex) {
   return Status::Ok();
 }
 
-const std::vector<th::CollectiveBuffer>& BuffersOf(const th::Thunk& thunk) {
-  static const std::vector<th::CollectiveBuffer> kNone;
-  return *std::visit(
-      [](const auto& body) -> const std::vector<th::CollectiveBuffer>* {
-        if constexpr (requires { body.buffers; }) return &body.buffers;
-        return &kNone;
-      },
-      thunk.body);
-}
-
-std::string Describe(const th::Thunk& thunk) {
-  return std::string(th::ThunkKindName(thunk.kind())) + " '" + thunk.info.profile_name + "'";
-}
-
 }  // namespace
 
 PendingCollectives::~PendingCollectives() {
@@ -207,24 +195,12 @@ StatusOr<std::unique_ptr<HostCollectives>> HostCollectives::Create(const th::Thu
     return Error("device " + std::to_string(device) + " is outside the program's " +
                  std::to_string(program.device_count()) + " devices");
   std::unique_ptr<HostCollectives> c(new HostCollectives(program, device));
-  bool needs_peers = false;
   uint32_t next_tag = 0;
   th::ForEachThunk(program.root, [&](const th::Thunk& t, int) {
-    if (!th::IsCollective(t.kind())) return;
-    c->tags_[&t] = next_tag++;
-    if (const auto* p = t.As<th::CollectivePermuteThunk>()) needs_peers |= !p->device_pairs.empty();
-    for (const auto& g : th::CollectiveConfigOf(t)->device_groups) needs_peers |= g.size() > 1;
+    if (th::IsCollective(t.kind())) c->tags_[&t] = next_tag++;
   });
-  needs_peers &= program.device_count() > 1;
+  KILN_ASSIGN_OR_RETURN(bool needs_peers, CollectivesNeedPeers(program, rendezvous.get()));
   if (!needs_peers) return c;
-  if (!rendezvous)
-    return Error("the program's collectives run on " + std::to_string(program.device_count()) + " devices (" +
-                 std::to_string(program.replica_count) + " replicas x " + std::to_string(program.num_partitions) +
-                 " partitions): load it once per device with a collective rendezvous (bef-run --num_devices=" +
-                 std::to_string(program.device_count()) + ")");
-  if (rendezvous->num_devices() != program.device_count())
-    return Error("the program runs on " + std::to_string(program.device_count()) + " devices but the rendezvous has " +
-                 std::to_string(rendezvous->num_devices()));
   const int64_t load = rendezvous->NextLoad(device);
   KILN_ASSIGN_OR_RETURN(c->communicator_, HostCommunicator::Create(device, std::move(rendezvous), load));
   return c;
@@ -260,7 +236,7 @@ Status HostCollectives::Run(const th::Thunk& thunk, const std::vector<uint8_t*>&
   std::vector<const th::CollectiveBuffer*> all;
   if (permuted) all.push_back(permuted);
   else
-    for (const th::CollectiveBuffer& b : BuffersOf(thunk)) all.push_back(&b);
+    for (const th::CollectiveBuffer& b : CollectiveBuffersOf(thunk)) all.push_back(&b);
   for (const th::CollectiveBuffer* b : all) {
     Operand op{address(b->source), address(b->destination), b};
     if (config->async_id) {
@@ -280,7 +256,8 @@ Status HostCollectives::Run(const th::Thunk& thunk, const std::vector<uint8_t*>&
   }
   auto tag = tags_.find(&thunk);
   if (tag == tags_.end()) return Error("internal: collective without a tag");
-  auto exchange = std::make_shared<Exchange>(communicator_.get(), std::move(*group), tag->second, Describe(thunk));
+  auto exchange =
+      std::make_shared<Exchange>(communicator_.get(), std::move(*group), tag->second, DescribeCollective(thunk));
   auto run = [&thunk, ops, exchange, snapshots, device = device_]() -> Status {
     Exchange& ex = *exchange;
     switch (thunk.kind()) {

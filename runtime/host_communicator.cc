@@ -14,30 +14,15 @@
 #include <gloo/transport/tcp/device.h>
 #include <gloo/transport/unbound_buffer.h>
 
+#include "runtime/collective_common.h"
+
 namespace kiln::runtime {
 namespace {
-
-std::string IdList(const std::vector<int64_t>& ids) {
-  std::string s;
-  for (size_t i = 0; i < ids.size(); ++i) s += (i ? ", " : "") + std::to_string(ids[i]);
-  return s;
-}
-
-std::string GroupName(const std::vector<int64_t>& devices) {
-  std::string s = "{";
-  for (size_t i = 0; i < devices.size(); ++i) s += (i ? "," : "") + std::to_string(devices[i]);
-  return s + "}";
-}
 
 // The first line of an exception's message (Gloo's carry file positions).
 std::string FirstLine(const std::exception& e) {
   std::string m = e.what();
   return m.substr(0, m.find('\n'));
-}
-
-std::string Seconds(std::chrono::milliseconds t) {
-  const int64_t ms = t.count();
-  return ms % 1000 == 0 ? std::to_string(ms / 1000) + " s" : std::to_string(ms) + " ms";
 }
 
 // An element of `kBytes` bytes: Gloo sizes its segments in elements, so a

@@ -182,6 +182,9 @@ class Device {
   // was built without CUDA headers, no driver is installed or no device is
   // usable.
   static StatusOr<std::unique_ptr<Device>> Create(DeviceKind kind, int num_streams = 1);
+  // The CUDA device `ordinal` (multi-device runs: one Device per GPU of
+  // this process), with the errors of Create.
+  static StatusOr<std::unique_ptr<Device>> CreateCuda(int ordinal, int num_streams = 1);
   ~Device();
   Device(const Device&) = delete;
   Device& operator=(const Device&) = delete;

@@ -1,5 +1,5 @@
 # libkiln_cuda_emulator.so: the CUDA driver API subset kiln's runtime calls
-# and the cuBLAS, cuDNN, cuFFT and cuSOLVER doubles, over kiln_cuda_emulator_core. Included by
+# and the cuBLAS, cuDNN, cuFFT, cuSOLVER and NCCL doubles, over kiln_cuda_emulator_core. Included by
 # cuda_emulator/CMakeLists.txt.
 #
 # Only the C entry points are exported: sources are compiled with hidden
@@ -32,6 +32,8 @@ add_library(kiln_cuda_emulator SHARED
   libs/dense_jacobi.cc
   libs/dense_factorizations.cc
   libs/matrix_operand.cc
+  libs/nccl_clique.cc
+  libs/nccl_double.cc
 )
 set_target_properties(kiln_cuda_emulator PROPERTIES
   OUTPUT_NAME kiln_cuda_emulator

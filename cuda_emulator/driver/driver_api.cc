@@ -30,11 +30,13 @@ uint32_t SampleBlocks() {
   return blocks;
 }
 
-// The emulator has one device, ordinal 0.
+// The emulator's devices are ordinals 0 .. device_count - 1 (a CUdevice is
+// its ordinal).
 CUresult CheckDevice(CUdevice dev, const char* call) {
-  if (dev != 0) {
-    return Fail(CUDA_ERROR_INVALID_DEVICE,
-                std::string(call) + ": device " + std::to_string(dev) + " (the emulator has device 0 only)");
+  if (dev < 0 || dev >= Device().device_count()) {
+    return Fail(CUDA_ERROR_INVALID_DEVICE, std::string(call) + ": device " + std::to_string(dev) +
+                                               " (the emulator has " + std::to_string(Device().device_count()) +
+                                               ", KILN_EMU_DEVICES)");
   }
   return CUDA_SUCCESS;
 }
@@ -104,7 +106,7 @@ KILN_EMU_EXPORT CUresult cuDriverGetVersion(int* driverVersion) {
 KILN_EMU_EXPORT CUresult cuDeviceGetCount(int* count) {
   if (CUresult r = Device().EnterDriver(); r != CUDA_SUCCESS) return r;
   if (!count) return Fail(CUDA_ERROR_INVALID_VALUE, "cuDeviceGetCount: null pointer");
-  *count = 1;
+  *count = Device().device_count();
   return CUDA_SUCCESS;
 }
 
@@ -112,7 +114,7 @@ KILN_EMU_EXPORT CUresult cuDeviceGet(CUdevice* device, int ordinal) {
   if (CUresult r = Device().EnterDriver(); r != CUDA_SUCCESS) return r;
   if (!device) return Fail(CUDA_ERROR_INVALID_VALUE, "cuDeviceGet: null pointer");
   if (CUresult r = CheckDevice(ordinal, "cuDeviceGet"); r != CUDA_SUCCESS) return r;
-  *device = 0;
+  *device = ordinal;
   return CUDA_SUCCESS;
 }
 
@@ -150,7 +152,7 @@ KILN_EMU_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev)
   if (CUresult r = Device().EnterDriver(); r != CUDA_SUCCESS) return r;
   if (!pctx) return Fail(CUDA_ERROR_INVALID_VALUE, "cuDevicePrimaryCtxRetain: null pointer");
   if (CUresult r = CheckDevice(dev, "cuDevicePrimaryCtxRetain"); r != CUDA_SUCCESS) return r;
-  *pctx = Device().RetainPrimaryContext();
+  *pctx = Device().RetainPrimaryContext(dev);
   return CUDA_SUCCESS;
 }
 

@@ -94,7 +94,7 @@ KILN_EMU_EXPORT CUresult cuMemAlloc(CUdeviceptr* dptr, size_t bytesize) {
                                               std::to_string(kiln::emu::driver::kTotalMemoryBytes) +
                                               " bytes are free");
   }
-  kiln::StatusOr<uint64_t> p = Device().memory().Allocate(bytesize, MemoryKind::kDevice);
+  kiln::StatusOr<uint64_t> p = Device().memory().Allocate(bytesize, MemoryKind::kDevice, Device().current_device());
   if (!p.ok()) return Fail(CUDA_ERROR_OUT_OF_MEMORY, "cuMemAlloc: " + p.status().message());
   *dptr = *p;
   return CUDA_SUCCESS;

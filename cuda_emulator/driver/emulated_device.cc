@@ -16,6 +16,18 @@ namespace {
 // The context current on this thread: the primary context's handle or null.
 thread_local CUcontext t_current = nullptr;
 
+// KILN_EMU_DEVICES: how many devices the emulator exposes (default 8).
+StatusOr<int> DeviceCountFromEnvironment(int max_devices) {
+  const char* v = std::getenv("KILN_EMU_DEVICES");
+  if (!v || !*v) return 8;
+  char* end = nullptr;
+  long n = std::strtol(v, &end, 10);
+  if (*end != '\0' || n < 1 || n > max_devices)
+    return Error("KILN_EMU_DEVICES must be a device count from 1 to " + std::to_string(max_devices) + ", got '" +
+                 v + "'");
+  return static_cast<int>(n);
+}
+
 // The fault class of a launch error, from the first words of its message
 // (the memcheck reports start "invalid global load ...").
 CUresult FaultResult(const std::string& message) {
@@ -38,7 +50,8 @@ CUresult EmulatedDevice::Initialize() {
     StatusOr<int> threads = EmulatorThreadCount();
     StatusOr<uint32_t> sample = SampleBlocksFromEnvironment();
     Status faults = faults_.ArmFromEnvironment();
-    for (const Status& s : {checks.status(), threads.status(), sample.status(), faults}) {
+    StatusOr<int> devices = DeviceCountFromEnvironment(kMaxDevices);
+    for (const Status& s : {checks.status(), threads.status(), sample.status(), faults, devices.status()}) {
       if (s.ok()) continue;
       init_result_ = CUDA_ERROR_INVALID_VALUE;
       init_detail_ = "cuInit: " + s.message();
@@ -46,6 +59,7 @@ CUresult EmulatedDevice::Initialize() {
     }
     checks_ = *checks;
     sample_blocks_ = *sample;
+    device_count_ = *devices;
     pool_ = std::make_unique<ThreadPool>(*threads);
     init_result_ = CUDA_SUCCESS;
     initialized_.store(true);
@@ -75,11 +89,11 @@ CUresult EmulatedDevice::EnterContext() {
   return CUDA_SUCCESS;
 }
 
-CUcontext EmulatedDevice::RetainPrimaryContext() {
+CUcontext EmulatedDevice::RetainPrimaryContext(int device) {
   std::lock_guard<std::mutex> lock(context_mu_);
   ++context_refs_;
   context_alive_.store(true);
-  return reinterpret_cast<CUcontext>(this);
+  return reinterpret_cast<CUcontext>(&context_handles_[device]);
 }
 
 CUresult EmulatedDevice::ReleasePrimaryContext() {
@@ -103,8 +117,9 @@ void EmulatedDevice::DestroyContext() {
 }
 
 CUresult EmulatedDevice::SetCurrent(CUcontext context) {
-  if (context != nullptr && context != reinterpret_cast<CUcontext>(this)) {
-    return Fail(CUDA_ERROR_INVALID_CONTEXT, "cuCtxSetCurrent: not the primary context's handle");
+  const char* handle = reinterpret_cast<const char*>(context);
+  if (context != nullptr && (handle < context_handles_ || handle >= context_handles_ + device_count_)) {
+    return Fail(CUDA_ERROR_INVALID_CONTEXT, "cuCtxSetCurrent: not a primary context's handle");
   }
   if (context != nullptr && !context_alive_.load()) {
     return Fail(CUDA_ERROR_INVALID_CONTEXT, "cuCtxSetCurrent: the primary context was released");
@@ -114,6 +129,11 @@ CUresult EmulatedDevice::SetCurrent(CUcontext context) {
 }
 
 CUcontext EmulatedDevice::current() const { return context_alive_.load() ? t_current : nullptr; }
+
+int EmulatedDevice::current_device() const {
+  if (!t_current) return 0;
+  return static_cast<int>(reinterpret_cast<const char*>(t_current) - context_handles_);
+}
 
 KilnEmuLiveObjects EmulatedDevice::LiveObjects() {
   KilnEmuLiveObjects live{};

@@ -1,7 +1,16 @@
-// EmulatedDevice: the one GPU the emulated driver exposes, and everything
-// the driver API's handles refer to: device memory, the thread pool that
-// runs kernels, the checker options, the primary context, streams, events
-// and modules.
+// EmulatedDevice: the GPUs the emulated driver exposes (KILN_EMU_DEVICES,
+// default 8, an HGX H100 node), and everything the driver API's handles
+// refer to: device memory, the thread pool that runs kernels, the checker
+// options, the primary contexts, streams, events and modules.
+//
+// Several devices exist so that multi-device programs (one device per
+// thread, NCCL between them) run in one process. Each device has its own
+// primary context handle, and every allocation records the device whose
+// context was current (NCCL's double checks its buffers against the
+// communicator's device). The devices share one address space (as CUDA's
+// unified addressing gives), one memory ledger, one stream and event table
+// and one sticky-error state: a fault on one device fails them all, which a
+// multi-device program would see anyway once its collectives stop.
 //
 // The CUDA driver API is a C ABI over process-wide state (cuInit has no
 // handle to return), so the device is a process-wide object: created on
@@ -50,11 +59,16 @@ class EmulatedDevice {
   CUresult EnterDriver();
   CUresult EnterContext();
 
-  // The primary context (its handle is stable for the process).
-  CUcontext RetainPrimaryContext();
+  // How many devices cuDeviceGetCount reports (after cuInit).
+  int device_count() const { return device_count_; }
+  // Device `device`'s primary context (its handle is stable for the
+  // process; the caller checked the ordinal).
+  CUcontext RetainPrimaryContext(int device);
   CUresult ReleasePrimaryContext();
   CUresult SetCurrent(CUcontext context);
   CUcontext current() const;
+  // The ordinal of the device whose context is current (0 when none is).
+  int current_device() const;
 
   // A kernel (or library call) faulted: reports `message` on stderr as
   // compute-sanitizer would, makes the context sticky-failed and returns
@@ -109,6 +123,10 @@ class EmulatedDevice {
   CUresult init_result_ = CUDA_ERROR_NOT_INITIALIZED;
   std::string init_detail_;
   std::atomic<bool> initialized_{false};
+  int device_count_ = 1;
+  // One byte per device: the addresses are the primary contexts' handles.
+  static constexpr int kMaxDevices = 64;
+  char context_handles_[kMaxDevices] = {};
   CheckOptions checks_;
   uint32_t sample_blocks_ = 0;
   std::unique_ptr<ThreadPool> pool_;

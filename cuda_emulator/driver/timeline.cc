@@ -29,6 +29,16 @@ void StreamTimeline::Advance(double duration_us) {
   clock_us_ += duration_us;
 }
 
+double StreamTimeline::clock_us() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return clock_us_;
+}
+
+void StreamTimeline::AdvanceTo(double clock_us) {
+  std::lock_guard<std::mutex> lock(mu_);
+  clock_us_ = std::max(clock_us_, clock_us);
+}
+
 StreamTimeline::Mark StreamTimeline::PinCurrent() {
   std::lock_guard<std::mutex> lock(mu_);
   pins_.insert(launch_count_);

@@ -38,6 +38,10 @@ class StreamTimeline {
   void AddLibraryCall(double model_seconds, double optimal_seconds);
   // A copy or memset.
   void Advance(double duration_us);
+  // The stream's clock, and moving it forward to `clock_us` (a collective
+  // starts when its last rank arrives; earlier clocks wait for it).
+  double clock_us();
+  void AdvanceTo(double clock_us);
 
   // What an event records.
   struct Mark {

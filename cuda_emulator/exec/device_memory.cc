@@ -87,7 +87,7 @@ DeviceMemory::~DeviceMemory() {
   for (auto& [base, a] : live_) std::free(reinterpret_cast<void*>(base));
 }
 
-StatusOr<uint64_t> DeviceMemory::Allocate(uint64_t size, MemoryKind kind) {
+StatusOr<uint64_t> DeviceMemory::Allocate(uint64_t size, MemoryKind kind, int device) {
   if (size == 0) return Error("cannot allocate 0 bytes");
   if (size > UINT64_MAX - kAlignment) return Error("cannot allocate " + Bytes(size));
   uint64_t padded = (size + kAlignment - 1) / kAlignment * kAlignment;
@@ -99,6 +99,7 @@ StatusOr<uint64_t> DeviceMemory::Allocate(uint64_t size, MemoryKind kind) {
   a->base = reinterpret_cast<uint64_t>(p);
   a->size = size;
   a->kind = kind;
+  a->device = device;
   if (kind == MemoryKind::kDevice) {
     std::memset(p, kUninitializedFill, padded);
     a->initialized.assign((size + 63) / 64, 0);

@@ -32,6 +32,9 @@ struct Allocation {
   uint64_t base = 0;
   uint64_t size = 0;
   MemoryKind kind = MemoryKind::kDevice;
+  // The emulated device whose context allocated it (its ordinal), which
+  // library doubles such as NCCL's check their buffers against.
+  int device = 0;
   // One bit per byte: set once the byte was written (copy, memset, kernel
   // store). Only kept for device memory.
   std::vector<uint64_t> initialized;
@@ -56,7 +59,7 @@ class DeviceMemory {
   // `size` bytes, 256-byte aligned (as cuMemAlloc). Device memory starts
   // uninitialized (filled with a 0xCB pattern, so a read that memcheck does
   // not flag still cannot pass for zeros); pinned host memory is zeroed.
-  StatusOr<uint64_t> Allocate(uint64_t size, MemoryKind kind);
+  StatusOr<uint64_t> Allocate(uint64_t size, MemoryKind kind, int device = 0);
   // `address` must be the base of a live allocation of `kind`.
   Status Free(uint64_t address, MemoryKind kind);
 

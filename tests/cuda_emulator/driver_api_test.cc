@@ -184,7 +184,7 @@ TEST(DriverApiInit, CallsBeforeCuInitFail) {
         int count = -1;
         bool ok = Emu().handle && Emu().cuDeviceGetCount(&count) == CUDA_ERROR_NOT_INITIALIZED &&
                   Emu().cuInit(0) == CUDA_SUCCESS && Emu().cuDeviceGetCount(&count) == CUDA_SUCCESS &&
-                  count == 1;
+                  count == 8;
         _exit(ok ? 0 : 1);
       },
       ::testing::ExitedWithCode(0), "");
@@ -274,7 +274,9 @@ TEST_F(DriverApiTest, DeviceIsAnH100) {
   EXPECT_EQ(attribute(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE), 50 * 1024 * 1024);
   int v = 0;
   EXPECT_EQ(e.cuDeviceGetAttribute(&v, static_cast<CUdevice_attribute>(100000), 0), CUDA_ERROR_INVALID_VALUE);
-  EXPECT_EQ(e.cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_WARP_SIZE, 1), CUDA_ERROR_INVALID_DEVICE);
+  // Eight devices (KILN_EMU_DEVICES' default), ordinals 0..7.
+  EXPECT_EQ(e.cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_WARP_SIZE, 7), CUDA_SUCCESS);
+  EXPECT_EQ(e.cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_WARP_SIZE, 8), CUDA_ERROR_INVALID_DEVICE);
 
   char name[256] = {};
   ASSERT_EQ(e.cuDeviceGetName(name, sizeof(name) - 1, 0), CUDA_SUCCESS);
@@ -291,7 +293,28 @@ TEST_F(DriverApiTest, DeviceIsAnH100) {
   CUdevice device = -1;
   EXPECT_EQ(e.cuDeviceGet(&device, 0), CUDA_SUCCESS);
   EXPECT_EQ(device, 0);
-  EXPECT_EQ(e.cuDeviceGet(&device, 1), CUDA_ERROR_INVALID_DEVICE);
+  EXPECT_EQ(e.cuDeviceGet(&device, 3), CUDA_SUCCESS);
+  EXPECT_EQ(device, 3);
+  EXPECT_EQ(e.cuDeviceGet(&device, 8), CUDA_ERROR_INVALID_DEVICE);
+}
+
+// Every device has its own primary context; allocations, copies and
+// launches work with any of them current.
+TEST_F(DriverApiTest, EachDeviceHasItsOwnPrimaryContext) {
+  const Api& e = Emu();
+  CUcontext third = nullptr, current = nullptr;
+  ASSERT_EQ(e.cuDevicePrimaryCtxRetain(&third, 3), CUDA_SUCCESS);
+  EXPECT_NE(third, context_);
+  ASSERT_EQ(e.cuCtxSetCurrent(third), CUDA_SUCCESS);
+  ASSERT_EQ(e.cuCtxGetCurrent(&current), CUDA_SUCCESS);
+  EXPECT_EQ(current, third);
+  CUdeviceptr p = Alloc(16);
+  const uint32_t word = 0x01020304;
+  ASSERT_EQ(e.cuMemcpyHtoD(p, &word, sizeof word), CUDA_SUCCESS);
+  EXPECT_EQ(e.cuMemFree(p), CUDA_SUCCESS);
+  EXPECT_EQ(e.cuCtxSetCurrent(reinterpret_cast<CUcontext>(&current)), CUDA_ERROR_INVALID_CONTEXT);
+  ASSERT_EQ(e.cuCtxSetCurrent(context_), CUDA_SUCCESS);
+  EXPECT_EQ(e.cuDevicePrimaryCtxRelease(3), CUDA_SUCCESS);
 }
 
 TEST_F(DriverApiTest, ErrorNamesAndStrings) {

@@ -1,7 +1,7 @@
 // The corpus' SPMD modules end to end: every module with a collective or a
 // device id that bef-compile compiles and the reference evaluator runs
 // (within a time budget) runs on its replica_count x num_partitions host
-// devices of one process, each device on its own random inputs, and every
+// devices of one process (or CUDA devices, KILN_E2E_DEVICE=cuda), each device on its own random inputs, and every
 // device's result must match the evaluator's simulated device. Modules
 // without collectives, or that stop earlier (corpus_compile_sweep_test
 // says why), are skipped with the reason; the summary lists what ran.
@@ -61,7 +61,8 @@ CompareOptions ToleranceFor(const hlo::HloModule& module) {
 struct Summary {
   std::set<std::string> matched;
   ~Summary() {
-    std::printf("== corpus SPMD modules matching the evaluator on host devices: %zu ==\n", matched.size());
+    std::printf("== corpus SPMD modules matching the evaluator on %s devices: %zu ==\n",
+                E2EDeviceKind() == runtime::DeviceKind::kCuda ? "CUDA (NCCL)" : "host", matched.size());
     for (const std::string& m : matched) std::printf("  %s\n", m.c_str());
   }
 };
@@ -78,7 +79,7 @@ TEST_P(CorpusSpmd, MatchesTheEvaluatorOnEveryDevice) {
   if (!HasMultiDeviceOp(**module)) GTEST_SKIP() << "no collective";
   auto known = KnownDifferences().find(std::filesystem::path(GetParam()).filename().string());
   if (known != KnownDifferences().end()) GTEST_SKIP() << "known difference: " << known->second;
-  StatusOr<bef::Artifact> artifact = compiler::CompileModule(**module, {});
+  StatusOr<bef::Artifact> artifact = compiler::CompileModule(**module, SpmdCompileOptions());
   if (!artifact.ok()) GTEST_SKIP() << "does not compile: " << artifact.status().message().substr(0, 200);
   const int64_t n = artifact->program.device_count();
   std::unique_ptr<hlo::HloModule> grid = (*module)->Clone();

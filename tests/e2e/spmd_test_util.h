@@ -1,8 +1,10 @@
 // Helpers of the multi-device end-to-end tests: compile an SPMD module once,
-// run it on N host devices of this process (one LoadedExecutable per
-// device, one in-process CollectiveRendezvous, each device on a thread of
-// its own) and compare every device's result with the reference
-// evaluator's simulated devices on the same per-device inputs.
+// run it on N devices of this process (one LoadedExecutable per device,
+// one in-process CollectiveRendezvous, each device on a thread of its own)
+// and compare every device's result with the reference evaluator's
+// simulated devices on the same per-device inputs. The devices are host
+// devices (Gloo), or with KILN_E2E_DEVICE=cuda CUDA devices 0..N-1 (NCCL;
+// the CUDA emulator's devices and NCCL double in CI).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -20,6 +22,7 @@
 #include "compiler/evaluator/evaluator.h"
 #include "compiler/hlo/parser.h"
 #include "runtime/collective_rendezvous.h"
+#include "tests/e2e/e2e_test_util.h"
 #include "tools/hlo-run/device_runner.h"
 
 namespace kiln::testing {
@@ -41,7 +44,8 @@ inline std::vector<StatusOr<Literal>> RunOnHostDevices(const bef::Artifact& arti
   std::vector<std::unique_ptr<runtime::LoadedExecutable>> exes;
   std::vector<StatusOr<Literal>> results(n, Status::Error("not run"));
   for (int64_t d = 0; d < n; ++d) {
-    auto device = runtime::Device::Create(runtime::DeviceKind::kHost);
+    auto device = E2EDeviceKind() == runtime::DeviceKind::kCuda ? runtime::Device::CreateCuda(static_cast<int>(d))
+                                                                : runtime::Device::Create(runtime::DeviceKind::kHost);
     if (!device.ok()) return std::vector<StatusOr<Literal>>(n, device.status());
     auto exe = runtime::LoadedExecutable::Load(**device, artifact, {d, rendezvous});
     if (!exe.ok()) return std::vector<StatusOr<Literal>>(n, exe.status());
@@ -65,6 +69,7 @@ inline std::vector<StatusOr<Literal>> RunOnHostDevices(const bef::Artifact& arti
       // modules need it).
       runtime::ExecuteOptions run;
       run.donate.assign(buffers.size(), true);
+      run.host_outputs = true;
       StatusOr<runtime::ExecutionResult> r = exes[d]->ExecuteSync(std::move(buffers), run);
       if (!r.ok()) {
         results[d] = r.status();
@@ -75,6 +80,17 @@ inline std::vector<StatusOr<Literal>> RunOnHostDevices(const bef::Artifact& arti
   }
   for (std::thread& t : threads) t.join();
   return results;
+}
+
+// What the SPMD tests compile for: the host, or CUDA (E2EDeviceKind).
+inline compiler::CompileOptions SpmdCompileOptions() {
+  compiler::CompileOptions options;
+  if (E2EDeviceKind() == runtime::DeviceKind::kCuda) {
+    options.host = false;
+    options.cuda = true;
+    options.tf32 = false;  // f32 dots at f32 precision, as the evaluator computes them
+  }
+  return options;
 }
 
 // Seeded random arguments for every entry parameter, different per device.
@@ -93,8 +109,7 @@ inline std::vector<std::vector<Literal>> DeviceArgs(const hlo::HloModule& module
 // "" when every device matches the evaluator, else the first difference.
 inline std::string CompareSpmdWithEvaluator(const hlo::HloModule& module, uint64_t seed = 1,
                                             const CompareOptions& tol = {}) {
-  compiler::CompileOptions copts;
-  StatusOr<bef::Artifact> artifact = compiler::CompileModule(module, copts);
+  StatusOr<bef::Artifact> artifact = compiler::CompileModule(module, SpmdCompileOptions());
   if (!artifact.ok()) return "compile: " + artifact.status().message();
   const int64_t n = artifact->program.device_count();
   std::vector<std::vector<Literal>> args = DeviceArgs(module, n, seed);

@@ -176,24 +176,7 @@ expect_error "bad.hlo:" "malformed HLO"
 # An SPMD module on 2 host devices: device d adds its replica id to its own
 # input, then the all-reduce sums both: (1+0 + 10+1, 2+0 + 20+1) = (12, 23)
 # on each; the all-gather concatenates the two inputs plus ids.
-cat >spmd.hlo <<'HLO'
-HloModule spmd, replica_count=2
-add {
-  x = f32[] parameter(0)
-  y = f32[] parameter(1)
-  ROOT s = f32[] add(x, y)
-}
-ENTRY e {
-  p = f32[2] parameter(0)
-  r = u32[] replica-id()
-  f = f32[] convert(r)
-  b = f32[2] broadcast(f), dimensions={}
-  q = f32[2] add(p, b)
-  ar = f32[2] all-reduce(q), replica_groups={}, to_apply=add
-  ag = f32[4] all-gather(q), replica_groups={}, dimensions={0}
-  ROOT t = (f32[2], f32[4]) tuple(ar, ag)
-}
-HLO
+cp "$ROOT/tests/tools/spmd_two_replicas.hlo" spmd.hlo
 run "$BEF_COMPILE" spmd.hlo -o spmd.bef
 check '[[ $code == 0 ]]' "spmd compiles: $err"
 run "$BEF_RUN" spmd.bef --num_devices=2 "--input=2xf32=1 2" "--input=2xf32=10 20"

@@ -4,7 +4,8 @@
 # examples/README.md), the profile's emulator counters and its JSON export
 # (--export_profile: thunk counts, launches, DRAM bytes), one-line errors for
 # a bad emulator path, a bad KILN_EMU_CHECK and KILN_EMU_FAULT, an injected
-# launch failure, --cuda_graphs on and off, and a corrupted artifact
+# launch failure, --cuda_graphs on and off, an SPMD module on 2 emulated
+# devices (NCCL double), and a corrupted artifact
 # that is executed, not only loaded: its PTX is edited inside the .bef so
 # that a kernel indexes 128x past its buffer, and memcheck must stop it with
 # one line naming the kernel, block, thread, PTX line and address (the
@@ -182,5 +183,24 @@ for text in "CUDA_ERROR_ILLEGAL_ADDRESS" "invalid global " "in kernel '" \
             "block (0,0,0) thread (" "PTX line "; do
   expect_err_line "$text" "out-of-bounds kernel"
 done
+
+# An SPMD module on 2 emulated CUDA devices, collectives through the NCCL
+# double: device d adds its replica id to its input, the all-reduce sums
+# both, the all-gather concatenates them (bef_compile_test's values).
+cp "$SRC/tests/tools/spmd_two_replicas.hlo" "$TMP/spmd.hlo"
+run "$BEF_COMPILE" "$TMP/spmd.hlo" -o "$TMP/spmd.bef" --targets=cuda --no-cache
+expect_code 0 "compile the SPMD module for cuda"
+KILN_CUDA_EMULATOR=$EMULATOR run "$BEF_RUN" "$TMP/spmd.bef" --device=cuda --num_devices=2 "--input=2xf32=1 2" \
+  "--input=2xf32=10 20"
+expect_code 0 "SPMD module on 2 emulated CUDA devices"
+expect_out "device 0:
+2xf32=12 23
+4xf32=1 2 11 21
+device 1:
+2xf32=12 23
+4xf32=1 2 11 21" "SPMD results on 2 emulated CUDA devices"
+KILN_EMU_DEVICES=1 KILN_CUDA_EMULATOR=$EMULATOR run "$BEF_RUN" "$TMP/spmd.bef" --device=cuda --num_devices=2
+expect_code 1 "2 devices asked of a 1-device emulator"
+expect_err_line "no CUDA device 1 (1 present" "2 devices asked of a 1-device emulator"
 
 report cuda_emulator_cli_test

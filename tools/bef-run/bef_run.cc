@@ -45,7 +45,8 @@
 // issues every thunk on its own. The host ignores it.
 //
 // --num_devices=N runs an SPMD module (replica_count x num_partitions = N)
-// on N host devices in one process, collectives through Gloo
+// on N host devices in one process, collectives through Gloo, or with
+// --device=cuda on CUDA devices 0..N-1, collectives through NCCL
 // (multi_device.h: per-device --input, --output and --expected_output); a
 // collective whose peers do not arrive within --collective_timeout
 // (default 60 s) fails with one line naming it and the missing devices.
@@ -337,11 +338,12 @@ StatusOr<int> ReportDeviceResults(const std::vector<runtime::ExecutionResult>& r
 // --num_devices: every device runs at once; --iterations times the
 // slowest device of each run.
 StatusOr<int> RunOnDevices(const bef::Artifact& artifact, const Options& options) {
-  if (options.profiled_runs() || options.donate || options.print_memory || options.device == "cuda")
-    return Error("--num_devices runs on host devices without --profile, --trace, --export_profile, --donate and "
-                 "--print_memory (not yet)");
-  KILN_ASSIGN_OR_RETURN(DeviceSet set,
-                        LoadOnHostDevices(artifact, options.num_devices, options.collective_timeout.value_or(60)));
+  if (options.profiled_runs() || options.donate || options.print_memory)
+    return Error("--num_devices runs without --profile, --trace, --export_profile, --donate and --print_memory "
+                 "(not yet)");
+  const runtime::DeviceKind kind = options.device == "cuda" ? runtime::DeviceKind::kCuda : runtime::DeviceKind::kHost;
+  KILN_ASSIGN_OR_RETURN(DeviceSet set, LoadOnHostDevices(artifact, options.num_devices,
+                                                         options.collective_timeout.value_or(60), kind));
   std::vector<std::vector<runtime::Buffer>> args;
   for (int64_t d = 0; d < options.num_devices; ++d) {
     KILN_ASSIGN_OR_RETURN(std::vector<runtime::Buffer> a, DeviceArguments(*set.executables[d], options, d));
@@ -349,6 +351,7 @@ StatusOr<int> RunOnDevices(const bef::Artifact& artifact, const Options& options
   }
   runtime::ExecuteOptions run;
   run.profile = false;
+  run.host_outputs = true;  // CUDA devices download their results
   KILN_ASSIGN_OR_RETURN(std::vector<runtime::ExecutionResult> results, ExecuteOnDevices(set, args, run));
   KILN_ASSIGN_OR_RETURN(int mismatches, ReportDeviceResults(results, options));
   if (options.iterations == 0) return mismatches;

@@ -35,7 +35,8 @@ StatusOr<std::vector<std::string>> SpecsForDevice(const std::vector<std::string>
   return out;
 }
 
-StatusOr<DeviceSet> LoadOnHostDevices(const bef::Artifact& artifact, int64_t count, double timeout_seconds) {
+StatusOr<DeviceSet> LoadOnHostDevices(const bef::Artifact& artifact, int64_t count, double timeout_seconds,
+                                      runtime::DeviceKind kind) {
   if (count < 1 || count > 1024) return Error("--num_devices must be between 1 and 1024, not " + std::to_string(count));
   if (!(timeout_seconds > 0) || timeout_seconds > 86400)
     return Error("--collective_timeout must be between 0 and 86400 seconds");
@@ -49,7 +50,9 @@ StatusOr<DeviceSet> LoadOnHostDevices(const bef::Artifact& artifact, int64_t cou
   std::shared_ptr<runtime::CollectiveRendezvous> rendezvous = runtime::CollectiveRendezvous::InProcess(count, timeout);
   DeviceSet set;
   for (int64_t d = 0; d < count; ++d) {
-    KILN_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Device> device, runtime::Device::Create(runtime::DeviceKind::kHost));
+    KILN_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Device> device,
+                          kind == runtime::DeviceKind::kCuda ? runtime::Device::CreateCuda(static_cast<int>(d))
+                                                             : runtime::Device::Create(kind));
     runtime::LoadOptions load{d, rendezvous};
     StatusOr<std::unique_ptr<runtime::LoadedExecutable>> exe = runtime::LoadedExecutable::Load(*device, artifact, load);
     if (!exe.ok()) return exe.status().WithContext("device " + std::to_string(d));

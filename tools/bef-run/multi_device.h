@@ -1,5 +1,5 @@
 // bef-run's multi-device mode (--num_devices=N): an SPMD module runs on N
-// host devices in one process, each with its own Device (executor threads)
+// host devices (or, with --device=cuda, N CUDA devices) in one process, each with its own Device (executor threads)
 // and LoadedExecutable, all sharing one in-process CollectiveRendezvous.
 //
 // Per-device values (documented in README.md, "bef-run"):
@@ -35,9 +35,12 @@ struct DeviceSet {
   size_t size() const { return executables.size(); }
 };
 
-// Loads `artifact` on `count` host devices that meet through one in-process
-// rendezvous; collectives wait `timeout_seconds` for their peers.
-StatusOr<DeviceSet> LoadOnHostDevices(const bef::Artifact& artifact, int64_t count, double timeout_seconds);
+// Loads `artifact` on `count` devices of `kind` (host devices, or CUDA
+// devices 0..count-1 whose collectives run through NCCL) that meet through
+// one in-process rendezvous; collectives wait `timeout_seconds` for their
+// peers.
+StatusOr<DeviceSet> LoadOnHostDevices(const bef::Artifact& artifact, int64_t count, double timeout_seconds,
+                                      runtime::DeviceKind kind = runtime::DeviceKind::kHost);
 
 // Runs every device's executable on its arguments at once, each on a thread
 // of its own. When devices fail, the error is the earliest failure's (the
