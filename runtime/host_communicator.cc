@@ -14,6 +14,8 @@
 #include <gloo/transport/tcp/device.h>
 #include <gloo/transport/unbound_buffer.h>
 
+#include "runtime/collective_store.h"
+
 namespace kiln::runtime {
 namespace {
 
@@ -29,10 +31,14 @@ std::string GroupName(const std::vector<int64_t>& devices) {
   return s + "}";
 }
 
-// The first line of an exception's message (Gloo's carry file positions).
+// The first line of an exception's message, without the source position
+// Gloo's messages start with ("[./gloo/transport/tcp/pair.cc:589] ").
 std::string FirstLine(const std::exception& e) {
   std::string m = e.what();
-  return m.substr(0, m.find('\n'));
+  m = m.substr(0, m.find('\n'));
+  if (m.rfind("[", 0) == 0 && m.find("] ") != std::string::npos && m.find(".cc:") < m.find("] "))
+    m = m.substr(m.find("] ") + 2);
+  return m;
 }
 
 std::string Seconds(std::chrono::milliseconds t) {
@@ -79,13 +85,19 @@ HostCommunicator::~HostCommunicator() = default;
 StatusOr<std::unique_ptr<HostCommunicator>> HostCommunicator::Create(int64_t device,
                                                                      std::shared_ptr<CollectiveRendezvous> rendezvous,
                                                                      int64_t load) {
+  const TransportAddress& where = rendezvous->transport();
   try {
-    gloo::transport::tcp::attr attr("127.0.0.1");
+    gloo::transport::tcp::attr attr;
+    attr.hostname = where.hostname;
+    attr.iface = where.interface;
     std::shared_ptr<gloo::transport::Device> transport = gloo::transport::tcp::CreateDevice(attr);
     return std::unique_ptr<HostCommunicator>(
         new HostCommunicator(device, std::move(rendezvous), load, std::move(transport)));
   } catch (const std::exception& e) {
-    return Error("cannot open Gloo's TCP transport on 127.0.0.1: " + FirstLine(e));
+    return Error("cannot open Gloo's TCP transport on " +
+                 (where.interface.empty() ? where.hostname.empty() ? "this host's name" : where.hostname
+                                          : "interface " + where.interface) +
+                 ": " + FirstLine(e));
   }
 }
 
@@ -124,8 +136,10 @@ Status HostCommunicator::Run(const DeviceGroup& group, const std::string& what, 
     op(clique->context);
     return Status::Ok();
   } catch (const std::exception& e) {
+    // Arrivals are known for this process's devices only.
     std::vector<int64_t> missing;
-    for (int64_t r : clique->arrivals->Behind(arrived)) missing.push_back(group.devices[r]);
+    for (int64_t r : clique->arrivals->Behind(arrived))
+      if (rendezvous_->IsLocal(group.devices[r])) missing.push_back(group.devices[r]);
     if (!missing.empty())
       return Error(what + " on devices " + clique->name + ": devices " + IdList(missing) +
                    " did not arrive within " + Seconds(rendezvous_->timeout()));
