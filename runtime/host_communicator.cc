@@ -2,8 +2,11 @@
 // and the collectives kiln runs on them.
 #include "runtime/host_communicator.h"
 
+#include <signal.h>
+
 #include <algorithm>
 #include <exception>
+#include <mutex>
 
 #include <gloo/allgather.h>
 #include <gloo/allreduce.h>
@@ -66,6 +69,18 @@ void AllReduceOf(const std::shared_ptr<gloo::Context>& context, const void* in, 
   gloo::allreduce(opts);
 }
 
+// Gloo's TCP pairs write with writev, which raises SIGPIPE when the peer
+// has gone (a process that died mid-collective); its default action would
+// kill this process instead of letting the write fail and the collective
+// report it. A handler the program installed is left alone.
+void IgnoreSigpipeUnlessHandled() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction current{};
+    if (sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL) signal(SIGPIPE, SIG_IGN);
+  });
+}
+
 }  // namespace
 
 StatusOr<DeviceGroup> FindDeviceGroup(const std::vector<std::vector<int64_t>>& groups, int64_t device) {
@@ -86,6 +101,7 @@ StatusOr<std::unique_ptr<HostCommunicator>> HostCommunicator::Create(int64_t dev
                                                                      std::shared_ptr<CollectiveRendezvous> rendezvous,
                                                                      int64_t load) {
   const TransportAddress& where = rendezvous->transport();
+  IgnoreSigpipeUnlessHandled();
   try {
     gloo::transport::tcp::attr attr;
     attr.hostname = where.hostname;
