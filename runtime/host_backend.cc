@@ -17,6 +17,7 @@
 #include "runtime/executor.h"
 #include "runtime/host_collectives.h"
 #include "runtime/host_library.h"
+#include "runtime/retained_buffers.h"
 #include "runtime/thread_pool.h"
 #include "serialization/host_image.h"
 
@@ -28,7 +29,7 @@ namespace th = ::kiln::thunks;
 class HostExecutable : public BackendExecutable {
  public:
   HostExecutable(std::shared_ptr<const ProgramBinding> binding, std::shared_ptr<ThreadPool> pool)
-      : binding_(std::move(binding)), pool_(std::move(pool)) {}
+      : binding_(std::move(binding)), pool_(std::move(pool)), retained_(binding_->program.allocations.size()) {}
   Status ResolveKernels(const bef::Artifact& artifact);
   Status PrepareFfts();
   Status PrepareConstants();
@@ -48,6 +49,7 @@ class HostExecutable : public BackendExecutable {
   mutable RngStateTable rng_states_;  // advanced by every execution
   std::unique_ptr<HostCollectives> collectives_;
   bool small_ = false;  // MeasureSize
+  mutable RetainedBuffers retained_;  // large outputs and temporaries, reused
 };
 
 // A program is small when it has few thunks and its cost model's estimate
@@ -152,9 +154,16 @@ StatusOr<Buffer> FreshCopy(int64_t alloc_size, int64_t offset, const uint8_t* sr
   return b;
 }
 
-// Memory for a temporary or output allocation: zeroed when the program may
-// read it before writing it, else left as it is (or poisoned for tests).
-StatusOr<Buffer> WritableMemory(const th::Allocation& alloc, const ExecuteOptions& options) {
+// Memory for a temporary or output allocation (`retained` from an earlier
+// execution, else fresh): zeroed when the program may read it before
+// writing it, else left as it is (or poisoned for tests).
+StatusOr<Buffer> WritableMemory(const th::Allocation& alloc, const ExecuteOptions& options, Buffer retained) {
+  if (!retained.is_null()) {
+    if (alloc.zero_initialize || options.poison_uninitialized)
+      std::memset(retained.data(), alloc.zero_initialize ? 0 : *options.poison_uninitialized,
+                  static_cast<size_t>(alloc.size));
+    return retained;
+  }
   if (alloc.zero_initialize) return Buffer::AllocateBytes(alloc.size);
   KILN_ASSIGN_OR_RETURN(Buffer b, Buffer::AllocateUninitialized(Shape(ElementType::kU8, {alloc.size}), alloc.size));
   if (options.poison_uninitialized)
@@ -168,6 +177,7 @@ StatusOr<ExecutionResult> HostExecutable::Run(const std::vector<Buffer>& args,
   // owned[a]: the buffer backing allocation a for this execution, when the
   // execution owns (or was donated) it; outputs are views of these.
   std::vector<Buffer> owned(p.allocations.size());
+  std::vector<bool> writable(p.allocations.size());  // outputs and temporaries
   ExecutionContext ctx;
   ctx.rng_states = &rng_states_;
   ctx.allocation_base.resize(p.allocations.size());
@@ -196,9 +206,11 @@ StatusOr<ExecutionResult> HostExecutable::Run(const std::vector<Buffer>& args,
       // A constant that is also a result: each execution returns its own copy.
       KILN_ASSIGN_OR_RETURN(owned[a], FreshCopy(alloc.size, 0, c.data(), alloc.size));
     } else {
-      // Outputs and temporaries: fresh memory per execution, zeroed only
-      // where the program may read before it writes.
-      KILN_ASSIGN_OR_RETURN(owned[a], WritableMemory(alloc, options));
+      // Outputs and temporaries: fresh memory per execution (or a large
+      // buffer of an earlier one nobody holds), zeroed only where the
+      // program may read before it writes.
+      KILN_ASSIGN_OR_RETURN(owned[a], WritableMemory(alloc, options, retained_.Take(a)));
+      writable[a] = true;
     }
     ctx.allocation_base[a] = owned[a].data();
   }
@@ -230,6 +242,8 @@ StatusOr<ExecutionResult> HostExecutable::Run(const std::vector<Buffer>& args,
                 static_cast<size_t>(s.size));
     result.outputs.push_back(std::move(b));
   }
+  for (size_t a = 0; a < owned.size(); ++a)
+    if (writable[a]) retained_.Keep(a, owned[a]);
   return result;
 }
 

@@ -2,8 +2,11 @@
 // and the collectives kiln runs on them.
 #include "runtime/host_communicator.h"
 
+#include <signal.h>
+
 #include <algorithm>
 #include <exception>
+#include <mutex>
 
 #include <gloo/allgather.h>
 #include <gloo/allreduce.h>
@@ -15,14 +18,19 @@
 #include <gloo/transport/unbound_buffer.h>
 
 #include "runtime/collective_common.h"
+#include "runtime/collective_store.h"
 
 namespace kiln::runtime {
 namespace {
 
-// The first line of an exception's message (Gloo's carry file positions).
+// The first line of an exception's message, without the source position
+// Gloo's messages start with ("[./gloo/transport/tcp/pair.cc:589] ").
 std::string FirstLine(const std::exception& e) {
   std::string m = e.what();
-  return m.substr(0, m.find('\n'));
+  m = m.substr(0, m.find('\n'));
+  if (m.rfind("[", 0) == 0 && m.find("] ") != std::string::npos && m.find(".cc:") < m.find("] "))
+    m = m.substr(m.find("] ") + 2);
+  return m;
 }
 
 // An element of `kBytes` bytes: Gloo sizes its segments in elements, so a
@@ -45,6 +53,18 @@ void AllReduceOf(const std::shared_ptr<gloo::Context>& context, const void* in, 
   gloo::allreduce(opts);
 }
 
+// Gloo's TCP pairs write with writev, which raises SIGPIPE when the peer
+// has gone (a process that died mid-collective); its default action would
+// kill this process instead of letting the write fail and the collective
+// report it. A handler the program installed is left alone.
+void IgnoreSigpipeUnlessHandled() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction current{};
+    if (sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL) signal(SIGPIPE, SIG_IGN);
+  });
+}
+
 }  // namespace
 
 StatusOr<DeviceGroup> FindDeviceGroup(const std::vector<std::vector<int64_t>>& groups, int64_t device) {
@@ -64,13 +84,20 @@ HostCommunicator::~HostCommunicator() = default;
 StatusOr<std::unique_ptr<HostCommunicator>> HostCommunicator::Create(int64_t device,
                                                                      std::shared_ptr<CollectiveRendezvous> rendezvous,
                                                                      int64_t load) {
+  const TransportAddress& where = rendezvous->transport();
+  IgnoreSigpipeUnlessHandled();
   try {
-    gloo::transport::tcp::attr attr("127.0.0.1");
+    gloo::transport::tcp::attr attr;
+    attr.hostname = where.hostname;
+    attr.iface = where.interface;
     std::shared_ptr<gloo::transport::Device> transport = gloo::transport::tcp::CreateDevice(attr);
     return std::unique_ptr<HostCommunicator>(
         new HostCommunicator(device, std::move(rendezvous), load, std::move(transport)));
   } catch (const std::exception& e) {
-    return Error("cannot open Gloo's TCP transport on 127.0.0.1: " + FirstLine(e));
+    return Error("cannot open Gloo's TCP transport on " +
+                 (where.interface.empty() ? where.hostname.empty() ? "this host's name" : where.hostname
+                                          : "interface " + where.interface) +
+                 ": " + FirstLine(e));
   }
 }
 
@@ -109,8 +136,10 @@ Status HostCommunicator::Run(const DeviceGroup& group, const std::string& what, 
     op(clique->context);
     return Status::Ok();
   } catch (const std::exception& e) {
+    // Arrivals are known for this process's devices only.
     std::vector<int64_t> missing;
-    for (int64_t r : clique->arrivals->Behind(arrived)) missing.push_back(group.devices[r]);
+    for (int64_t r : clique->arrivals->Behind(arrived))
+      if (rendezvous_->IsLocal(group.devices[r])) missing.push_back(group.devices[r]);
     if (!missing.empty())
       return Error(what + " on devices " + clique->name + ": devices " + IdList(missing) +
                    " did not arrive within " + Seconds(rendezvous_->timeout()));

@@ -98,6 +98,8 @@ class Buffer {
   bool SharesMemoryWith(const Buffer& other) const {
     return storage_ == other.storage_ && offset_ == other.offset_;
   }
+  // True when no other handle (copy or view) shares this one's memory.
+  bool sole_owner() const { return storage_ && storage_.use_count() == 1; }
 
  private:
   struct Storage;

@@ -26,11 +26,6 @@ bool DevicesReduce(const std::string& type, const std::string& op) {
   return type == "pred" || (op != "and" && op != "or");
 }
 
-std::string Reducer(const std::string& name, const std::string& type, const std::string& op) {
-  return name + " {\n  x = " + type + "[] parameter(0)\n  y = " + type + "[] parameter(1)\n  ROOT r = " + type +
-         "[] " + op + "(x, y)\n}\n";
-}
-
 TEST(CollectivesE2E, AllReduceSumOverEveryReplica) {
   ExpectSpmdMatchesEvaluator("HloModule m, replica_count=4\n" + Reducer("add", "f32", "add") + R"(
 ENTRY e {
@@ -195,38 +190,7 @@ ENTRY e {
 }
 
 TEST(CollectivesE2E, CollectiveInsideAWhileLoop) {
-  ExpectSpmdMatchesEvaluator("HloModule m, replica_count=2\n" + Reducer("add", "s32", "add") + R"(
-cond {
-  s = (s32[], s32[4]) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  n = s32[] constant(3)
-  ROOT lt = pred[] compare(i, n), direction=LT
-}
-body {
-  s = (s32[], s32[4]) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  v = s32[4] get-tuple-element(s), index=1
-  one = s32[] constant(1)
-  j = s32[] add(i, one)
-  w = s32[4] all-reduce(v), replica_groups={}, to_apply=add
-  ROOT t = (s32[], s32[4]) tuple(j, w)
-}
-ENTRY e {
-  p = s32[4] parameter(0)
-  zero = s32[] constant(0)
-  init = (s32[], s32[4]) tuple(zero, p)
-  loop = (s32[], s32[4]) while(init), condition=cond, body=body
-  ROOT r = s32[4] get-tuple-element(loop), index=1
-})");
-}
-
-// An f32[4] sum over every one of `replicas` replicas.
-std::string AllReduceModule(int replicas) {
-  return "HloModule m, replica_count=" + std::to_string(replicas) + "\n" + Reducer("add", "f32", "add") + R"(
-ENTRY e {
-  p = f32[4] parameter(0)
-  ROOT ar = f32[4] all-reduce(p), replica_groups={}, to_apply=add
-})";
+  ExpectSpmdMatchesEvaluator(AllReduceLoopModule(2, "s32", 4, 3));
 }
 
 // The module `text` and its artifact (the test fails if either is missing).

@@ -105,6 +105,48 @@ inline std::vector<std::vector<Literal>> DeviceArgs(const hlo::HloModule& module
   return args;
 }
 
+// A reducer computation `name` applying `op` to two `type` scalars.
+inline std::string Reducer(const std::string& name, const std::string& type, const std::string& op) {
+  return name + " {\n  x = " + type + "[] parameter(0)\n  y = " + type + "[] parameter(1)\n  ROOT r = " + type +
+         "[] " + op + "(x, y)\n}\n";
+}
+
+// An f32[4] sum over every one of `replicas` replicas.
+inline std::string AllReduceModule(int replicas) {
+  return "HloModule m, replica_count=" + std::to_string(replicas) + "\n" + Reducer("add", "f32", "add") +
+         "ENTRY e {\n  p = f32[4] parameter(0)\n  ROOT ar = f32[4] all-reduce(p), replica_groups={}, to_apply=add\n}\n";
+}
+
+// A module on `replicas` replicas that sums a `type`[`n`] over every replica
+// `iterations` times in a while loop.
+inline std::string AllReduceLoopModule(int replicas, const std::string& type, int n, int64_t iterations) {
+  const std::string v = type + "[" + std::to_string(n) + "]";
+  const std::string state = "(s32[], " + v + ")";
+  return "HloModule m, replica_count=" + std::to_string(replicas) + "\n" + Reducer("add", type, "add") +
+         "cond {\n  s = " + state + " parameter(0)\n  i = s32[] get-tuple-element(s), index=0\n"
+         "  n = s32[] constant(" + std::to_string(iterations) + ")\n"
+         "  ROOT lt = pred[] compare(i, n), direction=LT\n}\n"
+         "body {\n  s = " + state + " parameter(0)\n  i = s32[] get-tuple-element(s), index=0\n"
+         "  v = " + v + " get-tuple-element(s), index=1\n  one = s32[] constant(1)\n  j = s32[] add(i, one)\n"
+         "  w = " + v + " all-reduce(v), replica_groups={}, to_apply=add\n"
+         "  ROOT t = " + state + " tuple(j, w)\n}\n"
+         "ENTRY e {\n  p = " + v + " parameter(0)\n  zero = s32[] constant(0)\n"
+         "  init = " + state + " tuple(zero, p)\n  loop = " + state + " while(init), condition=cond, body=body\n"
+         "  ROOT r = " + v + " get-tuple-element(loop), index=1\n}\n";
+}
+
+// The evaluator's results for every device of `artifact`'s grid.
+inline StatusOr<std::vector<Literal>> EvaluateOnGrid(const hlo::HloModule& module, const bef::Artifact& artifact,
+                                                     const std::vector<std::vector<Literal>>& args) {
+  std::unique_ptr<hlo::HloModule> grid = module.Clone();
+  grid->config().replica_count = artifact.program.replica_count;
+  grid->config().num_partitions = artifact.program.num_partitions;
+  hlo::EvaluatorOptions eopts;
+  eopts.collective_timeout_seconds = 30;
+  eopts.time_limit_seconds = 60;
+  return hlo::Evaluator(eopts).EvaluateOnDevices(*grid, args);
+}
+
 // Compiles `module` (on its own device grid) and runs it on every device;
 // "" when every device matches the evaluator, else the first difference.
 inline std::string CompareSpmdWithEvaluator(const hlo::HloModule& module, uint64_t seed = 1,
@@ -113,12 +155,7 @@ inline std::string CompareSpmdWithEvaluator(const hlo::HloModule& module, uint64
   if (!artifact.ok()) return "compile: " + artifact.status().message();
   const int64_t n = artifact->program.device_count();
   std::vector<std::vector<Literal>> args = DeviceArgs(module, n, seed);
-  std::unique_ptr<hlo::HloModule> grid = module.Clone();
-  grid->config().replica_count = artifact->program.replica_count;
-  grid->config().num_partitions = artifact->program.num_partitions;
-  hlo::EvaluatorOptions eopts;
-  eopts.collective_timeout_seconds = 30;
-  StatusOr<std::vector<Literal>> expected = hlo::Evaluator(eopts).EvaluateOnDevices(*grid, args);
+  StatusOr<std::vector<Literal>> expected = EvaluateOnGrid(module, *artifact, args);
   if (!expected.ok()) return "evaluator: " + expected.status().message();
   std::vector<StatusOr<Literal>> actual = RunOnHostDevices(*artifact, module.entry()->root()->shape(), args);
   for (int64_t d = 0; d < n; ++d) {

@@ -9,6 +9,8 @@
 //           [--profile] [--trace=FILE.json] [--export_profile=FILE.json]
 //           [--print_memory] [--donate] [--cuda_graphs=on|off]
 //           [--num_devices=N] [--collective_timeout=SECONDS]
+//           [--process_id=I --num_processes=P --coordinator=HOST:PORT|file:DIR
+//            [--collective_interface=NAME|ADDRESS]]
 //
 // One --input per array leaf of the parameters (LoadedExecutable's
 // argument_shapes, in order), in the IREE syntax shared by every kiln tool
@@ -50,6 +52,9 @@
 // (multi_device.h: per-device --input, --output and --expected_output); a
 // collective whose peers do not arrive within --collective_timeout
 // (default 60 s) fails with one line naming it and the missing devices.
+// --process_id/--num_processes/--coordinator run one process per device,
+// or per --num_devices local devices (multi_process.h); each process
+// reads, prints and writes its own devices' values.
 //
 // Every failure is one line "bef-run: error: ..." and exit code 1; a result
 // mismatch prints "[FAILED] ..." and exits 1.
@@ -74,6 +79,7 @@
 #include "tools/common/tool_values.h"
 #include "tools/common/trace_writer.h"
 #include "tools/bef-run/multi_device.h"
+#include "tools/bef-run/multi_process.h"
 
 namespace kiln::tools {
 namespace {
@@ -94,8 +100,12 @@ struct Options {
   bool donate = false;
   bool include_transfers = false;
   bool cuda_graphs = true;
-  int64_t num_devices = 0;  // 0: one device
+  int64_t num_devices = 0;  // 0: one device (one per process with num_processes)
   std::optional<double> collective_timeout;  // seconds; default 60
+  int64_t process_id = 0;
+  int64_t num_processes = 0;  // 0: one process
+  std::string coordinator;
+  std::string collective_interface;
 
   bool profiled_runs() const { return profile || !trace.empty() || !export_profile.empty(); }
 };
@@ -300,19 +310,21 @@ Status RunProfile(const runtime::LoadedExecutable& exe, const std::vector<runtim
   return Status::Ok();
 }
 
-// Device d's arguments: its --input specs, or random values seeded --seed + d.
+// Device d's arguments (d of `devices` in the run): its --input specs, or
+// random values seeded --seed + d.
 StatusOr<std::vector<runtime::Buffer>> DeviceArguments(const runtime::LoadedExecutable& exe, const Options& options,
-                                                       int64_t device) {
+                                                       int64_t device, int64_t devices) {
   Options own = options;
   own.seed = options.seed + device;
-  KILN_ASSIGN_OR_RETURN(own.inputs, SpecsForDevice(options.inputs, exe.argument_shapes().size(), device,
-                                                   options.num_devices, "--input"));
+  KILN_ASSIGN_OR_RETURN(own.inputs,
+                        SpecsForDevice(options.inputs, exe.argument_shapes().size(), device, devices, "--input"));
   return BuildArguments(exe, own);
 }
 
 // Prints, writes and compares every device's results; returns the number
 // of mismatches.
-StatusOr<int> ReportDeviceResults(const std::vector<runtime::ExecutionResult>& results, const Options& options) {
+StatusOr<int> ReportDeviceResults(const DeviceSet& set, const std::vector<runtime::ExecutionResult>& results,
+                                  const Options& options) {
   int mismatches = 0;
   for (size_t d = 0; d < results.size(); ++d) {
     std::vector<Literal> leaves;
@@ -320,13 +332,13 @@ StatusOr<int> ReportDeviceResults(const std::vector<runtime::ExecutionResult>& r
       KILN_ASSIGN_OR_RETURN(Literal leaf, BufferToLiteral(out));
       leaves.push_back(std::move(leaf));
     }
-    const int64_t device = static_cast<int64_t>(d);
+    const int64_t device = set.first_device + static_cast<int64_t>(d);
     OutputFlags flags = options.output;
     KILN_ASSIGN_OR_RETURN(flags.outputs, SpecsForDevice(options.output.outputs, leaves.size(), device,
-                                                        options.num_devices, "--output"));
+                                                        set.total_devices, "--output"));
     KILN_ASSIGN_OR_RETURN(flags.expected_outputs, SpecsForDevice(options.output.expected_outputs, leaves.size(),
-                                                                 device, options.num_devices, "--expected_output"));
-    std::cout << "device " << d << ":\n";
+                                                                 device, set.total_devices, "--expected_output"));
+    std::cout << "device " << device << ":\n";
     KILN_RETURN_IF_ERROR(EmitOutputs(leaves, flags, std::cout));
     if (flags.expected_outputs.empty()) continue;
     KILN_ASSIGN_OR_RETURN(int m, CompareOutputs(leaves, flags, std::cout));
@@ -335,28 +347,24 @@ StatusOr<int> ReportDeviceResults(const std::vector<runtime::ExecutionResult>& r
   return mismatches;
 }
 
-// --num_devices: every device runs at once; --iterations times the
-// slowest device of each run.
-StatusOr<int> RunOnDevices(const bef::Artifact& artifact, const Options& options) {
-  if (options.profiled_runs() || options.donate || options.print_memory)
-    return Error("--num_devices runs without --profile, --trace, --export_profile, --donate and --print_memory "
-                 "(not yet)");
-  const runtime::DeviceKind kind = options.device == "cuda" ? runtime::DeviceKind::kCuda : runtime::DeviceKind::kHost;
-  KILN_ASSIGN_OR_RETURN(DeviceSet set, LoadOnHostDevices(artifact, options.num_devices,
-                                                         options.collective_timeout.value_or(60), kind));
+// This process's devices of an SPMD run all run at once; --iterations
+// times the slowest device of each run.
+StatusOr<int> RunDeviceSet(const DeviceSet& set, const bef::Artifact& artifact, const Options& options) {
   std::vector<std::vector<runtime::Buffer>> args;
-  for (int64_t d = 0; d < options.num_devices; ++d) {
-    KILN_ASSIGN_OR_RETURN(std::vector<runtime::Buffer> a, DeviceArguments(*set.executables[d], options, d));
+  for (size_t d = 0; d < set.size(); ++d) {
+    KILN_ASSIGN_OR_RETURN(std::vector<runtime::Buffer> a,
+                          DeviceArguments(*set.executables[d], options, set.first_device + static_cast<int64_t>(d),
+                                          set.total_devices));
     args.push_back(std::move(a));
   }
   runtime::ExecuteOptions run;
   run.profile = false;
   run.host_outputs = true;  // CUDA devices download their results
   KILN_ASSIGN_OR_RETURN(std::vector<runtime::ExecutionResult> results, ExecuteOnDevices(set, args, run));
-  KILN_ASSIGN_OR_RETURN(int mismatches, ReportDeviceResults(results, options));
+  KILN_ASSIGN_OR_RETURN(int mismatches, ReportDeviceResults(set, results, options));
   if (options.iterations == 0) return mismatches;
-  std::cout << DeviceLine(std::to_string(options.num_devices) + " x " + set.devices[0]->description(),
-                         runtime::DeviceKind::kHost, artifact)
+  std::cout << DeviceLine(std::to_string(set.size()) + " x " + set.devices[0]->description(),
+                         set.devices[0]->kind(), artifact)
             << "\n";
   for (int64_t i = 0; i < options.warmup; ++i) KILN_RETURN_IF_ERROR(ExecuteOnDevices(set, args, run).status());
   std::vector<double> samples;
@@ -369,6 +377,30 @@ StatusOr<int> RunOnDevices(const bef::Artifact& artifact, const Options& options
   return mismatches;
 }
 
+// --num_devices and --num_processes: the devices of this process.
+StatusOr<int> RunOnDevices(const bef::Artifact& artifact, const Options& options) {
+  if (options.profiled_runs() || options.donate || options.print_memory)
+    return Error("--num_devices and --num_processes run without --profile, --trace, --export_profile, --donate "
+                 "and --print_memory (not yet)");
+  if (options.num_processes != 0 && options.device == "cuda")
+    return Error("--num_processes runs on host devices (CUDA devices across processes: not yet)");
+  const double timeout = options.collective_timeout.value_or(60);
+  if (options.num_processes == 0) {
+    const runtime::DeviceKind kind =
+        options.device == "cuda" ? runtime::DeviceKind::kCuda : runtime::DeviceKind::kHost;
+    KILN_ASSIGN_OR_RETURN(DeviceSet set, LoadOnHostDevices(artifact, options.num_devices, timeout, kind));
+    return RunDeviceSet(set, artifact, options);
+  }
+  ProcessGroupOptions g{options.process_id, options.num_processes, options.num_devices ? options.num_devices : 1,
+                        options.coordinator, options.collective_interface, timeout};
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<ProcessGroup> group, ProcessGroup::Join(g, artifact.program.device_count()));
+  StatusOr<DeviceSet> set =
+      LoadOnHostDevices(artifact, group->first_device(), group->local_devices(), group->rendezvous());
+  StatusOr<int> result = set.ok() ? RunDeviceSet(*set, artifact, options) : StatusOr<int>(set.status());
+  group->Finish();
+  return result;
+}
+
 StatusOr<int> Run(const std::string& path, const Options& options) {
   if (options.iterations < 0 || options.warmup < 0)
     return Error("--iterations and --warmup must not be negative");
@@ -377,7 +409,9 @@ StatusOr<int> Run(const std::string& path, const Options& options) {
   if (!options.export_profile.empty())
     KILN_RETURN_IF_ERROR(CheckWritable(options.export_profile).WithContext("--export_profile"));
   KILN_ASSIGN_OR_RETURN(bef::Artifact artifact, bef::LoadArtifactFile(path));
-  if (options.num_devices != 0) return RunOnDevices(artifact, options);
+  if (options.num_devices != 0 || options.num_processes != 0) return RunOnDevices(artifact, options);
+  if (options.process_id != 0 || !options.coordinator.empty())
+    return Error("--process_id and --coordinator need --num_processes");
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Device> device, CreateDevice(options.device, artifact));
   StatusOr<std::unique_ptr<runtime::LoadedExecutable>> loaded =
       runtime::LoadedExecutable::Load(*device, artifact);
@@ -431,6 +465,14 @@ int Main(int argc, char** argv) {
                "run an SPMD module on N host devices in this process (N = replica_count x num_partitions)");
   flags.AddDouble("collective_timeout", &options.collective_timeout,
                   "seconds a collective waits for its peers before failing (default 60)");
+  flags.AddInt("num_processes", &options.num_processes,
+               "run an SPMD module in P processes, --num_devices host devices each (default 1)");
+  flags.AddInt("process_id", &options.process_id, "this process's number, 0 .. P-1 (its devices: id x num_devices ..)");
+  flags.AddString("coordinator", &options.coordinator,
+                  "HOST:PORT that process 0 serves the rendezvous store on, or file:DIR (a fresh shared directory)");
+  flags.AddString("collective_interface", &options.collective_interface,
+                  "network interface or address Gloo listens on (default: loopback for a loopback or file: "
+                  "coordinator, else this host's name)");
   options.output.report_each_match = true;
   std::vector<std::string> files;
   Status parsed = flags.Parse(argc, argv, &files);

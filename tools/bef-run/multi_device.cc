@@ -47,12 +47,20 @@ StatusOr<DeviceSet> LoadOnHostDevices(const bef::Artifact& artifact, int64_t cou
                  std::to_string(artifact.program.num_partitions) + " partitions), not --num_devices=" +
                  std::to_string(count));
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_seconds * 1000));
-  std::shared_ptr<runtime::CollectiveRendezvous> rendezvous = runtime::CollectiveRendezvous::InProcess(count, timeout);
+  return LoadOnHostDevices(artifact, 0, count, runtime::CollectiveRendezvous::InProcess(count, timeout), kind);
+}
+
+StatusOr<DeviceSet> LoadOnHostDevices(const bef::Artifact& artifact, int64_t first_device, int64_t count,
+                                      std::shared_ptr<runtime::CollectiveRendezvous> rendezvous,
+                                      runtime::DeviceKind kind) {
   DeviceSet set;
-  for (int64_t d = 0; d < count; ++d) {
+  set.first_device = first_device;
+  set.total_devices = rendezvous->num_devices();
+  for (int64_t d = first_device; d < first_device + count; ++d) {
     KILN_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Device> device,
-                          kind == runtime::DeviceKind::kCuda ? runtime::Device::CreateCuda(static_cast<int>(d))
-                                                             : runtime::Device::Create(kind));
+                          kind == runtime::DeviceKind::kCuda
+                              ? runtime::Device::CreateCuda(static_cast<int>(d - first_device))
+                              : runtime::Device::Create(kind));
     runtime::LoadOptions load{d, rendezvous};
     StatusOr<std::unique_ptr<runtime::LoadedExecutable>> exe = runtime::LoadedExecutable::Load(*device, artifact, load);
     if (!exe.ok()) return exe.status().WithContext("device " + std::to_string(d));
@@ -81,7 +89,8 @@ StatusOr<std::vector<runtime::ExecutionResult>> ExecuteOnDevices(
   for (size_t d = 0; d < n; ++d)
     if (!results[d]->ok() && (!first_failure || finished[d] < finished[*first_failure])) first_failure = d;
   if (first_failure)
-    return results[*first_failure]->status().WithContext("device " + std::to_string(*first_failure));
+    return results[*first_failure]->status().WithContext("device " +
+                                                         std::to_string(set.first_device + *first_failure));
   std::vector<runtime::ExecutionResult> out;
   for (size_t d = 0; d < n; ++d) out.push_back(std::move(**results[d]));
   return out;
