@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "runtime/collective_common.h"
+#include "runtime/collective_store.h"
 #include "runtime/host_communicator.h"
 
 namespace kiln::runtime {
