@@ -103,6 +103,14 @@ std::string PrintKernelModule(const KernelModule& module);
 StatusOr<std::vector<uint8_t>> LowerToHostObject(const KernelModule& module,
                                                  const std::vector<KernelInfo>& kernels, const HostCpu& cpu,
                                                  KernelCompileTimes* times = nullptr);
+// The same for several CPUs at once: the kernel IR is lowered to LLVM IR
+// once (that part does not depend on the CPU) and only optimization and
+// code generation run per CPU, on a copy of the LLVM module each. One
+// object per entry of `cpus`, the same bytes LowerToHostObject gives.
+StatusOr<std::vector<std::vector<uint8_t>>> LowerToHostObjects(const KernelModule& module,
+                                                               const std::vector<KernelInfo>& kernels,
+                                                               const std::vector<HostCpu>& cpus,
+                                                               KernelCompileTimes* times = nullptr);
 // Kernel IR -> PTX for `arch` (e.g. "sm_90"). Does not modify `module`.
 // Module-level symbols other than the kernels are prefixed with
 // `symbol_prefix` (kernel_object.h: "<kernel>$"), so that PTX modules

@@ -1,6 +1,7 @@
 // CompileKernels: the driver of kiln_codegen. Each kernel is compiled on
-// its own for each target and host CPU (CompileOneKernel), all of them as
-// tasks of one thread pool, then the per-kernel results are linked into the
+// its own for each target and host CPU (CompileOneKernel; for the host,
+// all CPUs of one kernel in one job that lowers it once), all of them as
+// jobs of one thread pool, then the per-kernel results are linked into the
 // targets' images in the order of the request, whichever thread compiled
 // them, so the images are the same bytes for any number of threads. No MLIR
 // or LLVM headers here.
@@ -9,6 +10,7 @@
 #include <mutex>
 
 #include "compiler/codegen/codegen_internal.h"
+#include "compiler/codegen/host_level_policy.h"
 #include "compiler/codegen/kernel_image_linker.h"
 #include "compiler/codegen/kernel_object.h"
 #include "compiler/codegen/kernel_object_cache.h"
@@ -40,28 +42,100 @@ std::vector<Task> Tasks(const std::vector<KernelSpec>& kernels, const CodegenOpt
   return tasks;
 }
 
+// A unit of the pool's work: one kernel for CUDA, or one kernel for every
+// host CPU (lowered once, kernel_object.h), filling the results of its
+// tasks.
+struct Job {
+  const KernelSpec* spec;
+  CodegenTarget target;
+  std::vector<int64_t> tasks;  // host: one per CPU, in the CPUs' order
+};
+
+std::vector<Job> Jobs(const std::vector<Task>& tasks, const std::vector<KernelSpec>& kernels) {
+  std::vector<Job> jobs;
+  std::vector<int64_t> host_job(kernels.size(), -1);
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const Task& t = tasks[i];
+    if (t.target == CodegenTarget::kHost) {
+      int64_t& j = host_job[t.spec - kernels.data()];
+      if (j < 0) {
+        j = static_cast<int64_t>(jobs.size());
+        jobs.push_back({t.spec, t.target, {}});
+      }
+      jobs[j].tasks.push_back(static_cast<int64_t>(i));
+    } else {
+      jobs.push_back({t.spec, t.target, {static_cast<int64_t>(i)}});
+    }
+  }
+  return jobs;
+}
+
+struct JobCounts {
+  int64_t compiled = 0, from_cache = 0, shared = 0;
+};
+
+// The host objects of one kernel: a kernel that gains nothing from the
+// wider levels is compiled once, for the lowest, and its object serves the
+// levels above (host_level_policy.h).
+void RunHostJob(const Job& job, const CodegenOptions& options, const std::vector<HostCpu>& host_cpus,
+                std::vector<StatusOr<KernelObject>>& results, JobCounts& counts) {
+  std::vector<int> sources = HostObjectSources(host_cpus, GainsFromWiderIsa(*job.spec));
+  std::vector<HostCpu> compiled_for;
+  std::vector<int> slot(host_cpus.size());
+  for (size_t c = 0; c < host_cpus.size(); ++c) {
+    if (sources[c] == static_cast<int>(c)) {
+      slot[c] = static_cast<int>(compiled_for.size());
+      compiled_for.push_back(host_cpus[c]);
+    } else {
+      slot[c] = slot[sources[c]];
+      ++counts.shared;
+    }
+  }
+  StatusOr<std::vector<KernelObject>> objects =
+      CompileOneKernelForHostCpusCached(*job.spec, options, compiled_for, &counts.compiled, &counts.from_cache);
+  for (size_t c = 0; c < host_cpus.size(); ++c) {
+    if (!objects.ok()) {
+      results[job.tasks[c]] = objects.status();
+      continue;
+    }
+    KernelObject object = (*objects)[slot[c]];
+    if (sources[c] != static_cast<int>(c)) object.times = {};  // counted once
+    results[job.tasks[c]] = std::move(object);
+  }
+}
+
 // Every task's result, at the task's index (compiled, or taken from the
-// kernel cache: counted in `result`). Progress is reported as tasks
-// finish, in whatever order they do.
-std::vector<StatusOr<KernelObject>> CompileAll(const std::vector<Task>& tasks, const CodegenOptions& options,
-                                               const std::vector<HostCpu>& host_cpus,
+// kernel cache: counted in `result`). Progress is reported as jobs finish,
+// in whatever order they do.
+std::vector<StatusOr<KernelObject>> CompileAll(const std::vector<Task>& tasks, const std::vector<KernelSpec>& kernels,
+                                               const CodegenOptions& options, const std::vector<HostCpu>& host_cpus,
                                                const CodegenProgress& progress, CodegenResult& result) {
   std::vector<StatusOr<KernelObject>> results(tasks.size(), StatusOr<KernelObject>(Error("not compiled")));
-  std::vector<char> from_cache(tasks.size(), 0);
+  const std::vector<Job> jobs = Jobs(tasks, kernels);
+  std::vector<JobCounts> counts(jobs.size());
   std::mutex progress_mutex;
   int64_t done = 0;
-  RunTasks(static_cast<int64_t>(tasks.size()), options.jobs, [&](int) {
-    return [&](int64_t i) {
-      bool cached = false;
-      results[i] =
-          CompileOneKernelCached(*tasks[i].spec, tasks[i].target, options, host_cpus[tasks[i].host_cpu], &cached);
-      from_cache[i] = cached;
+  RunTasks(static_cast<int64_t>(jobs.size()), options.jobs, [&](int) {
+    return [&](int64_t j) {
+      const Job& job = jobs[j];
+      if (job.target == CodegenTarget::kHost) {
+        RunHostJob(job, options, host_cpus, results, counts[j]);
+      } else {
+        bool cached = false;
+        results[job.tasks.front()] =
+            CompileOneKernelCached(*job.spec, job.target, options, host_cpus.front(), &cached);
+        (cached ? counts[j].from_cache : counts[j].compiled) += 1;
+      }
       if (!progress) return;
       std::lock_guard<std::mutex> lock(progress_mutex);
-      progress(++done, static_cast<int64_t>(tasks.size()));
+      progress(++done, static_cast<int64_t>(jobs.size()));
     };
   });
-  for (char cached : from_cache) (cached ? result.kernels_from_cache : result.kernels_compiled) += 1;
+  for (const JobCounts& c : counts) {
+    result.kernels_compiled += c.compiled;
+    result.kernels_from_cache += c.from_cache;
+    result.host_objects_shared += c.shared;
+  }
   return results;
 }
 
@@ -111,7 +185,8 @@ StatusOr<CodegenResult> CompileKernels(const std::vector<KernelSpec>& kernels, c
   }
   const std::vector<HostCpu> host_cpus = HostCpus(options);
   std::vector<Task> tasks = Tasks(kernels, options, static_cast<int>(host_cpus.size()));
-  std::vector<StatusOr<KernelObject>> results = CompileAll(tasks, options, host_cpus, progress, result);
+  std::vector<StatusOr<KernelObject>> results =
+      CompileAll(tasks, kernels, options, host_cpus, progress, result);
   result.stage_seconds = StageSeconds(results, 0);
   double link_seconds = 0;
   for (int c = 0; options.host && c < static_cast<int>(host_cpus.size()); ++c) {

@@ -160,6 +160,9 @@ struct CodegenResult {
   // CodegenOptions::kernel_cache.
   int64_t kernels_compiled = 0;
   int64_t kernels_from_cache = 0;
+  // Host images' kernels that use the object of a lower x86-64 level of
+  // the request (host_level_policy.h) instead of one of their own.
+  int64_t host_objects_shared = 0;
   // A kernel the cache could not store (the compile itself succeeded).
   std::string cache_warning;
 };

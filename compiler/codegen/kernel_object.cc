@@ -39,13 +39,6 @@ CompiledKernel CudaKernel(const KernelInfo& info) {
   return {info.name, LaunchDims{{blocks, 1, 1}, {kCudaBlockSize, 1, 1}, 0}, info.num_args};
 }
 
-Status CompileForHost(const internal::KernelModule& module, const KernelInfo& info, const HostCpu& cpu,
-                      KernelObject& object) {
-  KILN_ASSIGN_OR_RETURN(object.host_object, internal::LowerToHostObject(module, {info}, cpu, &object.times));
-  object.kernel = HostKernel(info);
-  return Status::Ok();
-}
-
 Status CompileForCuda(const internal::KernelModule& module, const KernelInfo& info, const CodegenOptions& options,
                       KernelObject& object) {
   KILN_ASSIGN_OR_RETURN(object.ptx,
@@ -89,19 +82,36 @@ StageTimer::~StageTimer() {
 
 StatusOr<KernelObject> CompileOneKernel(const KernelSpec& spec, CodegenTarget target,
                                         const CodegenOptions& options, const HostCpu& host_cpu) {
+  if (target == CodegenTarget::kHost) {
+    KILN_ASSIGN_OR_RETURN(std::vector<KernelObject> objects, CompileOneKernelForHostCpus(spec, options, {host_cpu}));
+    return std::move(objects.front());
+  }
   // The CUDA IR differs from the host's in its reduction kernels.
-  internal::KernelTarget ir_target =
-      target == CodegenTarget::kCuda ? internal::KernelTarget::kCuda : internal::KernelTarget::kHost;
   std::vector<KernelInfo> infos;
   KernelObject object;
   KILN_ASSIGN_OR_RETURN(internal::KernelModulePtr module,
-                        internal::EmitKernelModule({spec}, ir_target, &infos, &object.times));
+                        internal::EmitKernelModule({spec}, internal::KernelTarget::kCuda, &infos, &object.times));
   if (options.keep_kernel_ir) object.kernel_ir = internal::PrintKernelModule(*module);
-  if (target == CodegenTarget::kHost)
-    KILN_RETURN_IF_ERROR(CompileForHost(*module, infos.front(), host_cpu, object));
-  else
-    KILN_RETURN_IF_ERROR(CompileForCuda(*module, infos.front(), options, object));
+  KILN_RETURN_IF_ERROR(CompileForCuda(*module, infos.front(), options, object));
   return object;
+}
+
+StatusOr<std::vector<KernelObject>> CompileOneKernelForHostCpus(const KernelSpec& spec,
+                                                                const CodegenOptions& options,
+                                                                const std::vector<HostCpu>& cpus) {
+  std::vector<KernelInfo> infos;
+  std::vector<KernelObject> objects(cpus.size());
+  KernelObject& first = objects.front();
+  KILN_ASSIGN_OR_RETURN(internal::KernelModulePtr module,
+                        internal::EmitKernelModule({spec}, internal::KernelTarget::kHost, &infos, &first.times));
+  if (options.keep_kernel_ir) first.kernel_ir = internal::PrintKernelModule(*module);
+  KILN_ASSIGN_OR_RETURN(std::vector<std::vector<uint8_t>> code,
+                        internal::LowerToHostObjects(*module, {infos.front()}, cpus, &first.times));
+  for (size_t i = 0; i < cpus.size(); ++i) {
+    objects[i].host_object = std::move(code[i]);
+    objects[i].kernel = HostKernel(infos.front());
+  }
+  return objects;
 }
 
 StatusOr<std::string> PrintKernelIr(const KernelSpec& spec) {

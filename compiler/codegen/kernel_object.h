@@ -63,6 +63,14 @@ StatusOr<KernelObject> CompileOneKernel(const KernelSpec& spec, CodegenTarget ta
                                         const CodegenOptions& options,
                                         const HostCpu& host_cpu = BaselineHostCpu());
 
+// CompileOneKernel for the host, once per CPU of `cpus`: the kernel is
+// emitted and lowered to LLVM IR once, then optimized and compiled per CPU.
+// The objects are those CompileOneKernel gives for each CPU alone; the
+// first carries the stage times (and the kernel IR when wanted).
+StatusOr<std::vector<KernelObject>> CompileOneKernelForHostCpus(const KernelSpec& spec,
+                                                                const CodegenOptions& options,
+                                                                const std::vector<HostCpu>& cpus);
+
 // The kernel IR of `spec` as the host lowering receives it, alone (for
 // dumps and tests when no target is selected).
 StatusOr<std::string> PrintKernelIr(const KernelSpec& spec);

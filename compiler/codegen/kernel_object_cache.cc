@@ -152,4 +152,34 @@ StatusOr<KernelObject> CompileOneKernelCached(const KernelSpec& spec, CodegenTar
   return object;
 }
 
+StatusOr<std::vector<KernelObject>> CompileOneKernelForHostCpusCached(const KernelSpec& spec,
+                                                                      const CodegenOptions& options,
+                                                                      const std::vector<HostCpu>& cpus,
+                                                                      int64_t* compiled, int64_t* from_cache) {
+  const KernelObjectCache* cache = options.keep_kernel_ir ? nullptr : options.kernel_cache;
+  std::vector<std::optional<KernelObject>> found(cpus.size());
+  std::vector<HostCpu> missing;
+  for (size_t c = 0; c < cpus.size(); ++c) {
+    if (cache) found[c] = cache->Lookup(spec, CodegenTarget::kHost, cpus[c].Key());
+    if (!found[c]) missing.push_back(cpus[c]);
+  }
+  *from_cache += static_cast<int64_t>(cpus.size() - missing.size());
+  *compiled += static_cast<int64_t>(missing.size());
+  std::vector<KernelObject> fresh;
+  if (!missing.empty()) {
+    KILN_ASSIGN_OR_RETURN(fresh, CompileOneKernelForHostCpus(spec, options, missing));
+  }
+  std::vector<KernelObject> objects;
+  size_t next = 0;
+  for (size_t c = 0; c < cpus.size(); ++c) {
+    if (found[c]) {
+      objects.push_back(std::move(*found[c]));
+      continue;
+    }
+    if (cache) cache->Store(spec, CodegenTarget::kHost, cpus[c].Key(), fresh[next]);
+    objects.push_back(std::move(fresh[next++]));
+  }
+  return objects;
+}
+
 }  // namespace kiln::codegen

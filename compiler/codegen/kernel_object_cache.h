@@ -58,6 +58,15 @@ StatusOr<KernelObject> CompileOneKernelCached(const KernelSpec& spec, CodegenTar
                                               const CodegenOptions& options, const HostCpu& host_cpu,
                                               bool* from_cache);
 
+// CompileOneKernelForHostCpus through options.kernel_cache (as
+// CompileOneKernelCached): each CPU's object is looked up apart, and the
+// CPUs that missed are compiled together. Adds to `compiled` and
+// `from_cache` one per CPU.
+StatusOr<std::vector<KernelObject>> CompileOneKernelForHostCpusCached(const KernelSpec& spec,
+                                                                      const CodegenOptions& options,
+                                                                      const std::vector<HostCpu>& cpus,
+                                                                      int64_t* compiled, int64_t* from_cache);
+
 // A KernelObject's bytes as stored (its kernel IR is not: a compile that
 // wants the IR does not use the cache), and back; nullopt for bytes that
 // are not a whole encoding.

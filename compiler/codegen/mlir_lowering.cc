@@ -58,6 +58,7 @@
 #include "mlir/Transforms/DialectConversion.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/IR/LLVMContext.h"
+#include "llvm/Transforms/Utils/Cloning.h"
 #include "llvm/IR/Module.h"
 
 namespace kiln::codegen::internal {
@@ -767,10 +768,12 @@ StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> CloneForLowering(const KernelModule&
 
 }  // namespace
 
-StatusOr<std::vector<uint8_t>> LowerToHostObject(const KernelModule& km,
-                                                 const std::vector<KernelInfo>& kernels, const HostCpu& cpu,
-                                                 KernelCompileTimes* times) {
-  std::optional<StageTimer> timer(std::in_place, times ? &times->lower : nullptr);
+namespace {
+
+// Kernel IR -> LLVM IR for the host, whatever the CPU.
+StatusOr<std::unique_ptr<llvm::Module>> LowerToHostLLVMIR(const KernelModule& km,
+                                                          const std::vector<KernelInfo>& kernels,
+                                                          llvm::LLVMContext& llvm_context) {
   KILN_ASSIGN_OR_RETURN(mlir::OwningOpRef<mlir::ModuleOp> module, CloneForLowering(km));
   KILN_RETURN_IF_ERROR(PrepareTiledKernelsForHost(*module));
   KILN_RETURN_IF_ERROR(BindSplitDimensionToArguments(*module, kernels));
@@ -780,10 +783,39 @@ StatusOr<std::vector<uint8_t>> LowerToHostObject(const KernelModule& km,
   bool unused = false;
   KILN_RETURN_IF_ERROR(ReplaceMathWithCalls(*module, Target::kHost, &unused));
   KILN_RETURN_IF_ERROR(ConvertToLLVMDialect(*module));
+  return TranslateToLLVMIR(*module, llvm_context);
+}
+
+}  // namespace
+
+StatusOr<std::vector<uint8_t>> LowerToHostObject(const KernelModule& km,
+                                                 const std::vector<KernelInfo>& kernels, const HostCpu& cpu,
+                                                 KernelCompileTimes* times) {
+  KILN_ASSIGN_OR_RETURN(std::vector<std::vector<uint8_t>> objects, LowerToHostObjects(km, kernels, {cpu}, times));
+  return std::move(objects.front());
+}
+
+StatusOr<std::vector<std::vector<uint8_t>>> LowerToHostObjects(const KernelModule& km,
+                                                               const std::vector<KernelInfo>& kernels,
+                                                               const std::vector<HostCpu>& cpus,
+                                                               KernelCompileTimes* times) {
+  std::optional<StageTimer> timer(std::in_place, times ? &times->lower : nullptr);
   llvm::LLVMContext llvm_context;
-  KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> m, TranslateToLLVMIR(*module, llvm_context));
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> m, LowerToHostLLVMIR(km, kernels, llvm_context));
   timer.reset();
-  return EmitHostObject(*m, kernels, cpu, times);
+  std::vector<std::vector<uint8_t>> objects;
+  for (size_t i = 0; i < cpus.size(); ++i) {
+    // The last CPU takes the module itself; the others a copy (optimization
+    // and code generation change the module they run on).
+    std::unique_ptr<llvm::Module> copy;
+    if (i + 1 < cpus.size()) {
+      StageTimer clone_timer(times ? &times->lower : nullptr);
+      copy = llvm::CloneModule(*m);
+    }
+    KILN_ASSIGN_OR_RETURN(std::vector<uint8_t> object, EmitHostObject(copy ? *copy : *m, kernels, cpus[i], times));
+    objects.push_back(std::move(object));
+  }
+  return objects;
 }
 
 StatusOr<std::string> LowerToPtx(const KernelModule& km, const std::vector<KernelInfo>& kernels,

@@ -66,6 +66,7 @@ std::string CompileStatsToJson(const CompileStats& s) {
   field("artifact_cache_misses", std::to_string(s.artifact_cache_misses));
   field("kernels_compiled", std::to_string(s.kernels_compiled));
   field("kernels_from_cache", std::to_string(s.kernels_from_cache));
+  field("host_objects_shared", std::to_string(s.host_objects_shared));
   if (!s.cache_warning.empty()) field("cache_warning", Quote(s.cache_warning));
   out += "  \"pass_seconds\": " + SecondsObject(s.pass_seconds) + ",\n";
   out += "  \"codegen_stage_seconds\": " + SecondsObject(s.codegen_stage_seconds) + "\n}\n";

@@ -38,6 +38,9 @@ struct CompileStats {
   // that came from the kernel cache.
   int64_t kernels_compiled = 0;
   int64_t kernels_from_cache = 0;
+  // Host images' kernels that use a lower x86-64 level's object instead of
+  // their own (codegen/host_level_policy.h).
+  int64_t host_objects_shared = 0;
   // A cache entry that could not be stored (the compile itself succeeded).
   std::string cache_warning;
   // Pass name -> seconds, in pipeline order (a pass that runs twice

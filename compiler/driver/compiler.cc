@@ -152,6 +152,7 @@ Status AddKernelImages(const emitter::EmittedProgram& emitted, const CompileOpti
   KILN_ASSIGN_OR_RETURN(codegen::CodegenResult result, codegen::CompileKernels(specs, cg, progress));
   stats.kernels_compiled = result.kernels_compiled;
   stats.kernels_from_cache = result.kernels_from_cache;
+  stats.host_objects_shared = result.host_objects_shared;
   if (!result.cache_warning.empty()) stats.cache_warning = result.cache_warning;
   KILN_RETURN_IF_ERROR(WriteDump(options, "kernels.mlir", result.mlir_text));
   stats.codegen_stage_seconds = result.stage_seconds;

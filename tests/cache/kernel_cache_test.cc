@@ -174,8 +174,9 @@ TEST_F(KernelCacheTest, OneChangedLayerCompilesOnlyItsKernel) {
 }
 
 // Each host CPU level is a target of its own: adding a level compiles only
-// that level's kernels, and the artifact is what an uncached compile of the
-// same levels writes.
+// that level's kernels (those that gain from it; the others reuse the
+// lower level's cached object), and the artifact is what an uncached
+// compile of the same levels writes.
 TEST_F(KernelCacheTest, HostCpuLevelsAreCachedApart) {
   std::unique_ptr<hlo::HloModule> vit = Parse(ReadText(kVit));
   ASSERT_NE(vit, nullptr);
@@ -187,7 +188,8 @@ TEST_F(KernelCacheTest, HostCpuLevelsAreCachedApart) {
   EXPECT_EQ(Compile(*vit, Cached(levels), &both), Compile(*vit, levels));
   EXPECT_EQ(both.artifact_cache_misses, 1);
   EXPECT_EQ(both.kernels_from_cache, both.distinct_kernels);
-  EXPECT_EQ(both.kernels_compiled, both.distinct_kernels);
+  EXPECT_GT(both.kernels_compiled, 0);
+  EXPECT_EQ(both.kernels_compiled + both.host_objects_shared, both.distinct_kernels);
 }
 
 }  // namespace

@@ -1,0 +1,105 @@
+// See host_level_policy.h.
+#include "compiler/codegen/host_level_policy.h"
+
+#include <algorithm>
+
+#include "compiler/hlo/computation.h"
+#include "compiler/hlo/instruction.h"
+
+namespace kiln::codegen {
+namespace {
+
+using hlo::HloComputation;
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+
+// Element-wise work that SSE4.1 does as fast as the vector units' width
+// lets memory feed it, and data movement.
+bool IsCheapOpcode(HloOpcode op) {
+  switch (op) {
+    case HloOpcode::kParameter:
+    case HloOpcode::kConstant:
+    case HloOpcode::kIota:
+    case HloOpcode::kTuple:
+    case HloOpcode::kGetTupleElement:
+    case HloOpcode::kBroadcast:
+    case HloOpcode::kReshape:
+    case HloOpcode::kBitcast:
+    case HloOpcode::kTranspose:
+    case HloOpcode::kCopy:
+    case HloOpcode::kSlice:
+    case HloOpcode::kDynamicSlice:
+    case HloOpcode::kDynamicUpdateSlice:
+    case HloOpcode::kConcatenate:
+    case HloOpcode::kPad:
+    case HloOpcode::kReverse:
+    case HloOpcode::kSelect:
+    case HloOpcode::kCompare:
+    case HloOpcode::kConvert:
+    case HloOpcode::kBitcastConvert:
+    case HloOpcode::kAdd:
+    case HloOpcode::kSubtract:
+    case HloOpcode::kMultiply:
+    case HloOpcode::kMaximum:
+    case HloOpcode::kMinimum:
+    case HloOpcode::kClamp:
+    case HloOpcode::kNegate:
+    case HloOpcode::kAbs:
+    case HloOpcode::kAnd:
+    case HloOpcode::kOr:
+    case HloOpcode::kXor:
+    case HloOpcode::kNot:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Types whose conversions or arithmetic differ by level: 16- and 8-bit
+// floats (F16C, AVX-512 conversions) and complex numbers.
+bool IsLevelSensitiveType(ElementType t) {
+  return (IsFloat(t) && BitWidth(t) < 32) || IsComplex(t);
+}
+
+bool HasLevelSensitiveType(const Shape& shape) {
+  if (shape.IsTuple())
+    return std::any_of(shape.tuple_shapes().begin(), shape.tuple_shapes().end(), HasLevelSensitiveType);
+  return IsLevelSensitiveType(shape.element_type());
+}
+
+bool ComputationGains(const HloComputation& computation) {
+  for (const HloInstruction* inst : computation.instructions()) {
+    if (!IsCheapOpcode(inst->opcode()) || HasLevelSensitiveType(inst->shape())) return true;
+    for (const HloComputation* called : inst->called_computations())
+      if (ComputationGains(*called)) return true;
+  }
+  return false;
+}
+
+bool HasAll(const std::vector<std::string>& have, const std::vector<std::string>& need) {
+  return std::all_of(need.begin(), need.end(),
+                     [&](const std::string& f) { return std::find(have.begin(), have.end(), f) != have.end(); });
+}
+
+}  // namespace
+
+bool GainsFromWiderIsa(const KernelSpec& spec) {
+  return spec.computation == nullptr || ComputationGains(*spec.computation);
+}
+
+std::vector<int> HostObjectSources(const std::vector<HostCpu>& cpus, bool per_level) {
+  std::vector<int> sources(cpus.size());
+  for (size_t c = 0; c < cpus.size(); ++c) {
+    sources[c] = static_cast<int>(c);
+    if (per_level) continue;
+    for (size_t s = 0; s < c; ++s) {
+      if (HasAll(cpus[c].features, cpus[s].features)) {
+        sources[c] = static_cast<int>(s);
+        break;
+      }
+    }
+  }
+  return sources;
+}
+
+}  // namespace kiln::codegen

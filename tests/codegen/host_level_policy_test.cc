@@ -1,0 +1,133 @@
+// Host kernels per x86-64 level, shared where no level gains: a kernel of
+// data movement and cheap arithmetic is compiled once, for the lowest level
+// of the request, and that object serves every level above it; kernels that
+// compute with transcendentals, divisions, reductions or narrow floats get
+// one object per level. Every level's image still holds every kernel and
+// computes the right values.
+#include <gtest/gtest.h>
+
+#include "common/x86_cpu.h"
+#include "compiler/codegen/host_level_policy.h"
+#include "tests/codegen/codegen_test_util.h"
+
+namespace kiln::codegen::testing {
+namespace {
+
+bool Gains(const std::string& text) {
+  std::unique_ptr<hlo::HloModule> module = MustParse(text);
+  return GainsFromWiderIsa({"k", module->entry(), {}});
+}
+
+TEST(HostLevelPolicyTest, DataMovementAndCheapArithmeticGainNothing) {
+  EXPECT_FALSE(Gains(R"(HloModule m
+ENTRY e {
+  a = f32[8,4] parameter(0)
+  b = f32[4,8] parameter(1)
+  t = f32[4,8] transpose(a), dimensions={1,0}
+  s = f32[4,8] add(t, b)
+  z = f32[] constant(0)
+  zb = f32[4,8] broadcast(z), dimensions={}
+  ROOT r = f32[4,8] maximum(s, zb)
+})"));
+  EXPECT_FALSE(Gains(R"(HloModule m
+ENTRY e {
+  a = s32[16] parameter(0)
+  c = f32[16] convert(a)
+  ROOT s = f32[8] slice(c), slice={[0:8]}
+})"));
+}
+
+TEST(HostLevelPolicyTest, ComputeAndNarrowFloatsGain) {
+  EXPECT_TRUE(Gains(R"(HloModule m
+ENTRY e {
+  a = f32[16] parameter(0)
+  ROOT x = f32[16] exponential(a)
+})"));
+  EXPECT_TRUE(Gains(R"(HloModule m
+ENTRY e {
+  a = f32[16] parameter(0)
+  b = f32[16] parameter(1)
+  ROOT d = f32[16] divide(a, b)
+})"));
+  EXPECT_TRUE(Gains(R"(HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  a = f32[16,16] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[16] reduce(a, z), dimensions={1}, to_apply=add
+})"));
+  // Only a conversion, but to bf16: AVX-512 converts in one instruction.
+  EXPECT_TRUE(Gains(R"(HloModule m
+ENTRY e {
+  a = f32[16] parameter(0)
+  ROOT c = bf16[16] convert(a)
+})"));
+}
+
+HostCpu Cpu(const std::string& level) {
+  StatusOr<HostCpu> cpu = ResolveHostCpu(level);
+  EXPECT_TRUE(cpu.ok()) << cpu.status().message();
+  return cpu.ok() ? *cpu : BaselineHostCpu();
+}
+
+TEST(HostLevelPolicyTest, ObjectSourcesAreTheLowestLevelEachLevelCanRun) {
+  const std::vector<HostCpu> levels = {Cpu("x86-64-v2"), Cpu("x86-64-v3"), Cpu("x86-64-v4")};
+  EXPECT_EQ(HostObjectSources(levels, /*per_level=*/true), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(HostObjectSources(levels, /*per_level=*/false), (std::vector<int>{0, 0, 0}));
+  EXPECT_EQ(HostObjectSources({Cpu("x86-64-v3"), Cpu("x86-64-v4")}, false), (std::vector<int>{0, 0}));
+  if (HostCpuHasFeatures(*X86LevelFeatures("x86-64-v2")))
+    EXPECT_EQ(HostObjectSources({Cpu("x86-64-v2"), Cpu("native")}, false), (std::vector<int>{0, 0}));
+}
+
+constexpr char kTwoKernels[] = R"(
+HloModule two
+ENTRY e {
+  a = f32[64] parameter(0)
+  ROOT n = f32[64] negate(a)
+})";
+
+constexpr char kExp[] = R"(
+HloModule exp
+ENTRY e {
+  a = f32[64] parameter(0)
+  ROOT x = f32[64] exponential(a)
+})";
+
+TEST(HostLevelPolicyTest, SharedObjectsServeEveryLevelAndRun) {
+  std::unique_ptr<hlo::HloModule> neg = MustParse(kTwoKernels);
+  std::unique_ptr<hlo::HloModule> exp = MustParse(kExp);
+  CodegenOptions options;
+  options.host_cpus = {Cpu("x86-64-v2"), Cpu("x86-64-v3"), Cpu("x86-64-v4")};
+  StatusOr<CodegenResult> compiled =
+      CompileKernels({{"neg", neg->entry(), {}}, {"exp", exp->entry(), {}}}, options);
+  ASSERT_TRUE(compiled.ok()) << compiled.status().message();
+  // negate: one object for the three levels; exp: one per level.
+  EXPECT_EQ(compiled->kernels_compiled, 1 + 3);
+  EXPECT_EQ(compiled->host_objects_shared, 2);
+  ASSERT_EQ(compiled->more_host_images.size(), 2u);
+  Literal a = Ramp(ElementType::kF32, {64}, -4, 4);
+  std::vector<const HostImage*> images = {&*compiled->host, &compiled->more_host_images[0],
+                                          &compiled->more_host_images[1]};
+  for (const HostImage* image : images) {
+    if (!HostCpuHasFeatures(image->cpu.features)) continue;
+    auto lib = LoadedLibrary::Load(image->shared_object);
+    ASSERT_TRUE(lib.ok()) << lib.status().message();
+    KernelFn neg_fn = FindKernel(**lib, *image, "neg");
+    KernelFn exp_fn = FindKernel(**lib, *image, "exp");
+    ASSERT_NE(neg_fn, nullptr) << image->cpu.level;
+    ASSERT_NE(exp_fn, nullptr) << image->cpu.level;
+    Literal n = RunKernel(neg_fn, {a}, Shape(ElementType::kF32, {64}));
+    Literal x = RunKernel(exp_fn, {a}, Shape(ElementType::kF32, {64}));
+    for (int64_t i = 0; i < 64; ++i) {
+      EXPECT_EQ(n.GetF64(i), -a.GetF64(i)) << image->cpu.level;
+      EXPECT_NEAR(x.GetF64(i), std::exp(a.GetF64(i)), 4e-7 * std::exp(a.GetF64(i))) << image->cpu.level;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kiln::codegen::testing
