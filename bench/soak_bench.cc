@@ -1,7 +1,7 @@
 // soak_bench: resident memory over many executions of the README example.
 //
 //   soak_bench [--hlo=examples/mlp.hlo] [--host=10000] [--cuda=1000] [--samples=10]
-//              [--max-growth-kib=256]
+//              [--max-growth-kib=256] [--calls=100]
 //
 // Compiles the module once (host, and CUDA when CUDA code generation works
 // here; f32 GEMMs at full precision) and loads it on each device: the host
@@ -16,6 +16,16 @@
 // execution fails or when the last sample exceeds the warm-up's by more
 // than --max-growth-kib (allocator noise stays well below the default;
 // a leak of one buffer per execution exceeds it after ~100 executions).
+//
+// CUDA soaks twice: with host arguments and host outputs (the simple path
+// bef-run takes), and device-resident: every execution's inputs uploaded
+// with TransferToDevice, its outputs left on the device and downloaded with
+// TransferToHost for the check, so the device-side buffers of every
+// execution are created and dropped. Under the emulator the device-resident
+// soak also prints the emulator's live device allocations (kilnEmuLiveObjects)
+// after the warm-up and at the end, which must not grow, and the driver
+// calls per execution of the example with CUDA graphs on and off
+// (kilnEmuApiCalls over --calls executions on resident inputs).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -23,6 +33,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +41,7 @@
 #include "compiler/hlo/parser.h"
 #include "runtime/runtime.h"
 #include "serialization/artifact.h"
+#include "tests/support/emulator_transfers.h"
 #include "tests/support/mlp_example.h"
 
 namespace {
@@ -60,8 +72,74 @@ kiln::Status RunChecked(const kiln::runtime::LoadedExecutable& exe, uint64_t see
   return kiln::Status::Ok();
 }
 
+// Host-accessible `args` -> device buffers of `device`.
+StatusOr<std::vector<kiln::runtime::Buffer>> Upload(const kiln::runtime::Device& device,
+                                                    const std::vector<kiln::runtime::Buffer>& args) {
+  std::vector<kiln::runtime::Buffer> resident;
+  for (const kiln::runtime::Buffer& a : args) {
+    KILN_ASSIGN_OR_RETURN(kiln::runtime::Device::Transfer t, device.TransferToDevice(a));
+    KILN_RETURN_IF_ERROR(t.done.Wait().status());
+    resident.push_back(t.buffer);
+  }
+  return resident;
+}
+
+// One device-resident execution with the inputs of `seed`: inputs uploaded,
+// outputs left on the device, then downloaded and checked.
+kiln::Status RunResidentChecked(const kiln::runtime::LoadedExecutable& exe, const kiln::runtime::Device& device,
+                                uint64_t seed, bool profile) {
+  const kiln::testing::MlpInputs inputs = kiln::testing::MakeMlpInputs(seed);
+  KILN_ASSIGN_OR_RETURN(std::vector<kiln::runtime::Buffer> host_args, kiln::testing::MlpArguments(inputs));
+  KILN_ASSIGN_OR_RETURN(std::vector<kiln::runtime::Buffer> args, Upload(device, host_args));
+  kiln::runtime::ExecuteOptions options;
+  options.profile = profile;
+  options.host_outputs = false;
+  KILN_ASSIGN_OR_RETURN(kiln::runtime::ExecutionResult r, exe.ExecuteSync(std::move(args), options));
+  std::vector<kiln::runtime::Buffer> outputs;
+  for (const kiln::runtime::Buffer& o : r.outputs) {
+    if (o.host_accessible() && device.kind() == DeviceKind::kCuda)
+      return kiln::Error("an output came back to the host although host_outputs is off");
+    KILN_ASSIGN_OR_RETURN(kiln::runtime::Device::Transfer t, device.TransferToHost(o));
+    KILN_RETURN_IF_ERROR(t.done.Wait().status());
+    outputs.push_back(t.buffer);
+  }
+  std::string bad = kiln::testing::CheckMlpOutputs(outputs, kiln::testing::ComputeMlp(inputs));
+  if (!bad.empty()) return kiln::Error("seed " + std::to_string(seed) + ": " + bad);
+  return kiln::Status::Ok();
+}
+
+// Live device allocations in the emulator, when it is the CUDA device.
+std::optional<KilnEmuLiveObjects> EmulatorLiveObjects() {
+  return kiln::testing::EmulatorReading<KilnEmuLiveObjects>("kilnEmuLiveObjects");
+}
+
+// Driver calls per execution of `exe` on resident inputs, graphs on or off
+// (the emulator's counters around `n` executions), or nothing off the
+// emulator.
+StatusOr<std::optional<double>> DriverCallsPerExecution(const kiln::runtime::LoadedExecutable& exe,
+                                                        const kiln::runtime::Device& device, bool graphs, int n) {
+  KILN_ASSIGN_OR_RETURN(std::vector<kiln::runtime::Buffer> host_args,
+                        kiln::testing::MlpArguments(kiln::testing::MakeMlpInputs(1)));
+  KILN_ASSIGN_OR_RETURN(std::vector<kiln::runtime::Buffer> args, Upload(device, host_args));
+  kiln::runtime::ExecuteOptions options;
+  options.profile = false;
+  options.cuda_graphs = graphs;
+  for (int i = 0; i < 3; ++i) KILN_RETURN_IF_ERROR(exe.ExecuteSync(args, options).status());  // captured by now
+  const std::optional<KilnEmuApiCalls> before = kiln::testing::EmulatorApiCalls();
+  for (int i = 0; i < n; ++i) KILN_RETURN_IF_ERROR(exe.ExecuteSync(args, options).status());
+  const std::optional<KilnEmuApiCalls> after = kiln::testing::EmulatorApiCalls();
+  if (!before || !after) return std::optional<double>();
+  auto direct = [](const KilnEmuApiCalls& c) {
+    return c.kernel_launches + c.library_calls + c.copies + c.memsets + c.event_records - c.captured +
+           c.graph_launches;
+  };
+  return std::optional<double>(double(direct(*after) - direct(*before)) / n);
+}
+
 struct Soak {
   int64_t executions = 0, samples = 10, max_growth_kib = 256;
+  bool resident = false;  // device-resident inputs and outputs
+  int calls = 100;        // executions the driver-call count averages over
 };
 
 // Prints the device's samples; false if an execution failed or memory grew.
@@ -80,27 +158,51 @@ bool SoakDevice(DeviceKind kind, const kiln::bef::Artifact& artifact, const Soak
   StatusOr<std::unique_ptr<kiln::runtime::LoadedExecutable>> exe =
       kiln::runtime::LoadedExecutable::Load(**device, artifact);
   if (!exe.ok()) return fail(exe.status());
+  auto run = [&](uint64_t seed, bool profile) {
+    return soak.resident ? RunResidentChecked(**exe, **device, seed, profile) : RunChecked(**exe, seed, profile);
+  };
   const int64_t warmup = std::max<int64_t>(1, soak.executions / 10);
   uint64_t seed = 0;
   for (int64_t i = 0; i < warmup; ++i) {
-    if (kiln::Status s = RunChecked(**exe, seed++, i % 2 == 0); !s.ok()) return fail(s);
+    if (kiln::Status s = run(seed++, i % 2 == 0); !s.ok()) return fail(s);
   }
   const int64_t base = ResidentKib();
-  std::printf("%s (%s): %lld executions after %lld warm-up, VmRSS after warm-up %lld KiB\n", name.c_str(),
-              (*device)->description().c_str(), static_cast<long long>(soak.executions),
-              static_cast<long long>(warmup), static_cast<long long>(base));
+  const std::optional<KilnEmuLiveObjects> live_base = EmulatorLiveObjects();
+  std::printf("%s%s (%s): %lld executions after %lld warm-up, VmRSS after warm-up %lld KiB\n", name.c_str(),
+              soak.resident ? ", device-resident inputs and outputs" : "", (*device)->description().c_str(),
+              static_cast<long long>(soak.executions), static_cast<long long>(warmup),
+              static_cast<long long>(base));
   const int64_t every = std::max<int64_t>(1, soak.executions / std::max<int64_t>(1, soak.samples));
   int64_t last = base;
   auto begin = std::chrono::steady_clock::now();
   for (int64_t i = 1; i <= soak.executions; ++i) {
-    if (kiln::Status s = RunChecked(**exe, seed++, i % 2 == 0); !s.ok()) return fail(s);
+    if (kiln::Status s = run(seed++, i % 2 == 0); !s.ok()) return fail(s);
     if (i % every != 0 && i != soak.executions) continue;
     last = ResidentKib();
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
     std::printf("  %8lld executions  VmRSS %8lld KiB  growth %+6lld KiB  (%.1f s)\n", static_cast<long long>(i),
                 static_cast<long long>(last), static_cast<long long>(last - base), seconds);
   }
-  const bool grew = last - base > soak.max_growth_kib;
+  bool grew = last - base > soak.max_growth_kib;
+  const std::optional<KilnEmuLiveObjects> live_end = EmulatorLiveObjects();
+  if (live_base && live_end) {
+    const bool leaked = live_end->device_allocations > live_base->device_allocations;
+    std::printf("  emulator live device allocations %llu (%llu bytes) after warm-up -> %llu (%llu bytes): %s\n",
+                static_cast<unsigned long long>(live_base->device_allocations),
+                static_cast<unsigned long long>(live_base->device_bytes),
+                static_cast<unsigned long long>(live_end->device_allocations),
+                static_cast<unsigned long long>(live_end->device_bytes), leaked ? "GROWTH" : "no growth");
+    grew = grew || leaked;
+  }
+  if (soak.resident && kind == DeviceKind::kCuda) {
+    for (bool graphs : {true, false}) {
+      StatusOr<std::optional<double>> calls = DriverCallsPerExecution(**exe, **device, graphs, soak.calls);
+      if (!calls.ok()) return fail(calls.status());
+      if (*calls)
+        std::printf("  driver calls per execution, CUDA graphs %-3s: %.2f (kilnEmuApiCalls over %d executions)\n",
+                    graphs ? "on" : "off", **calls, soak.calls);
+    }
+  }
   std::printf("  %s: VmRSS %lld -> %lld KiB over %lld executions (%+lld KiB, limit %lld): %s\n", name.c_str(),
               static_cast<long long>(base), static_cast<long long>(last), static_cast<long long>(soak.executions),
               static_cast<long long>(last - base), static_cast<long long>(soak.max_growth_kib),
@@ -126,10 +228,12 @@ int main(int argc, char** argv) {
       host.samples = cuda.samples = std::max(1ll, std::atoll(v));
     } else if (const char* v = value("--max-growth-kib=")) {
       host.max_growth_kib = cuda.max_growth_kib = std::max(0ll, std::atoll(v));
+    } else if (const char* v = value("--calls=")) {
+      cuda.calls = static_cast<int>(std::max(1ll, std::atoll(v)));
     } else {
       std::fprintf(stderr,
                    "soak_bench: error: unknown argument '%s' (usage: soak_bench [--hlo=FILE] [--host=N] "
-                   "[--cuda=N] [--samples=K] [--max-growth-kib=K])\n",
+                   "[--cuda=N] [--samples=K] [--max-growth-kib=K] [--calls=N])\n",
                    arg.c_str());
       return 1;
     }
@@ -155,6 +259,9 @@ int main(int argc, char** argv) {
   bool ok = SoakDevice(DeviceKind::kHost, *artifact, host);
   if (options.cuda) {
     ok = SoakDevice(DeviceKind::kCuda, *artifact, cuda) && ok;
+    Soak resident = cuda;
+    resident.resident = true;
+    ok = SoakDevice(DeviceKind::kCuda, *artifact, resident) && ok;
   } else {
     std::printf("cuda: skipped (no CUDA code generation)\n");
   }
