@@ -3,7 +3,7 @@
 the same HLO text.
 
   .venv/bin/python bench/compile_vs_xla/compile_vs_xla.py [MODULE...]
-      [--ten] [--rounds R] [--build-dir DIR] [--jobs-rss]
+      [--ten] [--rounds R] [--build-dir DIR] [--jobs-rss] [--host-cpu LIST] [--no-cuda]
 
 Why: kiln compiles once and runs many times, but "once" comes back with
 every model change; its cold compile should not cost more than XLA's.
@@ -23,6 +23,9 @@ geometric mean of kiln/XLA over the modules both sides compiled; with
 --jobs-rss also bef-compile's peak RSS with --jobs=1 and --jobs=2 (target:
 parallel <= 1.5x serial). Modules either side refuses are listed as
 skipped. Timings on a shared machine are noisy; compare rounds.
+--host-cpu passes bef-compile's --host-cpu (default: its own, the three
+x86-64 levels; `native` compiles one level for this machine, as XLA CPU
+does); --no-cuda leaves out the host+cuda column.
 """
 
 import argparse
@@ -103,9 +106,9 @@ def cache_flags(bef_compile):
     return (["--no-cache"] if "--no-cache" in text else []), has_cache
 
 
-def warm_seconds(bef_compile, module):
+def warm_seconds(bef_compile, module, extra):
     with tempfile.TemporaryDirectory() as cache:
-        flags = ["--targets=host", "--cache-dir=" + cache]
+        flags = ["--targets=host", "--cache-dir=" + cache] + extra
         run_compile(bef_compile, module, flags)
         return run_compile(bef_compile, module, flags)[0]
 
@@ -126,13 +129,15 @@ def bench_module(args, bef_compile, cold, has_cache, module):
         host.append(s)
         rss.append(r)
         xla.append(xla_compile_seconds(module))
+        if args.no_cuda:
+            continue
         try:
             both.append(run_compile(bef_compile, module, ["--targets=host,cuda"] + cold)[0])
         except RuntimeError:
             pass
     row = {"host": statistics.median(host), "xla": statistics.median(xla), "rss": max(rss),
            "both": statistics.median(both) if both else None,
-           "warm": warm_seconds(bef_compile, module) if has_cache else None}
+           "warm": warm_seconds(bef_compile, module, [f for f in cold if f != "--no-cache"]) if has_cache else None}
     if args.jobs_rss:
         row["rss_j1"] = run_compile(bef_compile, module, ["--targets=host,cuda", "--jobs=1"] + cold)[1]
         row["rss_j2"] = run_compile(bef_compile, module, ["--targets=host,cuda", "--jobs=2"] + cold)[1]
@@ -150,6 +155,8 @@ def main(argv):
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--build-dir", default=os.path.join(ROOT, "build"))
     p.add_argument("--jobs-rss", action="store_true", help="also peak RSS with --jobs=1 and --jobs=2")
+    p.add_argument("--host-cpu", help="bef-compile --host-cpu for every kiln compile")
+    p.add_argument("--no-cuda", action="store_true", help="skip the host+cuda compiles")
     args = p.parse_args(argv)
     bef_compile = os.path.join(args.build_dir, "tools", "bef-compile", "bef-compile")
     if not os.access(bef_compile, os.X_OK):
@@ -162,6 +169,8 @@ def main(argv):
         if not args.ten:
             models += large_corpus_models({os.path.realpath(m) for _, m in models})
     cold, has_cache = cache_flags(bef_compile)
+    if args.host_cpu:
+        cold = cold + ["--host-cpu=" + args.host_cpu]
     header = "%-40s %8s %8s %8s %8s %8s %9s" % ("module", "kiln s", "k+cuda s", "XLA s", "kiln/XLA",
                                                  "warm s", "peak MiB")
     if args.jobs_rss:
