@@ -4,8 +4,12 @@
 // (hlo::StructuralFingerprint: same instructions, shapes, layouts,
 // constants and attributes; only names differ) and whose arguments alias
 // alike (codegen::KernelArgumentAliasing, which also changes the code) are
-// generated once per target, under the name of the first of them, and every
-// Kernel thunk launches that one (the driver renames the thunks' kernels).
+// generated once per target and every Kernel thunk launches that one (the
+// driver renames the thunks' kernels). A distinct kernel is named after what
+// it computes: its first user's name without instruction numbers and a hash
+// of its fingerprint ("add_gemm_t_fusion_3fa2b1c0d4e5"), so that a change to
+// one layer leaves the other layers' kernels, and their cache entries, as
+// they were.
 #pragma once
 
 #include <map>
@@ -22,7 +26,7 @@ struct DistinctKernels {
   // asked for it (the order is what keeps the artifact deterministic).
   std::vector<codegen::KernelSpec> specs;
   // Every requested kernel name -> the name of the distinct kernel that
-  // computes it (itself for the first of a group).
+  // computes it.
   std::map<std::string, std::string> distinct_name;
 };
 

@@ -45,21 +45,22 @@ std::unique_ptr<hlo::HloModule> Parse(const std::string& text) {
 // 2e-6 instead of the 1e-6 that all blocks share: the line
 //   %add.N = f32[32,196,1]{2,1,0} add(%x, %broadcast.15), metadata={...encoderblock_5/LayerNorm_0/add...}
 // adds its own broadcast of a constant of its own.
-std::string EditOneLayer(std::string text) {
-  const std::string marker = "encoderblock_5/LayerNorm_0/add\"";
+std::string EditOneLayer(std::string text, int block = 5, int layer_norm = 0) {
+  const std::string marker =
+      "encoderblock_" + std::to_string(block) + "/LayerNorm_" + std::to_string(layer_norm) + "/add\"";
   size_t at = text.find(marker);
   for (; at != std::string::npos; at = text.find(marker, at + 1)) {
     size_t line = text.rfind('\n', at) + 1;
     std::string head = text.substr(line, at - line);
     size_t eps = head.find(", %broadcast.15)");
     if (eps == std::string::npos) continue;
-    text.replace(line + eps, 16, ", %layer5_eps)");
+    text.replace(line + eps, 16, ", %edited_eps)");
     text.insert(line,
-                "  %layer5_eps_value = f32[] constant(2e-06)\n"
-                "  %layer5_eps = f32[32,196,1]{2,1,0} broadcast(%layer5_eps_value), dimensions={}\n");
+                "  %edited_eps_value = f32[] constant(2e-06)\n"
+                "  %edited_eps = f32[32,196,1]{2,1,0} broadcast(%edited_eps_value), dimensions={}\n");
     return text;
   }
-  ADD_FAILURE() << "no layer norm epsilon add in encoderblock_5";
+  ADD_FAILURE() << "no layer norm epsilon add in encoderblock_" << block << "/LayerNorm_" << layer_norm;
   return text;
 }
 
@@ -168,6 +169,26 @@ TEST_F(KernelCacheTest, OneChangedLayerCompilesOnlyItsKernel) {
   EXPECT_EQ(original.kernels_compiled, original.distinct_kernels);
   EXPECT_EQ(Compile(*edited, Cached(), &changed), Compile(*edited, Base()));
   EXPECT_EQ(changed.artifact_cache_misses, 1);
+  EXPECT_EQ(changed.distinct_kernels, original.distinct_kernels + 1);
+  EXPECT_EQ(changed.kernels_compiled, 1);
+  EXPECT_EQ(changed.kernels_from_cache, changed.distinct_kernels - 1);
+}
+
+// The same for block 0's second layer norm, the first user of the layer-norm
+// kernel that the later blocks share: the shared kernel is named after what
+// it computes, not after its first user, so it keeps its name (and cache
+// entry) when that user changes and another becomes the first. (Named after
+// its first user, it was compiled again under the new one's name: 2
+// kernels.)
+TEST_F(KernelCacheTest, ChangedFirstUserCompilesOnlyItsKernel) {
+  const std::string text = ReadText(kVit);
+  ASSERT_FALSE(text.empty()) << "missing corpus module " << kVit;
+  std::unique_ptr<hlo::HloModule> vit = Parse(text);
+  std::unique_ptr<hlo::HloModule> edited = Parse(EditOneLayer(text, 0, 1));
+  ASSERT_NE(edited, nullptr);
+  CompileStats original, changed;
+  Compile(*vit, Cached(), &original);
+  EXPECT_EQ(Compile(*edited, Cached(), &changed), Compile(*edited, Base()));
   EXPECT_EQ(changed.distinct_kernels, original.distinct_kernels + 1);
   EXPECT_EQ(changed.kernels_compiled, 1);
   EXPECT_EQ(changed.kernels_from_cache, changed.distinct_kernels - 1);

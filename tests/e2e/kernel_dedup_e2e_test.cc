@@ -185,9 +185,32 @@ TEST(KernelDedupTest, DifferentShapesDoNotShare) {
       {"narrow", (*module)->entry()}, {"wide", (*wide_module)->entry()}, {"narrow_again", (*again)->entry()}};
   compiler::DistinctKernels d = compiler::DeduplicateKernels(requests, {});
   ASSERT_EQ(d.specs.size(), 2u);
-  EXPECT_EQ(d.distinct_name["narrow"], "narrow");
-  EXPECT_EQ(d.distinct_name["wide"], "wide");
-  EXPECT_EQ(d.distinct_name["narrow_again"], "narrow");
+  EXPECT_EQ(d.distinct_name["narrow_again"], d.distinct_name["narrow"]);
+  EXPECT_NE(d.distinct_name["wide"], d.distinct_name["narrow"]);
+  // Named after the first user's stem and what the kernel computes.
+  EXPECT_EQ(d.distinct_name["narrow"].rfind("narrow_", 0), 0u) << d.distinct_name["narrow"];
+  EXPECT_EQ(d.distinct_name["wide"].rfind("wide_", 0), 0u) << d.distinct_name["wide"];
+  EXPECT_EQ(d.specs[0].name, d.distinct_name["narrow"]);
+}
+
+TEST(KernelDedupTest, NamesDependOnTheKernelNotOnItsFirstUser) {
+  // Layer numbers are not part of a name; which user comes first is not
+  // either: the same kernel requested first by "add_7_fusion" or by
+  // "add_12_fusion" gets one name.
+  auto module = hlo::ParseHloModule(LayeredModule({{}}));
+  ASSERT_TRUE(module.ok());
+  const hlo::HloComputation* c = (*module)->entry();
+  compiler::DistinctKernels first = compiler::DeduplicateKernels({{"add_7_fusion", c}, {"add_12_fusion", c}}, {});
+  compiler::DistinctKernels second = compiler::DeduplicateKernels({{"add_12_fusion", c}}, {});
+  ASSERT_EQ(first.specs.size(), 1u);
+  EXPECT_EQ(first.specs[0].name, second.specs[0].name);
+  EXPECT_EQ(first.specs[0].name.rfind("add_fusion_", 0), 0u) << first.specs[0].name;
+  // A different computation under the same stem gets another name.
+  auto other = hlo::ParseHloModule(LayeredModule({{}}, 24));
+  ASSERT_TRUE(other.ok());
+  compiler::DistinctKernels both = compiler::DeduplicateKernels({{"add_7_fusion", c}, {"add_8_fusion", (*other)->entry()}}, {});
+  ASSERT_EQ(both.specs.size(), 2u);
+  EXPECT_NE(both.specs[0].name, both.specs[1].name);
 }
 
 TEST(KernelDedupTest, KernelsWhoseArgumentsAliasDifferentlyDoNotShare) {
@@ -207,8 +230,8 @@ TEST(KernelDedupTest, KernelsWhoseArgumentsAliasDifferentlyDoNotShare) {
       {"a", distinct}, {"b", in_place}, {"c", distinct}};
   compiler::DistinctKernels d = compiler::DeduplicateKernels({{"a", c}, {"b", c}, {"c", c}}, aliasing);
   ASSERT_EQ(d.specs.size(), 2u);
-  EXPECT_EQ(d.distinct_name["b"], "b");
-  EXPECT_EQ(d.distinct_name["c"], "a");
+  EXPECT_NE(d.distinct_name["b"], d.distinct_name["a"]);
+  EXPECT_EQ(d.distinct_name["c"], d.distinct_name["a"]);
   EXPECT_EQ(d.specs[1].aliasing.same_buffer, in_place.same_buffer);
 }
 
