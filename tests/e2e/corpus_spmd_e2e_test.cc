@@ -25,11 +25,16 @@ constexpr double kEvaluatorSeconds = 60;
 // Modules whose results differ for a reason outside the collectives.
 const std::map<std::string, std::string>& KnownDifferences() {
   static const std::map<std::string, std::string> kModules = {
-      // Result 13 (an embedding's bf16 Adam update on random inputs, divided
-      // by sqrt(v) + eps) differs by up to ~10% in single-device elementwise
-      // numerics: its reduce-scatters are over groups of one device, so no
-      // value crosses devices on that path.
-      {"llama2__llama2_dp1_tp4_pp2.hlo", "bf16 Adam update numerics of result 13 (single-device kernels)"},
+      // Result 13 (an embedding's bf16 Adam update) differs by up to ~10%
+      // (85.5 against 95): every update is scaled by the gradient-norm clip
+      // coefficient, and that norm is reduce.89, a bf16 sum of 256,000
+      // squares (bf16[8000,32] -> bf16[]). kiln's kernels accumulate a bf16
+      // sum in f32 and round once (as XLA's CPU and GPU backends do), the
+      // evaluator folds left in bf16, rounding every partial sum to 8
+      // significant bits, which stalls once the sum is large. Both are
+      // legal orders of a bf16 add; no value crosses devices on that path.
+      {"llama2__llama2_dp1_tp4_pp2.hlo",
+       "result 13 scales by a bf16 sum of 256,000 squares, which the evaluator folds in bf16 and kiln sums in f32"},
   };
   return kModules;
 }
