@@ -104,9 +104,11 @@ StatusOr<std::vector<uint8_t>> LowerToHostObject(const KernelModule& module,
                                                  const std::vector<KernelInfo>& kernels, const HostCpu& cpu,
                                                  KernelCompileTimes* times = nullptr);
 // The same for several CPUs at once: the kernel IR is lowered to LLVM IR
-// once (that part does not depend on the CPU) and only optimization and
-// code generation run per CPU, on a copy of the LLVM module each. One
-// object per entry of `cpus`, the same bytes LowerToHostObject gives.
+// and simplified (O2's module simplification pipeline) once, since that
+// part does not depend on the CPU, and only the vector-width dependent
+// optimizations and code generation run per CPU, on a copy of the LLVM
+// module each (llvm_backend.h). One object per entry of `cpus`, the same
+// bytes LowerToHostObject gives.
 StatusOr<std::vector<std::vector<uint8_t>>> LowerToHostObjects(const KernelModule& module,
                                                                const std::vector<KernelInfo>& kernels,
                                                                const std::vector<HostCpu>& cpus,

@@ -84,7 +84,9 @@ Status Verify(llvm::Module& module) {
   return Status::Ok();
 }
 
-void Optimize(llvm::Module& module, llvm::TargetMachine* tm, llvm::OptimizationLevel level) {
+// Runs the module pipeline `build` makes, with `tm`'s target information.
+template <typename BuildPipeline>
+void RunPipeline(llvm::Module& module, llvm::TargetMachine* tm, BuildPipeline build) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -95,8 +97,12 @@ void Optimize(llvm::Module& module, llvm::TargetMachine* tm, llvm::OptimizationL
   pb.registerFunctionAnalyses(fam);
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(level);
+  llvm::ModulePassManager mpm = build(pb);
   mpm.run(module, mam);
+}
+
+void Optimize(llvm::Module& module, llvm::TargetMachine* tm, llvm::OptimizationLevel level) {
+  RunPipeline(module, tm, [level](llvm::PassBuilder& pb) { return pb.buildPerModuleDefaultPipeline(level); });
 }
 
 // Switches become compare-and-branch chains: NVPTX would lower a dense one
@@ -205,8 +211,25 @@ std::string FindLibdevice() {
   return "";
 }
 
-StatusOr<std::vector<uint8_t>> EmitHostObject(llvm::Module& module, const std::vector<KernelInfo>& kernels,
-                                              const HostCpu& cpu, KernelCompileTimes* times) {
+Status SimplifyHostModule(llvm::Module& module, const std::vector<KernelInfo>& kernels, KernelCompileTimes* times) {
+  std::unique_ptr<llvm::TargetMachine> tm;
+  {
+    StageTimer timer(times ? &times->setup : nullptr);
+    const HostCpu baseline = BaselineHostCpu();
+    KILN_ASSIGN_OR_RETURN(tm, CreateTargetMachine(kHostTriple, baseline.llvm_cpu, baseline.llvm_features,
+                                                  llvm::Reloc::PIC_, llvm::CodeGenOptLevel::Default));
+  }
+  StageTimer timer(times ? &times->optimize : nullptr);
+  PrepareModule(module, *tm);  // every x86-64 level has the same data layout
+  for (const KernelInfo& kernel : kernels) KILN_RETURN_IF_ERROR(AddHostEntry(module, kernel));
+  KILN_RETURN_IF_ERROR(Verify(module));
+  RunPipeline(module, tm.get(), [](llvm::PassBuilder& pb) {
+    return pb.buildModuleSimplificationPipeline(llvm::OptimizationLevel::O2, llvm::ThinOrFullLTOPhase::None);
+  });
+  return Status::Ok();
+}
+
+StatusOr<std::vector<uint8_t>> EmitHostObject(llvm::Module& module, const HostCpu& cpu, KernelCompileTimes* times) {
   std::unique_ptr<llvm::TargetMachine> tm;
   {
     StageTimer timer(times ? &times->setup : nullptr);
@@ -215,15 +238,14 @@ StatusOr<std::vector<uint8_t>> EmitHostObject(llvm::Module& module, const std::v
   }
   {
     StageTimer timer(times ? &times->optimize : nullptr);
-    PrepareModule(module, *tm);
-    for (const KernelInfo& kernel : kernels) KILN_RETURN_IF_ERROR(AddHostEntry(module, kernel));
     // The target machine's CPU and features apply to functions without
     // their own attributes; "native" also tunes for the machine's model.
     if (!cpu.tune_cpu.empty())
       for (llvm::Function& f : module)
         if (!f.isDeclaration()) f.addFnAttr("tune-cpu", cpu.tune_cpu);
-    KILN_RETURN_IF_ERROR(Verify(module));
-    Optimize(module, tm.get(), llvm::OptimizationLevel::O2);
+    RunPipeline(module, tm.get(), [](llvm::PassBuilder& pb) {
+      return pb.buildModuleOptimizationPipeline(llvm::OptimizationLevel::O2, llvm::ThinOrFullLTOPhase::None);
+    });
   }
   StageTimer timer(times ? &times->machine_code : nullptr);
   KILN_ASSIGN_OR_RETURN(std::string object,

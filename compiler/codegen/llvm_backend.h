@@ -15,13 +15,18 @@ class Module;
 
 namespace kiln::codegen::internal {
 
-// Host: renames each kernel `name` to an internal `name.impl` taking one
-// pointer per buffer then the i64 begin/end of its unit range, adds the
-// exported `void name(void** args, int64_t begin, int64_t end)` entry that
-// unpacks args and calls it, optimizes at O2 for `cpu` and returns a PIC
-// ELF relocatable object.
-StatusOr<std::vector<uint8_t>> EmitHostObject(llvm::Module& module, const std::vector<KernelInfo>& kernels,
-                                              const HostCpu& cpu, KernelCompileTimes* times);
+// Host, in two steps so that one module serves several x86-64 levels.
+// SimplifyHostModule renames each kernel `name` to an internal `name.impl`
+// taking one pointer per buffer then the i64 begin/end of its unit range,
+// adds the exported `void name(void** args, int64_t begin, int64_t end)`
+// entry that unpacks args and calls it, and runs O2's module simplification
+// pipeline (inlining, SROA, instcombine, GVN, loop canonicalization: what
+// does not depend on the vector width). EmitHostObject then runs O2's module
+// optimization pipeline (vectorizers, unrolling, late cleanup) for `cpu` on
+// a simplified module and returns a PIC ELF relocatable object; the two in a
+// row are LLVM's O2 pipeline.
+Status SimplifyHostModule(llvm::Module& module, const std::vector<KernelInfo>& kernels, KernelCompileTimes* times);
+StatusOr<std::vector<uint8_t>> EmitHostObject(llvm::Module& module, const HostCpu& cpu, KernelCompileTimes* times);
 
 // CUDA: gives the kernels the PTX kernel calling convention, links
 // libdevice when the module calls __nv_* functions, optimizes at O3 (which

@@ -803,6 +803,7 @@ StatusOr<std::vector<std::vector<uint8_t>>> LowerToHostObjects(const KernelModul
   llvm::LLVMContext llvm_context;
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> m, LowerToHostLLVMIR(km, kernels, llvm_context));
   timer.reset();
+  KILN_RETURN_IF_ERROR(SimplifyHostModule(*m, kernels, times));
   std::vector<std::vector<uint8_t>> objects;
   for (size_t i = 0; i < cpus.size(); ++i) {
     // The last CPU takes the module itself; the others a copy (optimization
@@ -812,7 +813,7 @@ StatusOr<std::vector<std::vector<uint8_t>>> LowerToHostObjects(const KernelModul
       StageTimer clone_timer(times ? &times->lower : nullptr);
       copy = llvm::CloneModule(*m);
     }
-    KILN_ASSIGN_OR_RETURN(std::vector<uint8_t> object, EmitHostObject(copy ? *copy : *m, kernels, cpus[i], times));
+    KILN_ASSIGN_OR_RETURN(std::vector<uint8_t> object, EmitHostObject(copy ? *copy : *m, cpus[i], times));
     objects.push_back(std::move(object));
   }
   return objects;
