@@ -395,7 +395,7 @@ StatusOr<bef::Artifact> CompileUncached(const hlo::HloModule& input, const Compi
   std::string optimized = hlo::PrintModule(*module);
 
   Clock::time_point start = Clock::now();
-  KILN_ASSIGN_OR_RETURN(emitter::EmittedProgram emitted, emitter::EmitThunkProgram(*module, {.tf32 = options.tf32}));
+  KILN_ASSIGN_OR_RETURN(emitter::EmittedProgram emitted, emitter::EmitThunkProgram(*module, {.tf32 = options.tf32, .concurrent_temps = options.streams > 1}));
   s.emit_seconds = Since(start);
   s.temp_peak_bytes = emitted.temp_peak_bytes;
   s.temp_lower_bound_bytes = emitted.temp_lower_bound_bytes;
