@@ -100,5 +100,32 @@ TEST(ProgramStreamsLoad, FourChainsFromTwoThreads) {
   for (int t = 0; t < kThreads; ++t) EXPECT_EQ(failures[t], "") << "thread " << t;
 }
 
+// A thunk that fails (the host has no custom calls) in the middle of
+// stream 0 while the other streams run: every execution returns its error,
+// none hangs waiting for events the failed stream would have recorded.
+TEST(ProgramStreamsLoad, AFailingStreamStopsTheExecution) {
+  th::ThunkProgram p = FourChainProgram();
+  th::CustomCallThunk call;
+  call.target = "no_such_target";
+  call.operands = {S(0, 0, 4)};
+  call.results = {S(1, 0, 4)};
+  p.root.thunks.insert(p.root.thunks.begin() + kLanes * 2, T("custom-call.1", call));
+  const bef::Artifact artifact = RoundTrip(HostArtifact(p));
+  setenv("KILN_HOST_THREADS", "4", 1);
+  std::unique_ptr<Device> device = HostDevice();
+  unsetenv("KILN_HOST_THREADS");
+  ASSERT_TRUE(device);
+  std::unique_ptr<LoadedExecutable> exe = MustLoad(*device, artifact);
+  ASSERT_TRUE(exe);
+  for (int run = 0; run < 50; ++run) {
+    std::vector<float> input(kLanes * kLane / 4, 1.0f);
+    StatusOr<Event> event = exe->Execute({MakeBuffer(ElementType::kF32, {kLanes * kLane / 4}, input)}, {});
+    ASSERT_TRUE(event.ok()) << event.status().message();
+    StatusOr<ExecutionResult> result = event->Wait();
+    ASSERT_FALSE(result.ok());
+    EXPECT_EQ(result.status().message(), "thunk 'custom-call.1': not supported on host yet: custom-call");
+  }
+}
+
 }  // namespace
 }  // namespace kiln::runtime::testing
