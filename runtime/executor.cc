@@ -11,6 +11,7 @@
 #include "kernels_lib/host_linalg.h"
 #include "kernels_lib/host_radix_sort.h"
 #include "runtime/host_collectives.h"
+#include "runtime/host_streams.h"
 
 namespace kiln::runtime {
 namespace {
@@ -174,26 +175,30 @@ Status RunThunk(const th::Thunk& t, ExecutionContext& ctx, int depth) {
 
 }  // namespace
 
-Status ExecuteSequence(const thunks::SequenceThunk& seq, ExecutionContext& ctx, int depth) {
+Status ExecuteThunk(const thunks::Thunk& t, ExecutionContext& ctx, int depth) {
   using Clock = std::chrono::steady_clock;
   if (!ctx.profile) {
-    for (const th::Thunk& t : seq.thunks) {
-      Status s = RunThunk(t, ctx, depth);
-      if (!s.ok()) return s.WithContext("thunk '" + t.info.profile_name + "'");
-    }
-    return Status::Ok();
-  }
-  for (const th::Thunk& t : seq.thunks) {
-    Clock::time_point begin = Clock::now();
     Status s = RunThunk(t, ctx, depth);
-    Clock::time_point end = Clock::now();
-    if (!s.ok()) return s.WithContext("thunk '" + t.info.profile_name + "'");
-    if (ctx.profile) {
-      ctx.profile->thunks.push_back({t.info.profile_name, &t.info, ctx.stream, t.kind(), depth,
-                                     begin - ctx.start, end - begin});
-    }
+    return s.ok() ? s : s.WithContext("thunk '" + t.info.profile_name + "'");
   }
+  Clock::time_point begin = Clock::now();
+  Status s = RunThunk(t, ctx, depth);
+  Clock::time_point end = Clock::now();
+  if (!s.ok()) return s.WithContext("thunk '" + t.info.profile_name + "'");
+  ThunkProfileEntry entry{t.info.profile_name, &t.info, ctx.stream, t.kind(), depth,
+                          begin - ctx.start, end - begin, std::nullopt, ctx.program_stream};
+  ctx.profile->thunks.push_back(std::move(entry));
   return Status::Ok();
+}
+
+Status ExecuteSequence(const thunks::SequenceThunk& seq, ExecutionContext& ctx, int depth) {
+  for (const th::Thunk& t : seq.thunks) KILN_RETURN_IF_ERROR(ExecuteThunk(t, ctx, depth));
+  return Status::Ok();
+}
+
+Status ExecuteRoot(const thunks::ThunkProgram& program, ExecutionContext& ctx) {
+  if (program.num_streams <= 1) return ExecuteSequence(program.root, ctx);
+  return ExecuteStreams(program, ctx);
 }
 
 }  // namespace kiln::runtime

@@ -63,11 +63,20 @@ struct ExecutionContext {
   PendingCollectives* pending_collectives = nullptr;
   ExecutionProfile* profile = nullptr;  // null: no per-thunk events
   int stream = 0;
+  int program_stream = 0;  // the root thunk's (thunks/streams.h), for the profile
   std::chrono::steady_clock::time_point start;
 };
 
 // Runs the thunks of `seq` in order; `depth` is recorded in the profile.
 // Stops at the first error, which names the thunk's profile name.
 Status ExecuteSequence(const thunks::SequenceThunk& seq, ExecutionContext& ctx, int depth = 1);
+
+// Runs one thunk (and its children), profiled like ExecuteSequence's.
+Status ExecuteThunk(const thunks::Thunk& thunk, ExecutionContext& ctx, int depth = 1);
+
+// Runs a program's root sequence: in order on the calling thread when the
+// program has one stream, else its streams concurrently on ctx.pool
+// (host_streams.h).
+Status ExecuteRoot(const thunks::ThunkProgram& program, ExecutionContext& ctx);
 
 }  // namespace kiln::runtime

@@ -225,7 +225,7 @@ StatusOr<ExecutionResult> HostExecutable::Run(const std::vector<Buffer>& args,
   ctx.profile = options.profile ? &result.profile : nullptr;
   ctx.stream = options.stream;
   ctx.start = std::chrono::steady_clock::now();
-  KILN_RETURN_IF_ERROR(ExecuteSequence(p.root, ctx));
+  KILN_RETURN_IF_ERROR(ExecuteRoot(p, ctx));
   result.profile.total = std::chrono::steady_clock::now() - ctx.start;
 
   for (size_t i = 0; i < p.signature.result_leaves.size(); ++i) {

@@ -126,6 +126,9 @@ struct ThunkProfileEntry {
   // requests and sectors, bank conflicts, ...) when the device is kiln's
   // CUDA emulator; absent on a real GPU and on the host.
   std::optional<KilnEmuCounters> counters;
+  // The program stream (thunks/streams.h) of the thunk's root thunk: a
+  // multi-stream program's thunks get a trace track per program stream.
+  int program_stream = 0;
 };
 
 struct ExecutionProfile {

@@ -52,11 +52,13 @@ void ThreadPool::RunChunks(uint64_t generation) {
 
 void ThreadPool::ParallelFor(int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
   int64_t chunks = std::min<int64_t>(n, num_threads());
-  std::unique_lock<std::mutex> busy(busy_, std::try_to_lock);
-  if (chunks <= 1 || !busy.owns_lock()) {
+  const bool nested = owner_.load(std::memory_order_relaxed) == std::this_thread::get_id();
+  std::unique_lock<std::mutex> busy(busy_, std::defer_lock);
+  if (chunks <= 1 || nested || !busy.try_lock()) {
     if (n > 0) fn(0, n);
     return;
   }
+  owner_.store(std::this_thread::get_id(), std::memory_order_relaxed);
   uint64_t generation;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -72,6 +74,7 @@ void ThreadPool::ParallelFor(int64_t n, const std::function<void(int64_t, int64_
   std::unique_lock<std::mutex> lock(mu_);
   done_cv_.wait(lock, [&] { return unfinished_ == 0; });
   fn_ = nullptr;
+  owner_.store(std::thread::id(), std::memory_order_relaxed);
 }
 
 std::shared_ptr<ThreadPool> SharedThreadPool(int num_threads) {

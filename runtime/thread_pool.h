@@ -6,6 +6,7 @@
 // on a condition variable.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -29,7 +30,9 @@ class ThreadPool {
   // Splits [0, n) into min(n, num_threads()) contiguous chunks of nearly
   // equal size and calls fn(begin, end) once per chunk, in parallel (the
   // caller takes a chunk); returns when all calls have returned. A second
-  // ParallelFor while one is running (another thread's) runs inline.
+  // ParallelFor while one is running (another thread's, or one that `fn`
+  // itself makes, as a stream of a multi-stream program running a kernel
+  // does) runs inline.
   void ParallelFor(int64_t n, const std::function<void(int64_t, int64_t)>& fn);
 
  private:
@@ -39,6 +42,9 @@ class ThreadPool {
 
   std::vector<std::thread> workers_;
   std::mutex busy_;  // held by the ParallelFor that owns the workers
+  // The thread holding busy_ (a default id: none), so that a ParallelFor
+  // nested in its own chunk runs inline instead of locking busy_ again.
+  std::atomic<std::thread::id> owner_{};
   std::mutex mu_;
   std::condition_variable work_cv_, done_cv_;
   // The current loop, guarded by mu_.

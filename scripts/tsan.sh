@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # ThreadSanitizer run of the load tests: 8 threads x 1,000 executions of the
-# README example on one loaded executable, on the host, then, when the
+# README example on one loaded executable, on the host, and a multi-stream
+# program's streams on the host's thread pool from two threads, then, when the
 # ordinary build has the CUDA emulator, the same on the emulated device
 # (about 30 s under TSan) and the device-fault tests (injected faults, also
 # under 4 concurrent threads). The runtime's CUDA backend is instrumented,
@@ -32,7 +33,7 @@ if [ ! -f "$TSAN_DIR/build.ninja" ]; then
     -DCMAKE_C_FLAGS=-fsanitize=thread -DCMAKE_CXX_FLAGS=-fsanitize=thread \
     -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread >/dev/null
 fi
-cmake --build "$TSAN_DIR" -- concurrency_load_test $([ -f "$EMULATOR" ] && echo device_fault_test)
+cmake --build "$TSAN_DIR" -- concurrency_load_test program_streams_load_test $([ -f "$EMULATOR" ] && echo device_fault_test)
 
 # halt_on_error: the first race fails the run; second_deadlock_stack for
 # lock-order reports; the suppressions cover what the uninstrumented
@@ -40,6 +41,7 @@ cmake --build "$TSAN_DIR" -- concurrency_load_test $([ -f "$EMULATOR" ] && echo 
 export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/scripts/tsan_suppressions.txt ${TSAN_OPTIONS:-}"
 export KILN_LOAD_BEF="$PWD/$BUILD_DIR/tests/load/mlp.bef" KILN_LOAD_ITERATIONS="$ITERATIONS"
 KILN_LOAD_DEVICE=host "$TSAN_DIR/tests/load/concurrency_load_test"
+"$TSAN_DIR/tests/load/program_streams_load_test"
 if [ -f "$EMULATOR" ]; then
   KILN_LOAD_DEVICE=cuda KILN_CUDA_EMULATOR="$EMULATOR" "$TSAN_DIR/tests/load/concurrency_load_test"
   KILN_LOAD_LIBRARY_BEF="$PWD/$BUILD_DIR/tests/load/library_calls.bef" KILN_CUDA_EMULATOR="$EMULATOR" \

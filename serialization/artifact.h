@@ -33,8 +33,9 @@ namespace kiln::bef {
 // thunks, 2.2 dynamic dimensions, Linalg and RadixSort thunks, 2.3
 // GemmThunk.tf32.)
 inline constexpr uint32_t kBefVersionMajor = 3;
-// 3.1: collectives, device ids, device grid; 3.2: host images per CPU level.
-inline constexpr uint32_t kBefVersionMinor = 2;
+// 3.1: collectives, device ids, device grid; 3.2: host images per CPU level;
+// 3.3: streams and events of the root's thunks.
+inline constexpr uint32_t kBefVersionMinor = 3;
 inline constexpr char kBefFileIdentifier[] = "KBEF";
 // Alignment of constant data within a .bef file, in bytes.
 inline constexpr int64_t kConstantAlignment = 64;

@@ -97,6 +97,8 @@ class Reader {
     KILN_RETURN_IF_ERROR(Sig(*f.signature(), p.signature));
     p.replica_count = f.replica_count();
     p.num_partitions = f.num_partitions();
+    p.num_streams = f.num_streams();
+    p.num_events = f.num_events();
     if (f.program() == nullptr) return Corrupt("missing thunk program");
     KILN_RETURN_IF_ERROR(Sequence(f.program(), p.root));
     return Str(f.hlo_text(), a.hlo_text);
@@ -323,6 +325,9 @@ class Reader {
 
   Status ThunkOf(const fb::Thunk* t, th::Thunk& out) {
     KILN_RETURN_IF_ERROR(Info(t->info(), out.info));
+    out.stream = t->stream();
+    out.record_event = t->record_event();
+    KILN_RETURN_IF_ERROR(Scalars(t->wait_events(), out.wait_events));
     const int type = static_cast<int>(t->body_type());
     if (type == 0 || t->body() == nullptr) return Corrupt("thunk " + th::QuoteForMessage(out.info.profile_name) + " has no body");
     if (type > th::kNumThunkKinds) {

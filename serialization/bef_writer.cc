@@ -75,6 +75,8 @@ class Writer {
     file.add_checksum(1);  // placeholder, like file_size
     file.add_replica_count(a.program.replica_count);
     file.add_num_partitions(a.program.num_partitions);
+    file.add_num_streams(a.program.num_streams);
+    file.add_num_events(a.program.num_events);
     fb::FinishBefFileBuffer(fbb_, file.Finish());
     std::vector<uint8_t> bytes(fbb_.GetBufferPointer(), fbb_.GetBufferPointer() + fbb_.GetSize());
     fb::BefFile* root = fb::GetMutableBefFile(bytes.data());
@@ -229,7 +231,8 @@ class Writer {
     auto info = Info(t.info);
     // Union type values are ThunkKind + 1 (0 is NONE); see bef.fbs.
     auto type = static_cast<fb::ThunkBody>(static_cast<uint8_t>(t.kind()) + 1);
-    return fb::CreateThunk(fbb_, info, type, body);
+    auto waits = t.wait_events.empty() ? 0 : fbb_.CreateVector(t.wait_events);
+    return fb::CreateThunk(fbb_, info, type, body, t.stream, waits, t.record_event);
   }
 
   Offset<fb::KernelThunk> Body(const th::KernelThunk& k) {

@@ -1,6 +1,8 @@
 // Initialization analysis; see initialization_analysis.h.
 #include "thunks/initialization_analysis.h"
 
+#include "thunks/thunk_effects.h"
+
 #include <algorithm>
 #include <utility>
 
@@ -48,98 +50,6 @@ class ByteRanges {
 
 using Written = std::vector<ByteRanges>;  // by allocation
 
-// The slices a non-control-flow thunk reads (before it writes) and writes.
-struct Effects {
-  std::vector<BufferSlice> reads, writes;
-  void ReadWrite(const BufferSlice& s) {
-    reads.push_back(s);
-    writes.push_back(s);
-  }
-};
-
-void CollectiveEffects(const std::vector<CollectiveBuffer>& buffers, Effects& e) {
-  for (const CollectiveBuffer& b : buffers) {
-    e.reads.push_back(b.source);
-    e.writes.push_back(b.destination);
-  }
-}
-
-Effects KernelEffects(const KernelThunk& k) {
-  Effects e;
-  // An in-place kernel's output is one of its operand slices, read here.
-  for (const KernelArgument& a : k.args) (a.written ? e.writes : e.reads).push_back(a.slice);
-  return e;
-}
-
-Effects LibraryEffects(const Thunk& t) {
-  Effects e;
-  if (const auto* g = t.As<GemmThunk>()) {
-    e.reads = {g->lhs, g->rhs};
-    if (g->beta != 0) e.reads.push_back(g->out);
-    e.writes.push_back(g->out);
-  } else if (const auto* c = t.As<ConvolutionThunk>()) {
-    e.reads = c->operands;
-    e.writes.push_back(c->result);
-  } else if (const auto* f = t.As<FftThunk>()) {
-    e.reads.push_back(f->input);
-    e.writes.push_back(f->output);
-  } else if (const auto* c = t.As<CholeskyThunk>()) {
-    e.ReadWrite(c->a);
-    e.writes.push_back(c->info);
-  } else if (const auto* s = t.As<TriangularSolveThunk>()) {
-    e.reads.push_back(s->a);
-    e.ReadWrite(s->b);
-  } else if (const auto* l = t.As<LinalgThunk>()) {
-    e.ReadWrite(l->a);
-    if (l->op == LinalgOp::kOrgqr) e.reads.push_back(l->tau);
-    for (const BufferSlice& r : l->results) e.ReadWrite(r);
-  } else if (const auto* r = t.As<RadixSortThunk>()) {
-    e.reads.push_back(r->keys);
-    e.writes.push_back(r->keys_out);
-    if (r->values) e.reads.push_back(*r->values);
-    if (r->values_out) e.writes.push_back(*r->values_out);
-  }
-  return e;
-}
-
-Effects ThunkEffects(const Thunk& t) {
-  Effects e;
-  switch (t.kind()) {
-    case ThunkKind::kKernel: return KernelEffects(*t.As<KernelThunk>());
-    case ThunkKind::kCopy:
-      e.reads.push_back(t.As<CopyThunk>()->source);
-      e.writes.push_back(t.As<CopyThunk>()->destination);
-      return e;
-    case ThunkKind::kMemset: e.writes.push_back(t.As<MemsetThunk>()->destination); return e;
-    case ThunkKind::kRngGetAndUpdateState:
-      e.writes.push_back(t.As<RngGetAndUpdateStateThunk>()->state);
-      return e;
-    case ThunkKind::kAllReduce: CollectiveEffects(t.As<AllReduceThunk>()->buffers, e); return e;
-    case ThunkKind::kAllGather: CollectiveEffects(t.As<AllGatherThunk>()->buffers, e); return e;
-    case ThunkKind::kReduceScatter: CollectiveEffects(t.As<ReduceScatterThunk>()->buffers, e); return e;
-    case ThunkKind::kAllToAll: CollectiveEffects(t.As<AllToAllThunk>()->buffers, e); return e;
-    case ThunkKind::kCollectivePermute: {
-      // A device no pair sends to keeps its destination as it was.
-      const CollectiveBuffer& b = t.As<CollectivePermuteThunk>()->buffer;
-      e.reads.push_back(b.source);
-      e.ReadWrite(b.destination);
-      return e;
-    }
-    case ThunkKind::kCollectiveBroadcast:  // every rank receives the root's buffers
-      CollectiveEffects(t.As<CollectiveBroadcastThunk>()->buffers, e);
-      return e;
-    case ThunkKind::kDeviceId: e.writes.push_back(t.As<DeviceIdThunk>()->destination); return e;
-    case ThunkKind::kCollectiveDone: return e;  // its start thunk wrote the results
-    case ThunkKind::kCustomCall: {
-      const auto* c = t.As<CustomCallThunk>();
-      e.reads = c->operands;
-      for (const BufferSlice& r : c->results) e.ReadWrite(r);
-      return e;
-    }
-    default: return LibraryEffects(t);
-  }
-}
-
 class Analysis {
  public:
   explicit Analysis(const ThunkProgram& p) : p_(p), needs_(p.allocations.size(), false) {}
@@ -174,7 +84,7 @@ class Analysis {
     if (const auto* s = t.As<SequenceThunk>()) return Sequence(*s, w);
     if (const auto* loop = t.As<WhileThunk>()) return While(*loop, w);
     if (const auto* c = t.As<ConditionalThunk>()) return Conditional(*c, w);
-    Effects e = ThunkEffects(t);
+    SliceEffects e = DirectEffects(t);
     for (const BufferSlice& s : e.reads) Read(w, s);
     for (const BufferSlice& s : e.writes) Write(w, s);
   }

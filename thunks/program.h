@@ -97,6 +97,10 @@ struct ThunkProgram {
   std::vector<Constant> constants;
   Signature signature;
   SequenceThunk root;
+  // The streams and events root's thunks use (thunks/streams.h): one stream
+  // and no events run the root in order, as every program did before.
+  int32_t num_streams = 1;
+  int32_t num_events = 0;
   bool operator==(const ThunkProgram&) const = default;
 };
 

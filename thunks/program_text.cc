@@ -3,6 +3,8 @@
 
 #include <cstdio>
 
+#include "thunks/streams.h"
+
 namespace kiln::thunks {
 namespace {
 
@@ -324,6 +326,7 @@ std::string ThunkLine(const Thunk& thunk) {
   std::string line(ThunkKindName(thunk.kind()));
   if (!thunk.info.profile_name.empty()) line += " " + thunk.info.profile_name;
   line += std::visit([&](const auto& body) { return Body(body, thunk.info); }, thunk.body);
+  line += StreamAnnotation(thunk);
   if (!thunk.info.hlo.empty()) {
     line += "  ; hlo: ";
     for (size_t i = 0; i < thunk.info.hlo.size(); ++i) {
@@ -399,7 +402,8 @@ std::string ConstantsToText(const ThunkProgram& program, int indent) {
 
 std::string ProgramToText(const ThunkProgram& program) {
   return "signature:\n" + SignatureToText(program) + "allocations:\n" +
-         AllocationsToText(program) + "constants:\n" + ConstantsToText(program) + "program:\n" +
+         AllocationsToText(program) + "constants:\n" + ConstantsToText(program) + "program:" +
+         (program.num_streams > 1 ? " " + StreamSummary(program) : std::string()) + "\n" +
          ThunkTreeToText(program.root);
 }
 

@@ -453,9 +453,18 @@ static_assert(std::variant_size_v<ThunkBody> == kNumThunkKinds);
 // "radix-sort", "collective-broadcast", "collective-done", "device-id".
 std::string_view ThunkKindName(ThunkKind kind);
 
+// Multi-stream execution (thunks/streams.h): the direct children of a
+// program's root sequence run on `stream` (0 unless the compiler assigned
+// streams); before starting, a thunk waits until every event of
+// wait_events has been recorded, and once it has finished it records
+// record_event (-1: none). Nested thunks run on their parent's stream and
+// carry neither.
 struct Thunk {
   ThunkInfo info;
   ThunkBody body;
+  int32_t stream = 0;
+  std::vector<int32_t> wait_events;
+  int32_t record_event = -1;
 
   ThunkKind kind() const { return static_cast<ThunkKind>(body.index()); }
   template <typename T>

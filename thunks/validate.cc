@@ -10,6 +10,7 @@
 #include "thunks/initialization_analysis.h"
 #include "thunks/linalg_geometry.h"
 #include "thunks/program_text.h"
+#include "thunks/streams.h"
 
 namespace kiln::thunks {
 namespace {
@@ -69,6 +70,7 @@ class Validator {
     KILN_RETURN_IF_ERROR(CheckDeviceGrid());
     KILN_RETURN_IF_ERROR(CheckAsyncPairs());
     KILN_RETURN_IF_ERROR(CheckSequence(p_.root, 1));
+    KILN_RETURN_IF_ERROR(ValidateStreams(p_));
     return CheckZeroInitialization();
   }
 

@@ -33,6 +33,7 @@ std::string ArtifactCacheKey(const hlo::HloModule& module, const CompileOptions&
       .Add("cuda-arch", options.cuda_arch)
       .Add("radix-sort", options.radix_sort)
       .Add("tf32", options.tf32)
+      .Add("streams", static_cast<int64_t>(options.streams))
       .Add("host-cpus", HostCpusKey(options))
       .Add("module", cache::ContentFingerprint(hlo::PrintModule(module)));
   return key.str();

@@ -53,6 +53,8 @@ std::string CompileStatsToJson(const CompileStats& s) {
   field("kernels", std::to_string(s.kernels));
   field("distinct_kernels", std::to_string(s.distinct_kernels));
   field("thunks", std::to_string(s.thunks));
+  field("streams", std::to_string(s.streams));
+  field("stream_events", std::to_string(s.stream_events));
   field("bytes_accessed_unfused", std::to_string(s.bytes_accessed_unfused));
   field("bytes_accessed_fused", std::to_string(s.bytes_accessed_fused));
   field("temp_peak_bytes", std::to_string(s.temp_peak_bytes));

@@ -16,6 +16,9 @@ struct CompileStats {
   int64_t kernels = 0;           // kernel thunks' fused computations
   int64_t distinct_kernels = 0;  // kernels generated per target (kernel_dedup.h)
   int64_t thunks = 0;
+  // The root's streams and events after stream assignment (CompileOptions::streams).
+  int64_t streams = 1;
+  int64_t stream_events = 0;
   // Bytes every instruction would read and write if each were its own
   // kernel (input module), and what the thunk program actually moves.
   int64_t bytes_accessed_unfused = 0;

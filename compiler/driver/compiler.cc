@@ -18,6 +18,7 @@
 #include "compiler/driver/fusion_report.h"
 #include "compiler/driver/kernel_aliasing.h"
 #include "compiler/driver/kernel_dedup.h"
+#include "compiler/emitter/stream_assignment.h"
 #include "compiler/emitter/thunk_emitter.h"
 #include "compiler/evaluator/collective_groups.h"
 #include "compiler/evaluator/evaluator.h"
@@ -27,6 +28,7 @@
 #include "compiler/pipeline/list_scheduler.h"
 #include "thunks/initialization_analysis.h"
 #include "thunks/program_text.h"
+#include "thunks/streams.h"
 
 namespace kiln::compiler {
 namespace {
@@ -394,7 +396,7 @@ StatusOr<bef::Artifact> CompileUncached(const hlo::HloModule& input, const Compi
   std::string optimized = hlo::PrintModule(*module);
 
   Clock::time_point start = Clock::now();
-  KILN_ASSIGN_OR_RETURN(emitter::EmittedProgram emitted, emitter::EmitThunkProgram(*module, {.tf32 = options.tf32}));
+  KILN_ASSIGN_OR_RETURN(emitter::EmittedProgram emitted, emitter::EmitThunkProgram(*module, {.tf32 = options.tf32, .concurrent_temps = options.streams > 1}));
   s.emit_seconds = Since(start);
   s.temp_peak_bytes = emitted.temp_peak_bytes;
   s.temp_lower_bound_bytes = emitted.temp_lower_bound_bytes;
@@ -405,6 +407,9 @@ StatusOr<bef::Artifact> CompileUncached(const hlo::HloModule& input, const Compi
   artifact.program = std::move(emitted.program);
   // Zero per execution only what may be read before it is written.
   th::MarkZeroInitializedAllocations(artifact.program);
+  emitter::StreamAssignmentStats streams = emitter::AssignStreams(artifact.program, options.streams);
+  s.streams = streams.streams;
+  s.stream_events = streams.events;
   artifact.hlo_text = std::move(optimized);
   start = Clock::now();
   KILN_RETURN_IF_ERROR(AddKernelImages(emitted, options, kernel_cache, artifact, s));
@@ -422,6 +427,9 @@ Status CheckTargets(const CompileOptions& options) {
   if (options.host)
     for (const std::string& level : options.host_cpus) KILN_RETURN_IF_ERROR(codegen::ResolveHostCpu(level).status());
   if (options.cuda) KILN_RETURN_IF_ERROR(SmArch(options.cuda_arch).status());
+  if (options.streams < 1 || options.streams > th::kMaxStreams)
+    return Error("--streams must be between 1 and " + std::to_string(th::kMaxStreams) + ", not " +
+                 std::to_string(options.streams));
   return Status::Ok();
 }
 

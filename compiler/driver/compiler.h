@@ -60,6 +60,10 @@ struct CompileOptions {
   // on CUDA's tensor cores, as XLA GPU's do (passes/dot_precision.h);
   // false keeps every f32 GEMM at f32 precision.
   bool tf32 = true;
+  // Streams the root's independent thunks may run on
+  // (emitter/stream_assignment.h), 1 to thunks::kMaxStreams; 1 runs every
+  // thunk in order on one stream.
+  int streams = 1;
   // The device grid collectives are resolved on (0: the module's
   // replica_count / num_partitions). A module that declares one device but
   // whose replica groups name more (collective tests are often dumped

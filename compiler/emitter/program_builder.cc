@@ -302,6 +302,7 @@ StatusOr<EmittedProgram> EmitThunkProgram(const hlo::HloModule& module, const Em
   builder.program().num_partitions = std::max<int64_t>(1, module.config().num_partitions);
   pipeline::BufferAssignmentOptions options;
   options.aliases = module.config().input_output_alias;
+  options.concurrent_temps = emit.concurrent_temps;
   ComputationEmitter entry(builder, *module.entry(), std::nullopt, {}, std::move(options));
   KILN_RETURN_IF_ERROR(entry.Init());
   KILN_ASSIGN_OR_RETURN(builder.program().root, entry.Emit());

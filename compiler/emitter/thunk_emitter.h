@@ -40,6 +40,10 @@ struct EmitOptions {
   // GEMM thunks of default-precision f32 dots may use TF32
   // (GemmThunk::tf32; CompileOptions::tf32).
   bool tf32 = true;
+  // The entry's temporaries are assigned for concurrent thunks
+  // (pipeline::BufferAssignmentOptions::concurrent_temps): on for programs
+  // compiled for several streams.
+  bool concurrent_temps = false;
 };
 
 // `module` must outlive the result (KernelRequest points into it).

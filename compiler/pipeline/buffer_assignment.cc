@@ -317,12 +317,18 @@ class BufferAssigner {
     std::map<int64_t, std::vector<int64_t>> heads_by_color;
     for (const LogicalBuffer& b : a_.points_to_.buffers())
       if (!assigned_[b.id] && pred_[b.id] < 0) heads_by_color[b.color].push_back(b.id);
+    // Concurrent temporaries live over dependency levels rather than
+    // schedule positions (BufferAssignmentOptions::concurrent_temps).
+    std::vector<int64_t> time(static_cast<size_t>(a_.schedule_.size()));
+    for (size_t p = 0; p < time.size(); ++p) time[p] = static_cast<int64_t>(p);
+    if (options_.concurrent_temps) time = DependencyLevels(a_.schedule_);
     for (const auto& [color, heads] : heads_by_color) {
       std::vector<HeapRequest> requests;
       for (int64_t h : heads) {
         int64_t end = a_.placements_[h].live_end;
         for (int64_t m = h; m >= 0; m = succ_[m]) end = std::max(end, a_.placements_[m].live_end);
-        requests.push_back({buffer(h).size, a_.placements_[h].live_start, end});
+        requests.push_back({buffer(h).size, time[static_cast<size_t>(a_.placements_[h].live_start)],
+                            time[static_cast<size_t>(end)]});
       }
       HeapResult heap = SimulateHeap(requests, kBufferAlignment);
       thunks::Allocation arena;

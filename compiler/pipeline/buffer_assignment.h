@@ -47,6 +47,13 @@ struct BufferPlacement {
 struct BufferAssignmentOptions {
   // The module's input_output_alias; only meaningful for the entry.
   std::vector<hlo::InputOutputAlias> aliases;
+  // For programs whose thunks may run on several streams: two temporaries
+  // share bytes only when the last reader of one has a lower dependency
+  // level (schedule.h) than the other's definition, so instructions that
+  // could run concurrently never share bytes, which would order them.
+  // Needs a schedule by level (LevelOrderSchedule), where that also means
+  // the reader comes first.
+  bool concurrent_temps = false;
 };
 
 // An operand buffer whose last reader writes its result into the same slice.
@@ -98,7 +105,8 @@ class BufferAssignment {
   int64_t peak_temp_bytes() const { return peak_temp_bytes_; }
   // Sum over colors of the max over schedule positions of the (aligned)
   // bytes of live temporaries (a shared pair counted once): no packing of
-  // this schedule can use smaller arenas.
+  // this schedule can use smaller arenas. With concurrent_temps, the max
+  // over dependency levels instead.
   int64_t temp_lower_bound() const { return temp_lower_bound_; }
   // Constant allocation index -> constant instruction, in constant order.
   const std::vector<const hlo::HloInstruction*>& constants() const { return constants_; }

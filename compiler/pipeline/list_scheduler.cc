@@ -204,6 +204,7 @@ SequentialSchedule DfsMemorySchedule(const hlo::HloComputation& computation) {
 
 StatusOr<BufferAssignment> AssignBuffersMinimizingMemory(const hlo::HloComputation& computation,
                                                          const BufferAssignmentOptions& options) {
+  if (options.concurrent_temps) return AssignBuffers(computation, LevelOrderSchedule(computation), options);
   std::optional<MemoryGraph> g = BuildGraph(computation);
   if (!g) return AssignBuffers(computation, PostOrderSchedule(computation), options);
   std::optional<BufferAssignment> best;

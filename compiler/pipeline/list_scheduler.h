@@ -35,7 +35,8 @@ SequentialSchedule DfsMemorySchedule(const hlo::HloComputation& computation);
 SequentialSchedule MemoryMinimizingSchedule(const hlo::HloComputation& computation);
 
 // AssignBuffers under the MemoryMinimizingSchedule, without assigning the
-// winning schedule a second time.
+// winning schedule a second time; with options.concurrent_temps, under the
+// LevelOrderSchedule instead.
 StatusOr<BufferAssignment> AssignBuffersMinimizingMemory(const hlo::HloComputation& computation,
                                                          const BufferAssignmentOptions& options = {});
 

@@ -1,6 +1,7 @@
 // Default sequential schedule and its validity check.
 #include "compiler/pipeline/schedule.h"
 
+#include <algorithm>
 #include <string>
 
 namespace kiln::pipeline {
@@ -19,6 +20,33 @@ SequentialSchedule PostOrderSchedule(const hlo::HloComputation& computation) {
   SequentialSchedule schedule;
   schedule.computation = &computation;
   for (const hlo::HloInstruction* inst : computation.PostOrder()) schedule.sequence.push_back(inst);
+  schedule.Reindex();
+  return schedule;
+}
+
+std::vector<int64_t> DependencyLevels(const SequentialSchedule& schedule) {
+  std::vector<int64_t> levels(schedule.sequence.size(), 0);
+  for (size_t pos = 0; pos < schedule.sequence.size(); ++pos) {
+    const hlo::HloInstruction* inst = schedule.sequence[pos];
+    auto raise = [&](const hlo::HloInstruction* pred) {
+      int64_t p = schedule.PositionOf(pred);
+      if (p >= 0) levels[pos] = std::max(levels[pos], levels[static_cast<size_t>(p)] + 1);
+    };
+    for (const hlo::HloInstruction* op : inst->operands()) raise(op);
+    for (const hlo::HloInstruction* pred : inst->control_predecessors()) raise(pred);
+  }
+  return levels;
+}
+
+SequentialSchedule LevelOrderSchedule(const hlo::HloComputation& computation) {
+  SequentialSchedule post_order = PostOrderSchedule(computation);
+  const std::vector<int64_t> levels = DependencyLevels(post_order);
+  std::vector<size_t> order(levels.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return levels[a] < levels[b]; });
+  SequentialSchedule schedule;
+  schedule.computation = &computation;
+  for (size_t i : order) schedule.sequence.push_back(post_order.sequence[i]);
   schedule.Reindex();
   return schedule;
 }

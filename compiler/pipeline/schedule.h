@@ -32,6 +32,16 @@ struct SequentialSchedule {
 // The computation's post-order (operands and control predecessors first).
 SequentialSchedule PostOrderSchedule(const hlo::HloComputation& computation);
 
+// The dependency level of every instruction of `schedule`, by position: 0
+// without operands or control predecessors, else one more than the largest
+// of theirs. Instructions of one level never depend on each other.
+std::vector<int64_t> DependencyLevels(const SequentialSchedule& schedule);
+
+// The computation's instructions by increasing dependency level, in
+// post-order within a level: independent instructions sit side by side,
+// which is what multi-stream programs run concurrently.
+SequentialSchedule LevelOrderSchedule(const hlo::HloComputation& computation);
+
 // Checks that every instruction of the computation appears exactly once and
 // after its operands and control predecessors.
 Status VerifySchedule(const SequentialSchedule& schedule);

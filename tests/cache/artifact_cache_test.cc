@@ -139,6 +139,7 @@ TEST_F(ArtifactCacheTest, EachOptionThatShapesTheOutputIsAMiss) {
       {"cuda arch", [](CompileOptions& o) { o.cuda_arch = "sm_80"; }, true},
       {"tf32", [](CompileOptions& o) { o.tf32 = false; }, true},
       {"radix sort", [](CompileOptions& o) { o.radix_sort = false; }, false},
+      {"streams", [](CompileOptions& o) { o.streams = 4; }, false},
       {"producer", [](CompileOptions& o) { o.producer = "kiln test"; }, true},
       {"host cpus", [](CompileOptions& o) { o.host_cpus = {"x86-64-v2"}; }, true},
   };

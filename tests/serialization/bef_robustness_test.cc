@@ -142,7 +142,7 @@ TEST(BefRobustness, WrongFileIdentifier) {
 
 TEST(BefRobustness, VersionCheck) {
   std::vector<uint8_t> bytes = Serialize(SmallArtifact());
-  EXPECT_EQ(fb::GetBefFile(bytes.data())->schema_version(), (3u << 16) | 2u);
+  EXPECT_EQ(fb::GetBefFile(bytes.data())->schema_version(), (3u << 16) | 3u);
   // The version is checked before the checksum, so an old or new file is
   // reported as such.
   ASSERT_TRUE(fb::GetMutableBefFile(bytes.data())->mutate_schema_version((4u << 16) | 3u));

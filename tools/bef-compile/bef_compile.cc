@@ -31,6 +31,7 @@
 #include "compiler/driver/compiler.h"
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/verifier.h"
+#include "thunks/streams.h"
 #include "tools/common/flags.h"
 
 namespace kiln::tools {
@@ -51,6 +52,7 @@ struct Options {
   bool verify_each_pass = false;
   bool no_radix_sort = false;
   std::string tf32 = "on";
+  int64_t streams = 1;
   int64_t num_replicas = 0;
   int64_t num_partitions = 0;
   int64_t jobs = 0;  // 0: one per core
@@ -133,6 +135,10 @@ Status Compile(const std::string& input, const Options& options) {
   if (options.tf32 != "on" && options.tf32 != "off")
     return Error("--tf32 must be on or off, not '" + options.tf32 + "'");
   copts.tf32 = options.tf32 == "on";
+  if (options.streams < 1 || options.streams > thunks::kMaxStreams)
+    return Error("--streams must be between 1 and " + std::to_string(thunks::kMaxStreams) + ", not " +
+                 std::to_string(options.streams));
+  copts.streams = static_cast<int>(options.streams);
   if (options.num_replicas < 0 || options.num_partitions < 0 || options.num_replicas > 4096 ||
       options.num_partitions > 4096)
     return Error("--num_replicas and --num_partitions must be between 1 and 4096");
@@ -186,6 +192,9 @@ int Main(int argc, char** argv) {
   flags.AddString("tf32", &options.tf32,
                   "on|off: CUDA runs f32 dots of DEFAULT operand precision on the TF32 tensor cores, as XLA GPU "
                   "does (default on; off keeps them at f32 precision)");
+  flags.AddInt("streams", &options.streams,
+               "streams the independent thunks of the program may run on concurrently, 1 to 16 (default 1: "
+               "every thunk in order)");
   flags.AddInt("num_replicas", &options.num_replicas,
                "replicas the collectives are resolved for, overriding the module's replica_count");
   flags.AddInt("num_partitions", &options.num_partitions,

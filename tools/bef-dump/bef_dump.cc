@@ -22,6 +22,7 @@
 #include "common/x86_cpu.h"
 #include "serialization/host_image.h"
 #include "thunks/program_text.h"
+#include "thunks/streams.h"
 #include "tools/common/flags.h"
 
 namespace kiln::tools {
@@ -175,7 +176,9 @@ std::string ArtifactToText(const bef::Artifact& a, const std::string& path, uint
   out += "constants: " + std::to_string(p.constants.size()) + ", " + Bytes(constant_bytes) + "\n";
   out += thunks::ConstantsToText(p);
   out += "kernels:\n" + KernelsText(a);
-  out += "program: " + std::to_string(CountThunks(p.root)) + " thunks\n";
+  out += "program: " + std::to_string(CountThunks(p.root)) + " thunks";
+  if (p.num_streams > 1) out += ", " + thunks::StreamSummary(p);
+  out += "\n";
   out += thunks::ThunkTreeToText(p.root);
   if (options.hlo) {
     out += "hlo:\n" + a.hlo_text;

@@ -36,6 +36,10 @@ class ArtifactJson {
     j_.EndArray();
     j_.Field("replica_count", a.program.replica_count);
     j_.Field("num_partitions", a.program.num_partitions);
+    if (a.program.num_streams > 1) {  // streams and events (thunks/streams.h)
+      j_.Field("num_streams", static_cast<int64_t>(a.program.num_streams));
+      j_.Field("num_events", static_cast<int64_t>(a.program.num_events));
+    }
     Signature(a.program.signature);
     Allocations(a.program);
     Constants(a.program);
@@ -261,6 +265,14 @@ class ArtifactJson {
     j_.BeginObject();
     j_.Field("kind", th::ThunkKindName(t.kind()));
     j_.Field("name", t.info.profile_name);
+    if (t.stream != 0 || !t.wait_events.empty() || t.record_event != -1) {
+      j_.Field("stream", static_cast<int64_t>(t.stream));
+      j_.Key("wait_events");
+      j_.BeginArray();
+      for (int32_t e : t.wait_events) j_.Int(e);
+      j_.EndArray();
+      j_.Field("record_event", static_cast<int64_t>(t.record_event));
+    }
     j_.Key("hlo");
     j_.BeginArray();
     for (const th::HloInstructionRef& h : t.info.hlo) {

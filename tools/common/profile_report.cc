@@ -73,6 +73,7 @@ ProfileReport BuildProfileReport(const std::vector<runtime::ExecutionProfile>& r
         row.kind = e.kind;
         row.control_flow = IsControlFlowThunk(e.kind);
         row.depth = e.depth;
+        row.program_stream = e.program_stream;
         rows.push_back(std::move(row));
       }
       ProfileRow& row = rows[it->second];
@@ -211,6 +212,7 @@ std::string FormatProfileReport(const ProfileReport& report, const th::RooflineT
       model_roofline |= row.model_optimal_us() > 0;
     }
     std::string name = std::string(2 * (row.depth - 1), ' ') + row.name;
+    if (row.program_stream > 0) name += " [stream " + std::to_string(row.program_stream) + "]";
     out += Row(pct, cum, row.count(), row.total_us, row.mean_us(), row.median_us(),
                RatesOf(cost.flops, row_bytes, row_optimal_us, row.mean_us()),
                std::string(th::ThunkKindName(row.kind)), name, DescribeHloOps(row.info));

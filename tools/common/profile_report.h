@@ -10,8 +10,9 @@
 // estimate (flops; bytes_read + bytes_written) over the mean time, the
 // roofline bound of one execution ("optimal µs") and how close the mean
 // comes to it ("% roofline" = optimal / mean), the thunk's kind and name,
-// and the HLO instructions it covers (abbreviated when long). A total line
-// closes the report.
+// and the HLO instructions it covers (abbreviated when long); a thunk of a
+// multi-stream program off stream 0 has its stream after its name
+// ("fusion.2 [stream 1]"). A total line closes the report.
 //
 // The optimal time is the CUDA emulator's timing model's roofline-optimal
 // time (KilnEmuCounters::optimal_ns: compulsory DRAM traffic or ideal
@@ -50,6 +51,7 @@ struct ProfileRow {
   thunks::ThunkKind kind = thunks::ThunkKind::kKernel;
   bool control_flow = false;
   int depth = 1;                             // nesting depth (1: top level)
+  int program_stream = 0;                    // its root thunk's (thunks/streams.h)
   std::vector<double> durations_us;          // one per execution of the thunk
   double total_us = 0;
   // The CUDA emulator's exact counters summed over every execution of the

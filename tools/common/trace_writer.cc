@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <set>
 
+#include "thunks/streams.h"
 #include "tools/common/json_writer.h"
 
 namespace kiln::tools {
@@ -47,23 +48,37 @@ std::string CompleteEvent(std::string_view name, std::string_view cat, std::chro
          ",\"pid\":0,\"tid\":" + std::to_string(tid) + ",\"args\":" + args + "}";
 }
 
+// A device stream's thunks are one track, "stream S"; a multi-stream
+// program's thunks on program stream P > 0 (thunks/streams.h) get a track
+// of their own next to it, "stream S.P".
+struct Track {
+  int stream = 0, program_stream = 0;
+  int tid() const { return program_stream == 0 ? stream : 1000 + stream * th::kMaxStreams + program_stream; }
+  std::string name() const {
+    std::string s = "stream " + std::to_string(stream);
+    return program_stream == 0 ? s : s + "." + std::to_string(program_stream);
+  }
+  bool operator<(const Track& o) const { return tid() < o.tid(); }
+};
+
 }  // namespace
 
 std::string ChromeTraceJson(const std::vector<runtime::ExecutionProfile>& runs,
                             std::string_view device) {
   std::vector<Event> events;
-  std::set<int> streams;
+  std::set<Track> tracks;
   std::chrono::nanoseconds offset{0};
   for (size_t r = 0; r < runs.size(); ++r) {
     const runtime::ExecutionProfile& run = runs[r];
     int run_stream = run.thunks.empty() ? 0 : run.thunks.front().stream;
-    streams.insert(run_stream);
+    tracks.insert({run_stream, 0});
     events.push_back({offset, run.total, run_stream,
                       CompleteEvent("execution " + std::to_string(r), "execution", offset,
                                     run.total, run_stream,
                                     "{\"run\":" + std::to_string(r) + "}")});
     for (const runtime::ThunkProfileEntry& e : run.thunks) {
-      streams.insert(e.stream);
+      const Track track{e.stream, e.program_stream};
+      tracks.insert(track);
       th::CostEstimate cost = e.info ? e.info->cost : th::CostEstimate{};
       std::string args = "{\"kind\":" + JsonWriter::Escape(th::ThunkKindName(e.kind)) +
                          ",\"hlo\":" + HloArray(e.info) +
@@ -73,8 +88,8 @@ std::string ChromeTraceJson(const std::vector<runtime::ExecutionProfile>& runs,
                          ",\"bytes_written\":" + std::to_string(cost.bytes_written) +
                          ",\"depth\":" + std::to_string(e.depth) + ",\"run\":" + std::to_string(r) +
                          "}";
-      events.push_back({offset + e.start, e.duration, e.stream,
-                        CompleteEvent(e.name, "thunk", offset + e.start, e.duration, e.stream, args)});
+      events.push_back({offset + e.start, e.duration, track.tid(),
+                        CompleteEvent(e.name, "thunk", offset + e.start, e.duration, track.tid(), args)});
     }
     offset += run.total;
   }
@@ -88,9 +103,9 @@ std::string ChromeTraceJson(const std::vector<runtime::ExecutionProfile>& runs,
   std::string out = "{\"traceEvents\":[\n";
   out += "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,\"args\":{\"name\":" +
          JsonWriter::Escape("kiln " + std::string(device)) + "}}";
-  for (int s : streams)
-    out += ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":" + std::to_string(s) +
-           ",\"args\":{\"name\":" + JsonWriter::Escape("stream " + std::to_string(s)) + "}}";
+  for (const Track& t : tracks)
+    out += ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":" + std::to_string(t.tid()) +
+           ",\"args\":{\"name\":" + JsonWriter::Escape(t.name()) + "}}";
   for (const Event& e : events) out += ",\n" + e.json;
   out += "\n],\"displayTimeUnit\":\"ns\"}\n";
   return out;

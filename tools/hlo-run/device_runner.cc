@@ -35,6 +35,7 @@ StatusOr<DeviceRunResult> CompileAndRun(const hlo::HloModule& module, const std:
   options.host = run.all_targets || device.kind() == runtime::DeviceKind::kHost;
   options.cuda = run.all_targets || device.kind() == runtime::DeviceKind::kCuda;
   options.tf32 = run.tf32;
+  options.streams = run.streams;
   if (std::string level = HostX86Level(); !level.empty()) options.host_cpus = {level};
   KILN_ASSIGN_OR_RETURN(bef::Artifact artifact, compiler::CompileModule(module, options));
   return RunArtifact(artifact, args, device, run);

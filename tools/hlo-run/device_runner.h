@@ -39,6 +39,8 @@ struct CompileAndRunOptions {
   // (bef-compile's default, CompileOptions::tf32). Off here: runs that are
   // compared with the reference evaluator check f32 arithmetic.
   bool tf32 = false;
+  // Streams the program's independent thunks may run on (CompileOptions::streams).
+  int streams = 1;
 };
 
 // Compiles `module` for `device`'s target and runs it once on `args` (one
