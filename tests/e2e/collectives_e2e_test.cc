@@ -59,6 +59,18 @@ TEST(CollectivesE2E, AllReduceBitwiseAndLogical) {
   }
 }
 
+// 2000003 s32 on 3 devices: uneven chunks of about 2.7 MB, each sent in
+// several segments (the host's ring all-reduce moves at most 1 MiB at a
+// time), and fewer elements than devices (every chunk but one empty).
+TEST(CollectivesE2E, AllReduceOfLargeAndTinyMessages) {
+  for (const std::string& n : {"2000003", "2"}) {
+    SCOPED_TRACE(n);
+    ExpectSpmdMatchesEvaluator("HloModule m, replica_count=3\n" + Reducer("add", "s32", "add") +
+                               "ENTRY e {\n  p = s32[" + n + "] parameter(0)\n  ROOT ar = s32[" + n +
+                               "] all-reduce(p), replica_groups={}, to_apply=add\n}");
+  }
+}
+
 TEST(CollectivesE2E, AllReduceComplexAndTupleOperands) {
   ExpectSpmdMatchesEvaluator("HloModule m, replica_count=2\n" + Reducer("add", "c64", "add") + R"(
 ENTRY e {
