@@ -190,7 +190,7 @@ Status ExecuteSequence(const thunks::SequenceThunk& seq, ExecutionContext& ctx, 
     if (!s.ok()) return s.WithContext("thunk '" + t.info.profile_name + "'");
     if (ctx.profile) {
       ctx.profile->thunks.push_back({t.info.profile_name, &t.info, ctx.stream, t.kind(), depth,
-                                     begin - ctx.start, end - begin});
+                                     begin - ctx.start, end - begin, std::nullopt, th::CollectiveTrafficOf(t)});
     }
   }
   return Status::Ok();

@@ -40,6 +40,7 @@
 #include "common/status.h"
 #include "cuda_emulator/include/kiln_cuda_emulator.h"
 #include "serialization/artifact.h"
+#include "thunks/collective_traffic.h"
 #include "thunks/thunk.h"
 
 namespace kiln::runtime {
@@ -126,6 +127,9 @@ struct ThunkProfileEntry {
   // requests and sectors, bank conflicts, ...) when the device is kiln's
   // CUDA emulator; absent on a real GPU and on the host.
   std::optional<KilnEmuCounters> counters;
+  // What a collective thunk moved (thunks/collective_traffic.h), on every
+  // device kind; absent for other thunks and async starts.
+  std::optional<thunks::CollectiveTraffic> collective;
 };
 
 struct ExecutionProfile {

@@ -63,7 +63,7 @@ TEST(CollectivesE2E, AllReduceBitwiseAndLogical) {
 // several segments (the host's ring all-reduce moves at most 1 MiB at a
 // time), and fewer elements than devices (every chunk but one empty).
 TEST(CollectivesE2E, AllReduceOfLargeAndTinyMessages) {
-  for (const std::string& n : {"2000003", "2"}) {
+  for (const char* n : {"2000003", "2"}) {
     SCOPED_TRACE(n);
     ExpectSpmdMatchesEvaluator("HloModule m, replica_count=3\n" + Reducer("add", "s32", "add") +
                                "ENTRY e {\n  p = s32[" + n + "] parameter(0)\n  ROOT ar = s32[" + n +
