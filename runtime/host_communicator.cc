@@ -180,6 +180,16 @@ Status HostCommunicator::AllReduce(const DeviceGroup& group, const void* in, voi
   });
 }
 
+Status HostCommunicator::ReduceScatter(const DeviceGroup& group, const void* in, void* out, size_t count,
+                                       size_t elem_size, ReduceFunction reduce, uint32_t tag,
+                                       const std::string& what) {
+  if (count == 0) return Status::Ok();
+  const std::chrono::milliseconds timeout = rendezvous_->timeout();
+  return Run(group, what, [&](const std::shared_ptr<gloo::Context>& context) {
+    RingReduceScatter(*context, in, out, count, elem_size, reduce, kRingAllReduceSlot | tag, timeout);
+  });
+}
+
 Status HostCommunicator::AllGather(const DeviceGroup& group, const void* in, void* out, size_t bytes, uint32_t tag,
                                    const std::string& what) {
   if (bytes == 0) return Status::Ok();

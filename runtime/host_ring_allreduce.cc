@@ -26,6 +26,8 @@ class Ring {
        uint64_t slot, std::chrono::milliseconds timeout)
       : n_(context.size),
         rank_(context.rank),
+        left_((context.rank + context.size - 1) % context.size),
+        right_((context.rank + 1) % context.size),
         count_(count),
         elem_size_(elem_size),
         segment_bytes_(elem_size * std::max<size_t>(1, kSegmentBytes / elem_size)),
@@ -39,31 +41,34 @@ class Ring {
         out_(context.createUnboundBuffer(out, count * elem_size)),
         tmp_(context.createUnboundBuffer(scratch_.get(), 2 * segment_bytes_)) {}
 
-  void Run() {
-    const int left = (rank_ + n_ - 1) % n_, right = (rank_ + 1) % n_;
-    // Reduce-scatter: step s sends chunk rank+s+1 (at s = 0 this rank's
-    // own input, later the partial received the step before) and reduces
-    // chunk rank+s+2 from the right neighbour; the last is chunk rank.
+  // Reduce-scatter: step s sends chunk rank+s+1 (at s = 0 this rank's own
+  // input, later the partial received the step before) and reduces chunk
+  // rank+s+2 from the right neighbour; the last is chunk rank, which `out`
+  // then holds reduced over every rank (the other chunks hold partials).
+  void ReduceScatter() {
     for (int s = 0; s + 1 < n_; ++s) {
       const std::vector<Range> send = Segments(rank_ + s + 1), recv = Segments(rank_ + s + 2);
       gloo::transport::UnboundBuffer& source = s == 0 ? *in_ : *out_;
-      for (const Range& r : send) source.send(left, slot_, r.offset, r.bytes);
-      for (size_t k = 0; k < recv.size() && k < 2; ++k) tmp_->recv(right, slot_, k * segment_bytes_, recv[k].bytes);
+      for (const Range& r : send) source.send(left_, slot_, r.offset, r.bytes);
+      for (size_t k = 0; k < recv.size() && k < 2; ++k) tmp_->recv(right_, slot_, k * segment_bytes_, recv[k].bytes);
       for (size_t k = 0; k < recv.size(); ++k) {
         Wait(tmp_->waitRecv(timeout_), "receiving");
         const Range& r = recv[k];
         reduce_(out_bytes_ + r.offset, in_bytes_ + r.offset, scratch_.get() + (k % 2) * segment_bytes_,
                 r.bytes / elem_size_);
-        if (k + 2 < recv.size()) tmp_->recv(right, slot_, (k % 2) * segment_bytes_, recv[k + 2].bytes);
+        if (k + 2 < recv.size()) tmp_->recv(right_, slot_, (k % 2) * segment_bytes_, recv[k + 2].bytes);
       }
       for (size_t k = 0; k < send.size(); ++k) Wait(source.waitSend(timeout_), "sending");
     }
-    // All-gather: step s passes on chunk rank+s (reduced here, or received
-    // the step before) and receives chunk rank+s+1.
+  }
+
+  // All-gather: step s passes on chunk rank+s (reduced here, or received
+  // the step before) and receives chunk rank+s+1.
+  void AllGather() {
     for (int s = 0; s + 1 < n_; ++s) {
       const std::vector<Range> send = Segments(rank_ + s), recv = Segments(rank_ + s + 1);
-      for (const Range& r : recv) out_->recv(right, slot_, r.offset, r.bytes);
-      for (const Range& r : send) out_->send(left, slot_, r.offset, r.bytes);
+      for (const Range& r : recv) out_->recv(right_, slot_, r.offset, r.bytes);
+      for (const Range& r : send) out_->send(left_, slot_, r.offset, r.bytes);
       for (size_t k = 0; k < recv.size(); ++k) Wait(out_->waitRecv(timeout_), "receiving");
       for (size_t k = 0; k < send.size(); ++k) Wait(out_->waitSend(timeout_), "sending");
     }
@@ -83,7 +88,7 @@ class Ring {
     if (!completed) throw std::runtime_error(std::string("ring all-reduce: ") + what + " was aborted");
   }
 
-  const int n_, rank_;
+  const int n_, rank_, left_, right_;
   const size_t count_, elem_size_, segment_bytes_;
   const ReduceFunction reduce_;
   const uint64_t slot_;
@@ -98,7 +103,14 @@ class Ring {
 
 void RingAllReduce(gloo::Context& context, const void* in, void* out, size_t count, size_t elem_size,
                    ReduceFunction reduce, uint64_t slot, std::chrono::milliseconds timeout) {
-  Ring(context, in, out, count, elem_size, reduce, slot, timeout).Run();
+  Ring ring(context, in, out, count, elem_size, reduce, slot, timeout);
+  ring.ReduceScatter();
+  ring.AllGather();
+}
+
+void RingReduceScatter(gloo::Context& context, const void* in, void* out, size_t count, size_t elem_size,
+                       ReduceFunction reduce, uint64_t slot, std::chrono::milliseconds timeout) {
+  Ring(context, in, out, count, elem_size, reduce, slot, timeout).ReduceScatter();
 }
 
 }  // namespace kiln::runtime

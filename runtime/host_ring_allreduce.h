@@ -1,7 +1,7 @@
 // RingAllReduce: a ring all-reduce over Gloo's transport that reads its
-// input where it lies and writes a distinct output. Internal to the
-// runtime (HostCommunicator::AllReduce, when the result buffer is not the
-// operand's).
+// input where it lies and writes a distinct output, and RingReduceScatter,
+// its first half. Internal to the runtime (HostCommunicator::AllReduce when
+// the result buffer is not the operand's, HostCommunicator::ReduceScatter).
 //
 // Gloo's own all-reduce, given an input apart from its output, first copies
 // every segment of the input into the output and then reduces there: one
@@ -40,5 +40,12 @@ namespace kiln::runtime {
 // a peer that went away).
 void RingAllReduce(gloo::Context& context, const void* in, void* out, size_t count, size_t elem_size,
                    ReduceFunction reduce, uint64_t slot, std::chrono::milliseconds timeout);
+
+// The ring's first half: chunk `rank` of `out` (elements count * rank / n
+// up to count * (rank + 1) / n) receives that chunk reduced over every
+// rank; the rest of `out` is left holding partial sums. Half the traffic of
+// an all-reduce, for reduce-scatter.
+void RingReduceScatter(gloo::Context& context, const void* in, void* out, size_t count, size_t elem_size,
+                       ReduceFunction reduce, uint64_t slot, std::chrono::milliseconds timeout);
 
 }  // namespace kiln::runtime

@@ -71,6 +71,16 @@ TEST(CollectivesE2E, AllReduceOfLargeAndTinyMessages) {
   }
 }
 
+// A reduce-scatter of 12 MB along the minor dimension on 3 devices: each
+// device's 4 MB result gathered from both rows, moved in several segments.
+TEST(CollectivesE2E, ReduceScatterOfALargeMessage) {
+  ExpectSpmdMatchesEvaluator("HloModule m, replica_count=3\n" + Reducer("add", "s32", "add") + R"(
+ENTRY e {
+  p = s32[2,1500000] parameter(0)
+  ROOT rs = s32[2,500000] reduce-scatter(p), dimensions={1}, replica_groups={}, to_apply=add
+})");
+}
+
 TEST(CollectivesE2E, AllReduceComplexAndTupleOperands) {
   ExpectSpmdMatchesEvaluator("HloModule m, replica_count=2\n" + Reducer("add", "c64", "add") + R"(
 ENTRY e {
