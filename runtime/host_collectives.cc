@@ -109,11 +109,11 @@ Status AllGather(const th::AllGatherThunk& t, const std::vector<Operand>& ops, E
       KILN_RETURN_IF_ERROR(ex.AllGather(op.source, op.destination, op.bytes()));
       continue;
     }
-    std::vector<uint8_t> gathered(op.bytes() * n);
-    KILN_RETURN_IF_ERROR(ex.AllGather(op.source, gathered.data(), op.bytes()));
+    std::unique_ptr<uint8_t[]> gathered = UninitializedBytes(op.bytes() * n);
+    KILN_RETURN_IF_ERROR(ex.AllGather(op.source, gathered.get(), op.bytes()));
     for (size_t r = 0; r < n; ++r)
       for (size_t o = 0; o < s.outer; ++o)
-        std::memcpy(op.destination + (o * n + r) * s.chunk, gathered.data() + r * op.bytes() + o * s.chunk, s.chunk);
+        std::memcpy(op.destination + (o * n + r) * s.chunk, gathered.get() + r * op.bytes() + o * s.chunk, s.chunk);
   }
   return Status::Ok();
 }
@@ -151,23 +151,23 @@ Status AllToAll(const th::AllToAllThunk& t, const std::vector<Operand>& ops, Exc
   if (!t.split_dimension) {
     // Tuple form: operand r goes to rank r; result j comes from rank j.
     const size_t bytes = ops.empty() ? 0 : ops[0].bytes();
-    std::vector<uint8_t> send(bytes * n), received(bytes * n);
-    for (size_t r = 0; r < n; ++r) std::memcpy(send.data() + r * bytes, ops[r].source, bytes);
-    KILN_RETURN_IF_ERROR(ex.AllToAll(send.data(), received.data(), bytes * n));
-    for (size_t j = 0; j < n; ++j) std::memcpy(ops[j].destination, received.data() + j * bytes, bytes);
+    std::unique_ptr<uint8_t[]> send = UninitializedBytes(bytes * n), received = UninitializedBytes(bytes * n);
+    for (size_t r = 0; r < n; ++r) std::memcpy(send.get() + r * bytes, ops[r].source, bytes);
+    KILN_RETURN_IF_ERROR(ex.AllToAll(send.get(), received.get(), bytes * n));
+    for (size_t j = 0; j < n; ++j) std::memcpy(ops[j].destination, received.get() + j * bytes, bytes);
     return Status::Ok();
   }
   for (const Operand& op : ops) {
     const Split s = SplitAt(*op.buffer, *t.split_dimension);
     const size_t block = s.chunk / n;
-    std::vector<uint8_t> send(op.bytes()), received(op.bytes());
+    std::unique_ptr<uint8_t[]> send = UninitializedBytes(op.bytes()), received = UninitializedBytes(op.bytes());
     for (size_t r = 0; r < n; ++r)
       for (size_t o = 0; o < s.outer; ++o)
-        std::memcpy(send.data() + (r * s.outer + o) * block, op.source + o * s.chunk + r * block, block);
-    KILN_RETURN_IF_ERROR(ex.AllToAll(send.data(), received.data(), op.bytes()));
+        std::memcpy(send.get() + (r * s.outer + o) * block, op.source + o * s.chunk + r * block, block);
+    KILN_RETURN_IF_ERROR(ex.AllToAll(send.get(), received.get(), op.bytes()));
     for (size_t r = 0; r < n; ++r)
       for (size_t o = 0; o < s.outer; ++o)
-        std::memcpy(op.destination + o * s.chunk + r * block, received.data() + (r * s.outer + o) * block, block);
+        std::memcpy(op.destination + o * s.chunk + r * block, received.get() + (r * s.outer + o) * block, block);
   }
   return Status::Ok();
 }
