@@ -13,7 +13,21 @@
 namespace kiln::runtime {
 namespace {
 
-constexpr size_t kSegmentBytes = size_t{1} << 20;
+// A chunk moves in segments of at most kMaxSegmentBytes, and in about
+// kSegmentsPerChunk when it is small (down to kMinSegmentBytes), so that
+// even a mid-sized message overlaps reducing with receiving.
+constexpr size_t kMaxSegmentBytes = size_t{1} << 20;
+constexpr size_t kMinSegmentBytes = size_t{64} << 10;
+constexpr size_t kSegmentsPerChunk = 4;
+
+// The segment size of `count` elements on n ranks, a whole number of
+// elements; the same on every rank.
+size_t SegmentBytes(size_t count, int n, size_t elem_size) {
+  const size_t chunk = (count + n - 1) / n * elem_size;
+  const size_t bytes = std::clamp((chunk + kSegmentsPerChunk - 1) / kSegmentsPerChunk, kMinSegmentBytes,
+                                  kMaxSegmentBytes);
+  return elem_size * std::max<size_t>(1, bytes / elem_size);
+}
 
 struct Range {
   size_t offset = 0, bytes = 0;
@@ -30,7 +44,7 @@ class Ring {
         right_((context.rank + 1) % context.size),
         count_(count),
         elem_size_(elem_size),
-        segment_bytes_(elem_size * std::max<size_t>(1, kSegmentBytes / elem_size)),
+        segment_bytes_(SegmentBytes(count, context.size, elem_size)),
         reduce_(reduce),
         slot_(slot),
         timeout_(timeout),

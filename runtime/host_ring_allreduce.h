@@ -16,9 +16,9 @@
 // rank; in n - 1 reduce-scatter steps each rank passes a partial sum to its
 // left neighbour and takes one from its right, after which rank r holds
 // chunk r reduced over every rank; n - 1 all-gather steps then pass the
-// reduced chunks around. Within a step a chunk moves in segments of at most
-// kSegmentBytes, two in flight, so reducing one overlaps receiving the
-// next. Each chunk accumulates as in Gloo's ring: the local value first,
+// reduced chunks around. Within a step a chunk moves in segments (a
+// quarter of it, from 64 KiB up to 1 MiB), two in flight in the
+// reduce-scatter, so reducing one overlaps receiving the next. Each chunk accumulates as in Gloo's ring: the local value first,
 // the received partial second.
 #pragma once
 
