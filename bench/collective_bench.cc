@@ -10,16 +10,16 @@
 //   libgloo ships no benchmark binary, so this loop is Gloo's figure.
 // - threads (--threads): the 2 devices in one process, one thread each.
 //
-// The difference is kiln's overhead per call: the execution, its output
-// buffer and the copy of the argument into it (the module's result is a
-// buffer of its own; Gloo's loop reduces in place). kiln and Gloo take
-// turns, a few rounds per size, and each keeps its fastest round, so a
-// burst of other load on the machine does not land on one side only. Bus
-// bandwidth as
-// nccl-tests defines it: algbw = bytes / time, busbw = algbw * 2 (n - 1) / n
+// The difference is kiln's overhead per call: the execution and its output
+// buffer (the module's result is a buffer of its own, which kiln's ring
+// all-reduce fills from the argument, runtime/host_ring_allreduce.h;
+// Gloo's loop reduces in place). kiln and Gloo take turns, --rounds rounds
+// per size, and each keeps its fastest round, so a burst of other load on
+// the machine does not land on one side only. Bus bandwidth as nccl-tests
+// defines it: algbw = bytes / time, busbw = algbw * 2 (n - 1) / n
 // for n devices.
 //
-//   ./build/bench/collective_bench [--max_mib=256] [--min_kib=1] [--threads]
+//   ./build/bench/collective_bench [--max_mib=256] [--min_kib=1] [--rounds=3] [--threads]
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -58,8 +58,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr int kDevices = 2;
 constexpr auto kTimeout = std::chrono::seconds(120);
-
-constexpr int kRounds = 3;
 
 int Iterations(int64_t bytes) {
   return static_cast<int>(std::max<int64_t>(3, std::min<int64_t>(100, (int64_t{32} << 20) / bytes)));
@@ -143,11 +141,11 @@ double Time(const std::function<void(int)>& run, int iterations) {
   return std::chrono::duration<double>(Clock::now() - start).count() / iterations;
 }
 
-// The fastest of kRounds rounds of kiln and Gloo in turn: {kiln, gloo}.
+// The fastest of `rounds` rounds of kiln and Gloo in turn: {kiln, gloo}.
 std::pair<double, double> TakeTurns(const std::function<void(int)>& kiln, const std::function<void(int)>& gloo,
-                                    int iterations) {
+                                    int iterations, int rounds) {
   double k = 1e30, g = 1e30;
-  for (int round = 0; round < kRounds; ++round) {
+  for (int round = 0; round < rounds; ++round) {
     k = std::min(k, Time(kiln, iterations));
     g = std::min(g, Time(gloo, iterations));
   }
@@ -186,6 +184,7 @@ void PrintSummary() {
 struct Sweep {
   int64_t min_bytes = 1024;
   int64_t max_bytes = int64_t{256} << 20;
+  int rounds = 3;
 };
 
 // Both devices in this process, a thread each.
@@ -205,7 +204,8 @@ void ThreadSweep(const Sweep& sweep) {
     for (int d = 0; d < kDevices; ++d)
       threads.emplace_back([&, d] {
         gloo[d] = std::make_unique<GlooRank>(d, store, "gloo", n);
-        auto t = TakeTurns([&](int k) { kiln[d]->Run(k); }, [&](int k) { gloo[d]->Run(k); }, iterations);
+        auto t = TakeTurns([&](int k) { kiln[d]->Run(k); }, [&](int k) { gloo[d]->Run(k); }, iterations,
+                           sweep.rounds);
         if (d == 0) seconds = t;
       });
     for (std::thread& t : threads) t.join();
@@ -228,7 +228,7 @@ int RankSweep(const Sweep& sweep, int rank, int port) {
     const int iterations = Iterations(bytes);
     KilnDevice device(CompileAllReduce(n), rank, rendezvous, n);
     GlooRank r(rank, **store, "gloo" + std::to_string(bytes), n);
-    auto [kiln, gloo] = TakeTurns([&](int k) { device.Run(k); }, [&](int k) { r.Run(k); }, iterations);
+    auto [kiln, gloo] = TakeTurns([&](int k) { device.Run(k); }, [&](int k) { r.Run(k); }, iterations, sweep.rounds);
     if (rank == 0) PrintRow(bytes, kiln, gloo);
   }
   if (rank == 0) PrintSummary();
@@ -245,7 +245,8 @@ int ProcessSweep(const Sweep& sweep, char* self) {
   for (int rank = 0; rank < kDevices; ++rank) {
     std::vector<std::string> args = {self, "--rank=" + std::to_string(rank), "--port=" + std::to_string(port),
                                      "--min_kib=" + std::to_string(sweep.min_bytes >> 10),
-                                     "--max_mib=" + std::to_string(sweep.max_bytes >> 20)};
+                                     "--max_mib=" + std::to_string(sweep.max_bytes >> 20),
+                                     "--rounds=" + std::to_string(sweep.rounds)};
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -272,10 +273,11 @@ int Main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::strncmp(argv[i], "--max_mib=", 10) == 0) sweep.max_bytes = std::atoll(argv[i] + 10) << 20;
     else if (std::strncmp(argv[i], "--min_kib=", 10) == 0) sweep.min_bytes = std::atoll(argv[i] + 10) << 10;
+    else if (std::strncmp(argv[i], "--rounds=", 9) == 0) sweep.rounds = std::max(1, std::atoi(argv[i] + 9));
     else if (std::strcmp(argv[i], "--threads") == 0) threads = true;
     else if (std::strncmp(argv[i], "--rank=", 7) == 0) rank = std::atoi(argv[i] + 7);
     else if (std::strncmp(argv[i], "--port=", 7) == 0) port = std::atoi(argv[i] + 7);
-    else Die(std::string("unknown flag ") + argv[i] + " (--max_mib=N --min_kib=N --threads)");
+    else Die(std::string("unknown flag ") + argv[i] + " (--max_mib=N --min_kib=N --rounds=N --threads)");
   }
   if (sweep.min_bytes < 1024) sweep.min_bytes = 1024;
   if (threads) {

@@ -140,13 +140,28 @@ CUdeviceptr Address(const CudaExecutionContext& ctx, const th::BufferSlice& s) {
 }
 void* Pointer(CUdeviceptr p) { return reinterpret_cast<void*>(p); }
 
+// Where a buffer of a collective comes from and goes to. A group of one
+// device, or an empty buffer, needs no exchange: the collective is then the
+// copy BufferEnds made (`copied`).
+struct BufferEnds {
+  CUdeviceptr src = 0, dst = 0;
+  size_t bytes = 0;  // of the source
+  bool copied = false;
+};
+StatusOr<BufferEnds> EndsOf(const th::CollectiveBuffer& b, const CudaExecutionContext& ctx, const Issuer& io) {
+  BufferEnds e{Address(ctx, b.source), Address(ctx, b.destination), static_cast<size_t>(b.source.size)};
+  if (io.size() == 1 || e.bytes == 0) {
+    KILN_RETURN_IF_ERROR(io.Copy(e.dst, e.src, e.bytes));
+    e.copied = true;
+  }
+  return e;
+}
+
 Status AllReduce(const th::AllReduceThunk& t, CudaExecutionContext& ctx, const Issuer& io) {
   for (const th::CollectiveBuffer& b : t.buffers) {
-    const CUdeviceptr src = Address(ctx, b.source), dst = Address(ctx, b.destination);
-    if (io.size() == 1 || b.element_count == 0) {
-      KILN_RETURN_IF_ERROR(io.Copy(dst, src, static_cast<size_t>(b.source.size)));
-      continue;
-    }
+    KILN_ASSIGN_OR_RETURN(const BufferEnds ends, EndsOf(b, ctx, io));
+    const auto& [src, dst, bytes, copied] = ends;
+    if (copied) continue;
     KILN_ASSIGN_OR_RETURN(NcclReduction r, ReductionFor(b.element_type, t.reduction));
     KILN_RETURN_IF_ERROR(io.Check(io.nccl().ncclAllReduce(Pointer(src), Pointer(dst),
                                                           static_cast<size_t>(b.element_count) * r.per_element,
@@ -159,12 +174,9 @@ Status AllReduce(const th::AllReduceThunk& t, CudaExecutionContext& ctx, const I
 Status AllGather(const th::AllGatherThunk& t, CudaExecutionContext& ctx, const Issuer& io) {
   const size_t n = io.size();
   for (const th::CollectiveBuffer& b : t.buffers) {
-    const CUdeviceptr src = Address(ctx, b.source), dst = Address(ctx, b.destination);
-    const size_t bytes = static_cast<size_t>(b.source.size);
-    if (n == 1 || bytes == 0) {
-      KILN_RETURN_IF_ERROR(io.Copy(dst, src, bytes));
-      continue;
-    }
+    KILN_ASSIGN_OR_RETURN(const BufferEnds ends, EndsOf(b, ctx, io));
+    const auto& [src, dst, bytes, copied] = ends;
+    if (copied) continue;
     const Split s = SplitAt(b, t.dimension);
     CUdeviceptr gathered = dst;
     if (s.outer != 1) {
@@ -184,12 +196,9 @@ Status AllGather(const th::AllGatherThunk& t, CudaExecutionContext& ctx, const I
 Status ReduceScatter(const th::ReduceScatterThunk& t, CudaExecutionContext& ctx, const Issuer& io) {
   const size_t n = io.size();
   for (const th::CollectiveBuffer& b : t.buffers) {
-    const CUdeviceptr src = Address(ctx, b.source), dst = Address(ctx, b.destination);
-    const size_t bytes = static_cast<size_t>(b.source.size);
-    if (n == 1 || bytes == 0) {
-      KILN_RETURN_IF_ERROR(io.Copy(dst, src, bytes));
-      continue;
-    }
+    KILN_ASSIGN_OR_RETURN(const BufferEnds ends, EndsOf(b, ctx, io));
+    const auto& [src, dst, bytes, copied] = ends;
+    if (copied) continue;
     KILN_ASSIGN_OR_RETURN(NcclReduction r, ReductionFor(b.element_type, t.reduction));
     const Split s = SplitAt(b, t.dimension);
     const size_t block = s.chunk / n;

@@ -552,7 +552,8 @@ StatusOr<ExecutionResult> CudaExecutable::Issue(const std::vector<Buffer>& args,
         d.Check(d.cuEventElapsedTime(&duration, t.begin, t.end), "cuEventElapsedTime"));
     ThunkProfileEntry entry{t.thunk->info.profile_name, &t.thunk->info, options.stream,
                             t.thunk->kind(), t.depth, Milliseconds(start),
-                            Milliseconds(duration), std::nullopt};
+                            Milliseconds(duration), std::nullopt, /*program_stream=*/0,
+                            th::CollectiveTrafficOf(*t.thunk)};
     if (d.kilnEmuEventCounters) {
       // The emulator counts every launch exactly; the events bracket the
       // thunk's launches as they bracket its time.

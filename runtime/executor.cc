@@ -187,6 +187,7 @@ Status ExecuteThunk(const thunks::Thunk& t, ExecutionContext& ctx, int depth) {
   if (!s.ok()) return s.WithContext("thunk '" + t.info.profile_name + "'");
   ThunkProfileEntry entry{t.info.profile_name, &t.info, ctx.stream, t.kind(), depth,
                           begin - ctx.start, end - begin, std::nullopt, ctx.program_stream};
+  entry.collective = th::CollectiveTrafficOf(t);
   ctx.profile->thunks.push_back(std::move(entry));
   return Status::Ok();
 }

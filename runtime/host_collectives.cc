@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -48,6 +49,11 @@ class Exchange {
     if (size() == 1) return Copy(out, in, count * elem_size);
     return comm_->AllReduce(group_, in, out, count, elem_size, reduce, tag_, what_);
   }
+  // `out` holds count elements; block rank() of them receives the result.
+  Status ReduceScatter(const void* in, void* out, size_t count, size_t elem_size, ReduceFunction reduce) {
+    if (size() == 1) return Copy(out, in, count * elem_size);
+    return comm_->ReduceScatter(group_, in, out, count, elem_size, reduce, tag_, what_);
+  }
   Status AllGather(const void* in, void* out, size_t bytes) {
     if (size() == 1) return Copy(out, in, bytes);
     return comm_->AllGather(group_, in, out, bytes, tag_, what_);
@@ -80,6 +86,10 @@ void Place(uint8_t* destination, const uint8_t* source, size_t bytes) {
   if (destination != source && bytes) std::memmove(destination, source, bytes);
 }
 
+// Scratch whose every byte the collective writes before reading: not
+// zeroed first.
+std::unique_ptr<uint8_t[]> UninitializedBytes(size_t bytes) { return std::unique_ptr<uint8_t[]>(new uint8_t[bytes]); }
+
 Status AllReduce(const th::AllReduceThunk& t, const std::vector<Operand>& ops, Exchange& ex) {
   for (const Operand& op : ops) {
     KILN_ASSIGN_OR_RETURN(ReduceFunction reduce, CollectiveReduction(op.buffer->element_type, t.reduction));
@@ -99,27 +109,39 @@ Status AllGather(const th::AllGatherThunk& t, const std::vector<Operand>& ops, E
       KILN_RETURN_IF_ERROR(ex.AllGather(op.source, op.destination, op.bytes()));
       continue;
     }
-    std::vector<uint8_t> gathered(op.bytes() * n);
-    KILN_RETURN_IF_ERROR(ex.AllGather(op.source, gathered.data(), op.bytes()));
+    std::unique_ptr<uint8_t[]> gathered = UninitializedBytes(op.bytes() * n);
+    KILN_RETURN_IF_ERROR(ex.AllGather(op.source, gathered.get(), op.bytes()));
     for (size_t r = 0; r < n; ++r)
       for (size_t o = 0; o < s.outer; ++o)
-        std::memcpy(op.destination + (o * n + r) * s.chunk, gathered.data() + r * op.bytes() + o * s.chunk, s.chunk);
+        std::memcpy(op.destination + (o * n + r) * s.chunk, gathered.get() + r * op.bytes() + o * s.chunk, s.chunk);
   }
   return Status::Ok();
 }
 
+// Rank q's part of every row is made contiguous (block q of the operand,
+// unless the scatter dimension is the major one and it already is); the
+// ring's reduce-scatter then leaves block `rank`, this device's result, in
+// a scratch buffer of the operand's size.
 Status ReduceScatter(const th::ReduceScatterThunk& t, const std::vector<Operand>& ops, Exchange& ex) {
   const size_t n = static_cast<size_t>(ex.size());
   const size_t rank = static_cast<size_t>(ex.rank());
   for (const Operand& op : ops) {
     KILN_ASSIGN_OR_RETURN(ReduceFunction reduce, CollectiveReduction(op.buffer->element_type, t.reduction));
-    std::vector<uint8_t> reduced(op.bytes());
-    KILN_RETURN_IF_ERROR(ex.AllReduce(op.source, reduced.data(), static_cast<size_t>(op.buffer->element_count),
-                                      StorageBytes(op.buffer->element_type), reduce));
     const Split s = SplitAt(*op.buffer, t.dimension);
-    const size_t block = s.chunk / n;
-    for (size_t o = 0; o < s.outer; ++o)
-      std::memcpy(op.destination + o * block, reduced.data() + o * s.chunk + rank * block, block);
+    const size_t block = s.chunk / n, result = s.outer * block;
+    const uint8_t* ordered = op.source;
+    std::unique_ptr<uint8_t[]> reordered;
+    if (s.outer != 1) {
+      reordered = UninitializedBytes(op.bytes());
+      for (size_t q = 0; q < n; ++q)
+        for (size_t o = 0; o < s.outer; ++o)
+          std::memcpy(reordered.get() + (q * s.outer + o) * block, op.source + o * s.chunk + q * block, block);
+      ordered = reordered.get();
+    }
+    std::unique_ptr<uint8_t[]> reduced = UninitializedBytes(op.bytes());
+    KILN_RETURN_IF_ERROR(ex.ReduceScatter(ordered, reduced.get(), static_cast<size_t>(op.buffer->element_count),
+                                          StorageBytes(op.buffer->element_type), reduce));
+    Place(op.destination, reduced.get() + rank * result, result);
   }
   return Status::Ok();
 }
@@ -129,23 +151,23 @@ Status AllToAll(const th::AllToAllThunk& t, const std::vector<Operand>& ops, Exc
   if (!t.split_dimension) {
     // Tuple form: operand r goes to rank r; result j comes from rank j.
     const size_t bytes = ops.empty() ? 0 : ops[0].bytes();
-    std::vector<uint8_t> send(bytes * n), received(bytes * n);
-    for (size_t r = 0; r < n; ++r) std::memcpy(send.data() + r * bytes, ops[r].source, bytes);
-    KILN_RETURN_IF_ERROR(ex.AllToAll(send.data(), received.data(), bytes * n));
-    for (size_t j = 0; j < n; ++j) std::memcpy(ops[j].destination, received.data() + j * bytes, bytes);
+    std::unique_ptr<uint8_t[]> send = UninitializedBytes(bytes * n), received = UninitializedBytes(bytes * n);
+    for (size_t r = 0; r < n; ++r) std::memcpy(send.get() + r * bytes, ops[r].source, bytes);
+    KILN_RETURN_IF_ERROR(ex.AllToAll(send.get(), received.get(), bytes * n));
+    for (size_t j = 0; j < n; ++j) std::memcpy(ops[j].destination, received.get() + j * bytes, bytes);
     return Status::Ok();
   }
   for (const Operand& op : ops) {
     const Split s = SplitAt(*op.buffer, *t.split_dimension);
     const size_t block = s.chunk / n;
-    std::vector<uint8_t> send(op.bytes()), received(op.bytes());
+    std::unique_ptr<uint8_t[]> send = UninitializedBytes(op.bytes()), received = UninitializedBytes(op.bytes());
     for (size_t r = 0; r < n; ++r)
       for (size_t o = 0; o < s.outer; ++o)
-        std::memcpy(send.data() + (r * s.outer + o) * block, op.source + o * s.chunk + r * block, block);
-    KILN_RETURN_IF_ERROR(ex.AllToAll(send.data(), received.data(), op.bytes()));
+        std::memcpy(send.get() + (r * s.outer + o) * block, op.source + o * s.chunk + r * block, block);
+    KILN_RETURN_IF_ERROR(ex.AllToAll(send.get(), received.get(), op.bytes()));
     for (size_t r = 0; r < n; ++r)
       for (size_t o = 0; o < s.outer; ++o)
-        std::memcpy(op.destination + o * s.chunk + r * block, received.data() + (r * s.outer + o) * block, block);
+        std::memcpy(op.destination + o * s.chunk + r * block, received.get() + (r * s.outer + o) * block, block);
   }
   return Status::Ok();
 }

@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <cstring>
 #include <exception>
 #include <mutex>
 
@@ -19,6 +20,7 @@
 
 #include "runtime/collective_common.h"
 #include "runtime/collective_store.h"
+#include "runtime/host_ring_allreduce.h"
 
 namespace kiln::runtime {
 namespace {
@@ -33,6 +35,12 @@ std::string FirstLine(const std::exception& e) {
   return m;
 }
 
+// Message slots of SendReceive and of the ring all-reduce, with the tag in
+// the low bits: prefixes (the top byte) none of Gloo's collectives use
+// (types.h: 0x02 to 0x08; kiln runs no gather, 0x01).
+constexpr uint64_t kRingAllReduceSlot = uint64_t{0x21} << 56;
+constexpr uint64_t kSendReceiveSlot = uint64_t{1} << 56;
+
 // An element of `kBytes` bytes: Gloo sizes its segments in elements, so a
 // reduction never splits one.
 template <size_t kBytes>
@@ -40,13 +48,12 @@ struct Element {
   uint8_t bytes[kBytes];
 };
 
+// In place (`in` is `out`).
 template <size_t kBytes>
-void AllReduceOf(const std::shared_ptr<gloo::Context>& context, const void* in, void* out, size_t count,
-                 ReduceFunction reduce, uint32_t tag, std::chrono::milliseconds timeout) {
+void AllReduceInPlace(const std::shared_ptr<gloo::Context>& context, void* data, size_t count,
+                      ReduceFunction reduce, uint32_t tag, std::chrono::milliseconds timeout) {
   gloo::AllreduceOptions opts(context);
-  // Gloo reads `in` and writes `out` (no copy first); in place when equal.
-  if (in != out) opts.setInput(const_cast<Element<kBytes>*>(static_cast<const Element<kBytes>*>(in)), count);
-  opts.setOutput(static_cast<Element<kBytes>*>(out), count);
+  opts.setOutput(static_cast<Element<kBytes>*>(data), count);
   opts.setReduceFunction([reduce](void* o, const void* a, const void* b, size_t n) { reduce(o, a, b, n); });
   opts.setTag(tag);
   opts.setTimeout(timeout);
@@ -151,15 +158,35 @@ Status HostCommunicator::AllReduce(const DeviceGroup& group, const void* in, voi
                                    size_t elem_size, ReduceFunction reduce, uint32_t tag, const std::string& what) {
   if (count == 0) return Status::Ok();
   const std::chrono::milliseconds timeout = rendezvous_->timeout();
+  const size_t bytes = count * elem_size;
+  const auto* from = static_cast<const uint8_t*>(in);
+  auto* to = static_cast<uint8_t*>(out);
+  if (from + bytes <= to || to + bytes <= from) {
+    // Apart: the ring reads `in` where Gloo would first copy it into `out`.
+    return Run(group, what, [&](const std::shared_ptr<gloo::Context>& context) {
+      RingAllReduce(*context, in, out, count, elem_size, reduce, kRingAllReduceSlot | tag, timeout);
+    });
+  }
+  if (from != to) std::memmove(to, from, bytes);  // overlapping: in place from here
   return Run(group, what, [&](const std::shared_ptr<gloo::Context>& context) {
     switch (elem_size) {
-      case 1: return AllReduceOf<1>(context, in, out, count, reduce, tag, timeout);
-      case 2: return AllReduceOf<2>(context, in, out, count, reduce, tag, timeout);
-      case 4: return AllReduceOf<4>(context, in, out, count, reduce, tag, timeout);
-      case 8: return AllReduceOf<8>(context, in, out, count, reduce, tag, timeout);
-      case 16: return AllReduceOf<16>(context, in, out, count, reduce, tag, timeout);
+      case 1: return AllReduceInPlace<1>(context, out, count, reduce, tag, timeout);
+      case 2: return AllReduceInPlace<2>(context, out, count, reduce, tag, timeout);
+      case 4: return AllReduceInPlace<4>(context, out, count, reduce, tag, timeout);
+      case 8: return AllReduceInPlace<8>(context, out, count, reduce, tag, timeout);
+      case 16: return AllReduceInPlace<16>(context, out, count, reduce, tag, timeout);
       default: throw std::runtime_error("no all-reduce of " + std::to_string(elem_size) + "-byte elements");
     }
+  });
+}
+
+Status HostCommunicator::ReduceScatter(const DeviceGroup& group, const void* in, void* out, size_t count,
+                                       size_t elem_size, ReduceFunction reduce, uint32_t tag,
+                                       const std::string& what) {
+  if (count == 0) return Status::Ok();
+  const std::chrono::milliseconds timeout = rendezvous_->timeout();
+  return Run(group, what, [&](const std::shared_ptr<gloo::Context>& context) {
+    RingReduceScatter(*context, in, out, count, elem_size, reduce, kRingAllReduceSlot | tag, timeout);
   });
 }
 
@@ -205,8 +232,7 @@ Status HostCommunicator::Broadcast(const DeviceGroup& group, void* data, size_t 
 Status HostCommunicator::SendReceive(const DeviceGroup& group, const void* send, int64_t to, void* recv, int64_t from,
                                      size_t bytes, uint32_t tag, const std::string& what) {
   if (bytes == 0) return Status::Ok();
-  // Slots of their own, above every slot Gloo's collectives derive from a tag.
-  const uint64_t slot = (uint64_t{1} << 56) | tag;
+  const uint64_t slot = kSendReceiveSlot | tag;
   const std::chrono::milliseconds timeout = rendezvous_->timeout();
   return Run(group, what, [&](const std::shared_ptr<gloo::Context>& context) {
     std::unique_ptr<gloo::transport::UnboundBuffer> out, in;

@@ -59,6 +59,11 @@ class HostCommunicator {
   // elem_size bytes; `in` may be `out`).
   Status AllReduce(const DeviceGroup& group, const void* in, void* out, size_t count, size_t elem_size,
                    ReduceFunction reduce, uint32_t tag, const std::string& what);
+  // `out` (count elements, apart from `in`) receives in block `rank` (its
+  // count / size elements there) the reduction of every rank's block
+  // `rank`; the other blocks are left with partial results.
+  Status ReduceScatter(const DeviceGroup& group, const void* in, void* out, size_t count, size_t elem_size,
+                       ReduceFunction reduce, uint32_t tag, const std::string& what);
   // `out` receives every rank's `bytes` bytes of `in`, in rank order.
   Status AllGather(const DeviceGroup& group, const void* in, void* out, size_t bytes, uint32_t tag,
                    const std::string& what);

@@ -40,6 +40,7 @@
 #include "common/status.h"
 #include "cuda_emulator/include/kiln_cuda_emulator.h"
 #include "serialization/artifact.h"
+#include "thunks/collective_traffic.h"
 #include "thunks/thunk.h"
 
 namespace kiln::runtime {
@@ -129,6 +130,9 @@ struct ThunkProfileEntry {
   // The program stream (thunks/streams.h) of the thunk's root thunk: a
   // multi-stream program's thunks get a trace track per program stream.
   int program_stream = 0;
+  // What a collective thunk moved (thunks/collective_traffic.h), on every
+  // device kind; absent for other thunks and async starts.
+  std::optional<thunks::CollectiveTraffic> collective;
 };
 
 struct ExecutionProfile {

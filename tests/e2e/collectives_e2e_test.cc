@@ -59,6 +59,28 @@ TEST(CollectivesE2E, AllReduceBitwiseAndLogical) {
   }
 }
 
+// 2000003 s32 on 3 devices: uneven chunks of about 2.7 MB, each sent in
+// several segments (the host's ring all-reduce moves at most 1 MiB at a
+// time), and fewer elements than devices (every chunk but one empty).
+TEST(CollectivesE2E, AllReduceOfLargeAndTinyMessages) {
+  for (const char* n : {"2000003", "2"}) {
+    SCOPED_TRACE(n);
+    ExpectSpmdMatchesEvaluator("HloModule m, replica_count=3\n" + Reducer("add", "s32", "add") +
+                               "ENTRY e {\n  p = s32[" + n + "] parameter(0)\n  ROOT ar = s32[" + n +
+                               "] all-reduce(p), replica_groups={}, to_apply=add\n}");
+  }
+}
+
+// A reduce-scatter of 12 MB along the minor dimension on 3 devices: each
+// device's 4 MB result gathered from both rows, moved in several segments.
+TEST(CollectivesE2E, ReduceScatterOfALargeMessage) {
+  ExpectSpmdMatchesEvaluator("HloModule m, replica_count=3\n" + Reducer("add", "s32", "add") + R"(
+ENTRY e {
+  p = s32[2,1500000] parameter(0)
+  ROOT rs = s32[2,500000] reduce-scatter(p), dimensions={1}, replica_groups={}, to_apply=add
+})");
+}
+
 TEST(CollectivesE2E, AllReduceComplexAndTupleOperands) {
   ExpectSpmdMatchesEvaluator("HloModule m, replica_count=2\n" + Reducer("add", "c64", "add") + R"(
 ENTRY e {

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <random>
 #include <string>
@@ -31,6 +32,9 @@ struct SpmdRunOptions {
   double timeout_seconds = 30;
   // A device that is loaded but never executes (its peers must time out).
   std::optional<int64_t> absent_device;
+  // When set, the run is profiled and each device's profile is handed here
+  // (on the device's thread, while its executable lives).
+  std::function<void(int64_t device, const runtime::ExecutionProfile&)> on_profile;
 };
 
 // One result (or error) per device.
@@ -70,11 +74,13 @@ inline std::vector<StatusOr<Literal>> RunOnHostDevices(const bef::Artifact& arti
       runtime::ExecuteOptions run;
       run.donate.assign(buffers.size(), true);
       run.host_outputs = true;
+      if (options.on_profile) run.profile = true;
       StatusOr<runtime::ExecutionResult> r = exes[d]->ExecuteSync(std::move(buffers), run);
       if (!r.ok()) {
         results[d] = r.status();
         return;
       }
+      if (options.on_profile) options.on_profile(d, r->profile);
       results[d] = tools::BuffersToLiteral(result_shape, r->outputs);
     });
   }

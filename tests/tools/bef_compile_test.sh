@@ -189,6 +189,13 @@ device 1:
 run "$BEF_RUN" spmd.bef --num_devices=2 "--input=2xf32=5 5" "--expected_output=2xf32=11 11" \
   "--expected_output=4xf32=5 5 6 6"
 check '[[ $code == 0 ]]' "spmd with shared inputs and expected outputs: exit $code [$out] [$err]"
+# --profile: device 0's table, then its collectives' bytes (f32[2] = 8; the
+# all-gather's result 16) and bus factors for 2 devices (all-reduce 2 (n-1)/n
+# = 1, all-gather (n-1)/n = 0.5).
+run "$BEF_RUN" spmd.bef --num_devices=2 --profile "--input=2xf32=1 2"
+check '[[ $code == 0 && $out == *"device 0 profile:"*"collectives (nccl-tests"* &&
+         $out =~ \ 8\ +2\ +1\.000\ .*all-reduce && $out =~ \ 16\ +2\ +0\.500\ .*all-gather ]]' \
+  "spmd --profile shows the collectives' traffic: exit $code [$out] [$err]"
 run "$BEF_RUN" spmd.bef --num_devices=3
 check '[[ $code == 1 && $err == "bef-run: error: the module runs on 2 devices (2 replicas x 1 partitions), not --num_devices=3" ]]' \
   "spmd device count: [$err]"

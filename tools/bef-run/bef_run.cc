@@ -347,6 +347,25 @@ StatusOr<int> ReportDeviceResults(const DeviceSet& set, const std::vector<runtim
   return mismatches;
 }
 
+// --profile of an SPMD run: every device runs each profiled execution (a
+// collective needs its peers); the table is this process's first device's.
+Status ProfileDeviceSet(const DeviceSet& set, const std::vector<std::vector<runtime::Buffer>>& args,
+                        const Options& options) {
+  runtime::ExecuteOptions run;
+  run.host_outputs = true;
+  std::vector<runtime::ExecutionProfile> profiles;
+  const int64_t runs = options.iterations > 0 ? options.iterations : 1;
+  for (int64_t i = 0; i < runs; ++i) {
+    KILN_ASSIGN_OR_RETURN(std::vector<runtime::ExecutionResult> results, ExecuteOnDevices(set, args, run));
+    profiles.push_back(std::move(results[0].profile));
+  }
+  KILN_ASSIGN_OR_RETURN(thunks::RooflineTarget target, RooflineTargetForDevice(set.devices[0]->kind()));
+  ProfileReport report = BuildProfileReport(profiles);
+  std::cout << "device " << set.first_device << " profile:\n"
+            << FormatProfileReport(report, target) << FormatCounterReport(report);
+  return Status::Ok();
+}
+
 // This process's devices of an SPMD run all run at once; --iterations
 // times the slowest device of each run.
 StatusOr<int> RunDeviceSet(const DeviceSet& set, const bef::Artifact& artifact, const Options& options) {
@@ -362,7 +381,10 @@ StatusOr<int> RunDeviceSet(const DeviceSet& set, const bef::Artifact& artifact, 
   run.host_outputs = true;  // CUDA devices download their results
   KILN_ASSIGN_OR_RETURN(std::vector<runtime::ExecutionResult> results, ExecuteOnDevices(set, args, run));
   KILN_ASSIGN_OR_RETURN(int mismatches, ReportDeviceResults(set, results, options));
-  if (options.iterations == 0) return mismatches;
+  if (options.iterations == 0) {
+    if (options.profile) KILN_RETURN_IF_ERROR(ProfileDeviceSet(set, args, options));
+    return mismatches;
+  }
   std::cout << DeviceLine(std::to_string(set.size()) + " x " + set.devices[0]->description(),
                          set.devices[0]->kind(), artifact)
             << "\n";
@@ -374,14 +396,15 @@ StatusOr<int> RunDeviceSet(const DeviceSet& set, const bef::Artifact& artifact, 
     samples.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
   }
   std::cout << FormatLatencyStats(ComputeLatencyStats(std::move(samples))) << "\n";
+  if (options.profile) KILN_RETURN_IF_ERROR(ProfileDeviceSet(set, args, options));
   return mismatches;
 }
 
 // --num_devices and --num_processes: the devices of this process.
 StatusOr<int> RunOnDevices(const bef::Artifact& artifact, const Options& options) {
-  if (options.profiled_runs() || options.donate || options.print_memory)
-    return Error("--num_devices and --num_processes run without --profile, --trace, --export_profile, --donate "
-                 "and --print_memory (not yet)");
+  if (!options.trace.empty() || !options.export_profile.empty() || options.donate || options.print_memory)
+    return Error("--num_devices and --num_processes run without --trace, --export_profile, --donate and "
+                 "--print_memory (not yet)");
   if (options.num_processes != 0 && options.device == "cuda")
     return Error("--num_processes runs on host devices (CUDA devices across processes: not yet)");
   const double timeout = options.collective_timeout.value_or(60);

@@ -74,6 +74,7 @@ ProfileReport BuildProfileReport(const std::vector<runtime::ExecutionProfile>& r
         row.control_flow = IsControlFlowThunk(e.kind);
         row.depth = e.depth;
         row.program_stream = e.program_stream;
+        row.collective = e.collective;
         rows.push_back(std::move(row));
       }
       ProfileRow& row = rows[it->second];
@@ -170,6 +171,33 @@ std::string Row(const std::string& pct, const std::string& cum, int64_t count, d
   return row + "\n";
 }
 
+// The collectives' section: one line per collective row; "" without any.
+std::string FormatCollectives(const ProfileReport& report) {
+  std::string out;
+  char line[1024];
+  for (const ProfileRow& row : report.rows) {
+    if (!row.collective) continue;
+    if (out.empty()) {
+      out += "  collectives (nccl-tests' bandwidths over the mean time: algbw = bytes / time, busbw = algbw * "
+             "factor):\n";
+      std::snprintf(line, sizeof line, "%14s %8s %7s %10s %11s %11s  %-20s %-24s %s\n", "bytes", "devices", "factor",
+                    "mean µs", "algbw GB/s", "busbw GB/s", "kind", "thunk", "HLO ops");
+      out += line;
+    }
+    const th::CollectiveTraffic& t = *row.collective;
+    const double seconds = row.mean_us() * 1e-6;
+    std::snprintf(line, sizeof line, "%14lld %8lld %7.3f %10.2f %11.4g %11.4g  %-20s %-24s %s",
+                  static_cast<long long>(t.bytes), static_cast<long long>(t.devices), t.bus_factor,
+                  row.mean_us(), t.AlgorithmGBps(seconds),
+                  t.BusGBps(seconds), std::string(th::ThunkKindName(row.kind)).c_str(), row.name.c_str(),
+                  DescribeHloOps(row.info).c_str());
+    std::string text = line;
+    text.erase(text.find_last_not_of(' ') + 1);
+    out += text + "\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 StatusOr<th::RooflineTarget> RooflineTargetForDevice(runtime::DeviceKind kind) {
@@ -248,6 +276,7 @@ std::string FormatProfileReport(const ProfileReport& report, const th::RooflineT
     out += "  " + ResultsNotComputedLine() +
            ": times and counters are extrapolated from a sample of each launch's blocks\n";
   }
+  out += FormatCollectives(report);
   return out;
 }
 

@@ -12,7 +12,10 @@
 // comes to it ("% roofline" = optimal / mean), the thunk's kind and name,
 // and the HLO instructions it covers (abbreviated when long); a thunk of a
 // multi-stream program off stream 0 has its stream after its name
-// ("fusion.2 [stream 1]"). A total line closes the report.
+// ("fusion.2 [stream 1]"). A total line closes the report. Collective
+// thunks get a section of their own after it: bytes per execution, the
+// group's size, and the algorithm and bus bandwidth over the mean time as
+// nccl-tests defines them (thunks/collective_traffic.h).
 //
 // The optimal time is the CUDA emulator's timing model's roofline-optimal
 // time (KilnEmuCounters::optimal_ns: compulsory DRAM traffic or ideal
@@ -57,6 +60,8 @@ struct ProfileRow {
   // The CUDA emulator's exact counters summed over every execution of the
   // thunk (counter_report.h); absent elsewhere.
   std::optional<KilnEmuCounters> counters;
+  // A collective thunk's bytes and bus factor (runtime::ThunkProfileEntry).
+  std::optional<thunks::CollectiveTraffic> collective;
 
   int64_t count() const { return static_cast<int64_t>(durations_us.size()); }
   double mean_us() const { return durations_us.empty() ? 0 : total_us / count(); }
