@@ -85,16 +85,17 @@ TEST(ArtifactE2ETest, EveryGeneratedPtxAssemblesForSm90) {
     ASSERT_EQ(image.cubins.size(), 1u);
     EXPECT_EQ(image.cubins[0].sm_arch, 90);
     EXPECT_GT(image.cubins[0].data.size(), 0u);
-    // The kernels of row-normalization fusions (named after their fusion).
-    std::set<std::string> row_normalizations;
+    // The kernels of row-normalization fusions: the kernels their thunks
+    // launch (a kernel is named after what it computes, not its fusion).
+    std::set<std::string> row_normalization_fusions, row_normalizations;
     auto optimized = hlo::ParseHloModule(artifact->hlo_text);
     ASSERT_TRUE(optimized.ok()) << optimized.status().message();
-    for (const hlo::HloInstruction* inst : (*optimized)->entry()->instructions()) {
-      if (!passes::IsRowNormalizationFusion(*inst)) continue;
-      std::string name = inst->name();
-      std::replace(name.begin(), name.end(), '.', '_');
-      row_normalizations.insert(name);
-    }
+    for (const hlo::HloInstruction* inst : (*optimized)->entry()->instructions())
+      if (passes::IsRowNormalizationFusion(*inst)) row_normalization_fusions.insert(inst->name());
+    thunks::ForEachThunk(artifact->program.root, [&](const thunks::Thunk& t, int) {
+      const auto* k = t.As<thunks::KernelThunk>();
+      if (k && row_normalization_fusions.count(t.info.profile_name)) row_normalizations.insert(k->kernel_name);
+    });
     for (const bef::KernelEntry& k : image.kernels) {
       EXPECT_NE(image.ptx.find(".entry " + k.name), std::string::npos) << k.name;
       EXPECT_GE(k.launch.grid.x, 1);
