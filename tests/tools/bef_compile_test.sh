@@ -98,8 +98,8 @@ run "$BEF_COMPILE" "$MLP" -o cold.bef --stats=cold.json
 check '[[ $code == 0 ]] && ls "$XDG_CACHE_HOME/kiln" | grep -q "\.kce$"' "default cache dir: exit $code, $err"
 run "$BEF_COMPILE" "$MLP" -o warm.bef --stats=warm.json
 check 'cmp -s cold.bef mlp.bef && cmp -s warm.bef mlp.bef' "cached compiles differ from the uncached one"
-check 'python3 -c "import json,sys; c,w=(json.load(open(f)) for f in (\"cold.json\",\"warm.json\")); sys.exit(not (c[\"artifact_cache_misses\"]==1 and w[\"artifact_cache_hits\"]==1 and c[\"kernels_compiled\"]==3*c[\"distinct_kernels\"]>0 and c[\"kernels_from_cache\"]==0))"' \
-  "artifact cache miss then hit, every kernel compiled cold (once per host CPU level), in --stats"
+check 'python3 -c "import json,sys; c,w=(json.load(open(f)) for f in (\"cold.json\",\"warm.json\")); sys.exit(not (c[\"artifact_cache_misses\"]==1 and w[\"artifact_cache_hits\"]==1 and c[\"kernels_compiled\"]+c[\"host_objects_shared\"]==3*c[\"distinct_kernels\"]>0 and c[\"kernels_from_cache\"]==0))"' \
+  "artifact cache miss then hit, every kernel compiled cold (once per host CPU level, or shared from the lowest), in --stats"
 run "$BEF_COMPILE" "$MLP" -o own.bef --cache-dir=own-cache
 check '[[ $code == 0 ]] && ls own-cache | grep -q "\.kce$" && cmp -s own.bef mlp.bef' "--cache-dir: exit $code, $err"
 # Two processes compiling into one fresh cache at once.
