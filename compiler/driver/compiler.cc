@@ -297,6 +297,7 @@ Status RunPasses(hlo::HloModule& module, const CompileOptions& options, CompileS
   pipeline.fp8_gemms = options.cuda;
   pipeline.row_normalization = options.cuda;
   pipeline.dot_merger = options.cuda;
+  pipeline.loop_kernels = !options.cuda;
   pipeline.tf32 = options.tf32;
   if (options.progress) {
     pipeline.before_pass = [&](int index, int count, std::string_view) {

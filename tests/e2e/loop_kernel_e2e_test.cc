@@ -1,0 +1,266 @@
+// While loops of small scalar iterations compiled into one kernel that
+// contains the loop (passes::WhileLoopKernelFusion, codegen's loop_ops.cc):
+// each module is checked against the reference evaluator on seeded random
+// inputs, and the compiled host program is checked to hold the loop as a
+// kernel (no While thunk) or, for loops that do not qualify, as a thunk loop.
+#include <gtest/gtest.h>
+
+#include "compiler/passes/while_loop_kernel_fusion.h"
+#include "tests/e2e/e2e_test_util.h"
+
+namespace kiln::testing {
+namespace {
+
+// While thunks in `text` compiled for the host alone.
+int64_t WhileThunks(const std::string& text) {
+  auto module = hlo::ParseHloModule(text);
+  EXPECT_TRUE(module.ok()) << module.status().message();
+  if (!module.ok()) return -1;
+  compiler::CompileOptions options;
+  options.host_cpus = {"x86-64-v2"};
+  StatusOr<bef::Artifact> artifact = compiler::CompileModule(**module, options);
+  EXPECT_TRUE(artifact.ok()) << artifact.status().message();
+  if (!artifact.ok()) return -1;
+  int64_t loops = 0;
+  thunks::ForEachThunk(artifact->program.root, [&](const thunks::Thunk& t, int) {
+    loops += t.kind() == thunks::ThunkKind::kWhile;
+  });
+  return loops;
+}
+
+class LoopKernelE2ETest : public E2EDeviceTest {
+ protected:
+  // Matches the evaluator on three seeds; on the host, `loops` While thunks remain.
+  void Check(const std::string& text, int64_t loops) {
+    for (uint64_t seed : {1, 2, 3}) ExpectMatchesEvaluator(text, *device_, seed);
+    if (E2EDeviceKind() == runtime::DeviceKind::kHost) EXPECT_EQ(WhileThunks(text), loops) << text;
+  }
+};
+
+// The trip count depends on the input: n = p & 255 iterations of a
+// multiply-add recurrence on s32 (wrapping) and an f32 accumulator.
+constexpr char kDataDependentTripCount[] = R"(HloModule m
+cond {
+  s = (s32[], s32[], f32[], s32[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] get-tuple-element(s), index=3
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], s32[], f32[], s32[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  acc = s32[] get-tuple-element(s), index=1
+  x = f32[] get-tuple-element(s), index=2
+  n = s32[] get-tuple-element(s), index=3
+  a = s32[] constant(1103515245)
+  scaled = s32[] multiply(acc, a)
+  acc2 = s32[] add(scaled, i)
+  half = f32[] constant(0.5)
+  fi = f32[] convert(i)
+  x2 = f32[] multiply(x, half)
+  x3 = f32[] add(x2, fi)
+  one = s32[] constant(1)
+  i2 = s32[] add(i, one)
+  ROOT t = (s32[], s32[], f32[], s32[]) tuple(i2, acc2, x3, n)
+}
+ENTRY e {
+  p = s32[] parameter(0)
+  x = f32[] parameter(1)
+  mask = s32[] constant(255)
+  n = s32[] and(p, mask)
+  zero = s32[] constant(0)
+  init = (s32[], s32[], f32[], s32[]) tuple(zero, p, x, n)
+  w = (s32[], s32[], f32[], s32[]) while(init), condition=cond, body=body
+  acc = s32[] get-tuple-element(w), index=1
+  xs = f32[] get-tuple-element(w), index=2
+  ROOT r = (s32[], f32[]) tuple(acc, xs)
+}
+)";
+
+TEST_F(LoopKernelE2ETest, DataDependentTripCount) { Check(kDataDependentTripCount, 0); }
+
+TEST_F(LoopKernelE2ETest, ZeroIterations) {
+  // The condition is false on entry: the state comes out as it went in.
+  Check(R"(HloModule m
+cond {
+  s = (s32[], f32[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  five = s32[] constant(5)
+  ROOT lt = pred[] compare(i, five), direction=LT
+}
+body {
+  s = (s32[], f32[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  i2 = s32[] add(i, one)
+  x2 = f32[] multiply(x, x)
+  ROOT t = (s32[], f32[]) tuple(i2, x2)
+}
+ENTRY e {
+  x = f32[] parameter(0)
+  ten = s32[] constant(10)
+  init = (s32[], f32[]) tuple(ten, x)
+  ROOT w = (s32[], f32[]) while(init), condition=cond, body=body
+}
+)", 0);
+}
+
+TEST_F(LoopKernelE2ETest, TupleStateOfMixedTypes) {
+  // pred, s64, f64 and bf16 leaves; the loop itself is the result.
+  Check(R"(HloModule m
+cond {
+  s = (s32[], pred[], s64[], f64[], bf16[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(37)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], pred[], s64[], f64[], bf16[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  flag = pred[] get-tuple-element(s), index=1
+  big = s64[] get-tuple-element(s), index=2
+  y = f64[] get-tuple-element(s), index=3
+  h = bf16[] get-tuple-element(s), index=4
+  one = s32[] constant(1)
+  i2 = s32[] add(i, one)
+  flag2 = pred[] not(flag)
+  wide = s64[] convert(i)
+  big2 = s64[] add(big, wide)
+  big3 = s64[] select(flag, big2, big)
+  third = f64[] constant(0.3333333333)
+  y2 = f64[] multiply(y, third)
+  y3 = f64[] sine(y2)
+  hb = bf16[] convert(y3)
+  h2 = bf16[] add(h, hb)
+  ROOT t = (s32[], pred[], s64[], f64[], bf16[]) tuple(i2, flag2, big3, y3, h2)
+}
+ENTRY e {
+  flag = pred[] parameter(0)
+  big = s64[] parameter(1)
+  y = f64[] parameter(2)
+  h = bf16[] parameter(3)
+  zero = s32[] constant(0)
+  init = (s32[], pred[], s64[], f64[], bf16[]) tuple(zero, flag, big, y, h)
+  ROOT w = (s32[], pred[], s64[], f64[], bf16[]) while(init), condition=cond, body=body
+}
+)", 0);
+}
+
+TEST_F(LoopKernelE2ETest, PassThroughArrayIndexedByTheBody) {
+  // The body reads table[i mod 4096] of a large state array it passes
+  // through unchanged (jax's fori_loop over an array); the result returns
+  // the array too.
+  Check(R"(HloModule m
+cond {
+  s = (s32[], f32[], f32[4096]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(10000)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[], f32[4096]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  acc = f32[] get-tuple-element(s), index=1
+  table = f32[4096] get-tuple-element(s), index=2
+  size = s32[] constant(4096)
+  at = s32[] remainder(i, size)
+  slice = f32[1] dynamic-slice(table, at), dynamic_slice_sizes={1}
+  v = f32[] reshape(slice)
+  acc2 = f32[] add(acc, v)
+  one = s32[] constant(1)
+  i2 = s32[] add(i, one)
+  ROOT t = (s32[], f32[], f32[4096]) tuple(i2, acc2, table)
+}
+ENTRY e {
+  table = f32[4096] parameter(0)
+  zero = s32[] constant(0)
+  fz = f32[] constant(0)
+  init = (s32[], f32[], f32[4096]) tuple(zero, fz, table)
+  ROOT w = (s32[], f32[], f32[4096]) while(init), condition=cond, body=body
+}
+)", 0);
+}
+
+TEST_F(LoopKernelE2ETest, NestedLoops) {
+  // The inner loop becomes a kernel; the outer one, whose body holds that
+  // kernel, stays a thunk loop.
+  Check(R"(HloModule m
+inner_cond {
+  s = (s32[], s32[]) parameter(0)
+  j = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(7)
+  ROOT lt = pred[] compare(j, n), direction=LT
+}
+inner_body {
+  s = (s32[], s32[]) parameter(0)
+  j = s32[] get-tuple-element(s), index=0
+  acc = s32[] get-tuple-element(s), index=1
+  three = s32[] constant(3)
+  m = s32[] multiply(acc, three)
+  acc2 = s32[] add(m, j)
+  one = s32[] constant(1)
+  j2 = s32[] add(j, one)
+  ROOT t = (s32[], s32[]) tuple(j2, acc2)
+}
+outer_cond {
+  s = (s32[], s32[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(5)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+outer_body {
+  s = (s32[], s32[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  acc = s32[] get-tuple-element(s), index=1
+  zero = s32[] constant(0)
+  init = (s32[], s32[]) tuple(zero, acc)
+  w = (s32[], s32[]) while(init), condition=inner_cond, body=inner_body
+  acc2 = s32[] get-tuple-element(w), index=1
+  one = s32[] constant(1)
+  i2 = s32[] add(i, one)
+  ROOT t = (s32[], s32[]) tuple(i2, acc2)
+}
+ENTRY e {
+  p = s32[] parameter(0)
+  zero = s32[] constant(0)
+  init = (s32[], s32[]) tuple(zero, p)
+  w = (s32[], s32[]) while(init), condition=outer_cond, body=outer_body
+  ROOT r = s32[] get-tuple-element(w), index=1
+}
+)", 1);
+}
+
+TEST_F(LoopKernelE2ETest, CarriedArrayKeepsTheThunkLoop) {
+  // A dynamic-update-slice of a carried array: not a scalar loop.
+  Check(R"(HloModule m
+cond {
+  s = (s32[], f32[64]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(100)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[64]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  buf = f32[64] get-tuple-element(s), index=1
+  size = s32[] constant(64)
+  at = s32[] remainder(i, size)
+  v = f32[] convert(i)
+  update = f32[1] broadcast(v), dimensions={}
+  buf2 = f32[64] dynamic-update-slice(buf, update, at)
+  one = s32[] constant(1)
+  i2 = s32[] add(i, one)
+  ROOT t = (s32[], f32[64]) tuple(i2, buf2)
+}
+ENTRY e {
+  buf = f32[64] parameter(0)
+  zero = s32[] constant(0)
+  init = (s32[], f32[64]) tuple(zero, buf)
+  ROOT w = (s32[], f32[64]) while(init), condition=cond, body=body
+}
+)", 1);
+}
+
+}  // namespace
+}  // namespace kiln::testing
