@@ -10,6 +10,11 @@
 //   scalar   s32 i, acc; while i < n: acc = acc * 1103515245 + (i ^ 12345); i = i + 1
 //   dus      s32 i, f32[1024] buf; while i < n:
 //              buf = dynamic-update-slice(buf, f32[1]{i}, i mod 1024); i = i + 1
+// On the host, counter and scalar compile to one kernel each that contains
+// the loop (passes::WhileLoopKernelFusion), dus stays a thunk loop (its
+// state holds an array the body updates), so its figure is the runtime's
+// per-iteration dispatch cost. The "thunks" column counts the program's
+// thunks, loop bodies included.
 // Each result is checked against the same recurrence computed here before
 // any timing counts; then the minimum and median over R (default 5)
 // executions are printed as ns per iteration.

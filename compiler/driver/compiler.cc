@@ -251,6 +251,11 @@ int64_t BytesAccessed(const hlo::HloComputation& c, bool expand_fusions) {
     const hlo::HloComputation* fused = inst->opcode() == hlo::HloOpcode::kFusion ? inst->called_computation("calls") : nullptr;
     if (expand_fusions && fused) {
       total += BytesAccessed(*fused, true);
+      // A loop kernel's loop (passes::WhileLoopKernelFusion): its condition
+      // and body count as the loop's would.
+      for (const hlo::HloInstruction* loop : fused->instructions())
+        if (loop->opcode() == hlo::HloOpcode::kWhile)
+          for (const hlo::HloComputation* called : loop->called_computations()) total += BytesAccessed(*called, true);
       continue;
     }
     for (const hlo::HloInstruction* op : inst->operands()) total += ArrayBytes(op->shape());

@@ -116,6 +116,25 @@ bool PassesThrough(const HloComputation& body, int64_t j) {
          out->operand(0) == body.parameter(0);
 }
 
+// True if the loop's condition or body reads leaf `j` of the state other
+// than the body passing it through unchanged (as element j of its root).
+bool ReadsLeaf(const HloInstruction& loop, int64_t j) {
+  const HloComputation* body = loop.called_computation("body");
+  for (const HloComputation* comp : loop.called_computations()) {
+    const HloInstruction* root = comp->root();
+    for (const HloInstruction* gte : comp->parameter(0)->users()) {
+      if (gte->tuple_index() != j) continue;
+      if (gte == root) return true;
+      for (const HloInstruction* user : gte->users()) {
+        if (comp != body || user != root) return true;
+        for (int64_t k = 0; k < root->operand_count(); ++k)
+          if (root->operand(k) == gte && k != j) return true;
+      }
+    }
+  }
+  return false;
+}
+
 // The leaf `j` of `tuple`'s value in `comp`: the tuple's operand, or a new
 // get-tuple-element.
 HloInstruction* Leaf(HloComputation& comp, HloInstruction* tuple, int64_t j, NameUniquer& names) {
@@ -131,18 +150,25 @@ Status FuseLoop(hlo::HloModule& module, HloComputation& comp, HloInstruction* lo
   const Shape& state = loop->shape();
   const HloComputation& body = *loop->called_computation("body");
   const int64_t leaves = state.tuple_size();
-  std::vector<HloInstruction*> operands;
-  for (int64_t j = 0; j < leaves; ++j) operands.push_back(Leaf(comp, loop->operand(0), j, names));
-
+  // Leaves the loop never reads are no kernel operands: the loop's state
+  // starts from zeros there, which nothing reads either.
+  std::vector<HloInstruction*> leaf_values, operands;
   auto fused = std::make_unique<HloComputation>(names.Get("fused_" + loop->name()));
-  std::vector<HloInstruction*> params;
+  std::vector<HloInstruction*> state_init;
   for (int64_t j = 0; j < leaves; ++j) {
+    leaf_values.push_back(Leaf(comp, loop->operand(0), j, names));
+    if (PassesThrough(body, j) && !ReadsLeaf(*loop, j)) {
+      state_init.push_back(AddSplat(*fused, state.tuple_shape(j), 0, names, loop->name() + ".unread"));
+      continue;
+    }
     auto p = std::make_unique<HloInstruction>(HloOpcode::kParameter, names.Get("param_" + std::to_string(j)),
                                               state.tuple_shape(j));
-    p->set_parameter_number(j);
-    params.push_back(fused->AddInstruction(std::move(p)));
+    p->set_parameter_number(static_cast<int64_t>(operands.size()));
+    operands.push_back(leaf_values.back());
+    state_init.push_back(fused->AddInstruction(std::move(p)));
   }
-  HloInstruction* init = AddInstruction(*fused, HloOpcode::kTuple, state, params, names.Get(loop->name() + ".state"));
+  HloInstruction* init =
+      AddInstruction(*fused, HloOpcode::kTuple, state, state_init, names.Get(loop->name() + ".state"));
   HloInstruction* inner = fused->AddInstruction(loop->CloneWithOperands({init}, names.Get(loop->name())));
   std::vector<HloInstruction*> outputs;
   std::vector<Shape> output_shapes;
@@ -172,7 +198,7 @@ Status FuseLoop(hlo::HloModule& module, HloComputation& comp, HloInstruction* lo
   std::vector<HloInstruction*> result_leaves;
   for (int64_t j = 0; j < leaves; ++j) {
     if (output_of[j] < 0) {
-      result_leaves.push_back(operands[j]);
+      result_leaves.push_back(leaf_values[j]);
     } else if (single) {
       result_leaves.push_back(fusion);
     } else {

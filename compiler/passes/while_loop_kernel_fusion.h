@@ -13,9 +13,9 @@
 //     ops the elemental emitter computes, on small arrays (kMaxElements),
 //     of element types every target has: no library calls, collectives,
 //     sorts, scatters, nested loops or side effects.
-// The loop becomes a kLoop fusion of every state leaf whose outputs are the
-// carried leaves; the loop's users read the pass-through leaves from the
-// loop's operand. Compiling for CUDA keeps the thunk loop (its CUDA graphs
+// The loop becomes a kLoop fusion of every state leaf the loop reads, whose
+// outputs are the carried leaves; the loop's users read the pass-through
+// leaves from the loop's operand. Compiling for CUDA keeps the thunk loop (its CUDA graphs
 // replay the iterations), so the pass runs for the host alone.
 #pragma once
 

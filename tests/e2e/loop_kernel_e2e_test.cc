@@ -182,6 +182,66 @@ ENTRY e {
 )", 0);
 }
 
+TEST_F(LoopKernelE2ETest, ConditionReadsPassThroughLeaf) {
+  // The bound n is leaf 1 of the state and operand 1 of the condition's
+  // compare: read by the condition although the body passes it through.
+  Check(R"(HloModule m
+cond {
+  s = (s32[], s32[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] get-tuple-element(s), index=1
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], s32[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  ROOT t = (s32[], s32[]) tuple(next, n)
+}
+ENTRY e {
+  p = s32[] parameter(0)
+  mask = s32[] constant(1023)
+  n = s32[] and(p, mask)
+  zero = s32[] constant(0)
+  init = (s32[], s32[]) tuple(zero, n)
+  loop = (s32[], s32[]) while(init), condition=cond, body=body
+  ROOT i = s32[] get-tuple-element(loop), index=0
+}
+)", 0);
+}
+
+TEST_F(LoopKernelE2ETest, UnreadPassThroughLeaf) {
+  // The loop carries an array it never reads: it is no kernel operand, and
+  // the loop's result still holds the value it went in with.
+  Check(R"(HloModule m
+cond {
+  s = (s32[], f32[2048], s32[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(9)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[2048], s32[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  unread = f32[2048] get-tuple-element(s), index=1
+  acc = s32[] get-tuple-element(s), index=2
+  acc2 = s32[] multiply(acc, i)
+  one = s32[] constant(1)
+  i2 = s32[] add(i, one)
+  ROOT t = (s32[], f32[2048], s32[]) tuple(i2, unread, acc2)
+}
+ENTRY e {
+  x = f32[2048] parameter(0)
+  a = s32[] parameter(1)
+  one = s32[] constant(1)
+  init = (s32[], f32[2048], s32[]) tuple(one, x, a)
+  ROOT w = (s32[], f32[2048], s32[]) while(init), condition=cond, body=body
+}
+)", 0);
+}
+
 TEST_F(LoopKernelE2ETest, NestedLoops) {
   // The inner loop becomes a kernel; the outer one, whose body holds that
   // kernel, stays a thunk loop.
