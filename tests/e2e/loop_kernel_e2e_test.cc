@@ -2,7 +2,8 @@
 // contains the loop (passes::WhileLoopKernelFusion, codegen's loop_ops.cc):
 // each module is checked against the reference evaluator on seeded random
 // inputs, and the compiled host program is checked to hold the loop as a
-// kernel (no While thunk) or, for loops that do not qualify, as a thunk loop.
+// kernel (no While thunk) or, for loops that do not qualify, as a thunk loop
+// whose body updates the loop state in place where it can.
 #include <gtest/gtest.h>
 
 #include "compiler/passes/while_loop_kernel_fusion.h"
@@ -11,21 +12,29 @@
 namespace kiln::testing {
 namespace {
 
-// While thunks in `text` compiled for the host alone.
-int64_t WhileThunks(const std::string& text) {
+// `text` compiled for the host alone (nullopt, failing the test, if it does not compile).
+std::optional<bef::Artifact> CompileForHost(const std::string& text) {
   auto module = hlo::ParseHloModule(text);
   EXPECT_TRUE(module.ok()) << module.status().message();
-  if (!module.ok()) return -1;
+  if (!module.ok()) return std::nullopt;
   compiler::CompileOptions options;
   options.host_cpus = {"x86-64-v2"};
   StatusOr<bef::Artifact> artifact = compiler::CompileModule(**module, options);
   EXPECT_TRUE(artifact.ok()) << artifact.status().message();
-  if (!artifact.ok()) return -1;
-  int64_t loops = 0;
-  thunks::ForEachThunk(artifact->program.root, [&](const thunks::Thunk& t, int) {
-    loops += t.kind() == thunks::ThunkKind::kWhile;
+  if (!artifact.ok()) return std::nullopt;
+  return std::move(*artifact);
+}
+
+// Thunks of `kind` in `text` compiled for the host, at depth > `min_depth`
+// (1: inside control flow); -1 if it does not compile.
+int64_t CountThunks(const std::string& text, thunks::ThunkKind kind, int min_depth = 0) {
+  std::optional<bef::Artifact> artifact = CompileForHost(text);
+  if (!artifact) return -1;
+  int64_t count = 0;
+  thunks::ForEachThunk(artifact->program.root, [&](const thunks::Thunk& t, int depth) {
+    count += depth > min_depth && t.kind() == kind;
   });
-  return loops;
+  return count;
 }
 
 class LoopKernelE2ETest : public E2EDeviceTest {
@@ -33,7 +42,7 @@ class LoopKernelE2ETest : public E2EDeviceTest {
   // Matches the evaluator on three seeds; on the host, `loops` While thunks remain.
   void Check(const std::string& text, int64_t loops) {
     for (uint64_t seed : {1, 2, 3}) ExpectMatchesEvaluator(text, *device_, seed);
-    if (E2EDeviceKind() == runtime::DeviceKind::kHost) EXPECT_EQ(WhileThunks(text), loops) << text;
+    if (E2EDeviceKind() == runtime::DeviceKind::kHost) EXPECT_EQ(CountThunks(text, thunks::ThunkKind::kWhile), loops) << text;
   }
 };
 
@@ -289,6 +298,51 @@ ENTRY e {
   ROOT r = s32[] get-tuple-element(w), index=1
 }
 )", 1);
+}
+
+TEST_F(LoopKernelE2ETest, ThunkLoopUpdatesItsStateInPlace) {
+  // A scan: the counter and the carry are read by the output's update
+  // before their new values are computed; scheduled after those readers,
+  // the new values are computed in the state's buffers, with no copy back.
+  const std::string scan = R"(HloModule m
+cond {
+  s = (s32[], f32[3], f32[50,3], f32[50,3]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(50)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[3], f32[50,3], f32[50,3]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  carry = f32[3] get-tuple-element(s), index=1
+  ys = f32[50,3] get-tuple-element(s), index=2
+  xs = f32[50,3] get-tuple-element(s), index=3
+  zero = s32[] constant(0)
+  x = f32[1,3] dynamic-slice(xs, i, zero), dynamic_slice_sizes={1,3}
+  xv = f32[3] reshape(x)
+  carry2 = f32[3] add(carry, xv)
+  y = f32[3] multiply(carry, xv)
+  yr = f32[1,3] reshape(y)
+  ys2 = f32[50,3] dynamic-update-slice(ys, yr, i, zero)
+  one = s32[] constant(1)
+  i2 = s32[] add(i, one)
+  ROOT t = (s32[], f32[3], f32[50,3], f32[50,3]) tuple(i2, carry2, ys2, xs)
+}
+ENTRY e {
+  xs = f32[50,3] parameter(0)
+  zero = s32[] constant(0)
+  fz = f32[] constant(0)
+  carry = f32[3] broadcast(fz), dimensions={}
+  ys = f32[50,3] broadcast(fz), dimensions={}
+  init = (s32[], f32[3], f32[50,3], f32[50,3]) tuple(zero, carry, ys, xs)
+  w = (s32[], f32[3], f32[50,3], f32[50,3]) while(init), condition=cond, body=body
+  c = f32[3] get-tuple-element(w), index=1
+  out = f32[50,3] get-tuple-element(w), index=2
+  ROOT r = (f32[3], f32[50,3]) tuple(c, out)
+}
+)";
+  Check(scan, 1);
+  if (E2EDeviceKind() == runtime::DeviceKind::kHost) EXPECT_EQ(CountThunks(scan, thunks::ThunkKind::kCopy, 1), 0);
 }
 
 TEST_F(LoopKernelE2ETest, CarriedArrayKeepsTheThunkLoop) {
