@@ -180,9 +180,8 @@ Status ComputationEmitter::Init() {
     // unless it needs more temporary memory.
     pipeline::SequentialSchedule reordered = StateWritersLast(comp_, ba.schedule());
     if (reordered.sequence != ba.schedule().sequence && pipeline::VerifySchedule(reordered).ok()) {
-      KILN_ASSIGN_OR_RETURN(pipeline::BufferAssignment in_place,
-                            pipeline::AssignBuffers(comp_, std::move(reordered), options_));
-      if (in_place.peak_temp_bytes() <= ba.peak_temp_bytes()) ba = std::move(in_place);
+      StatusOr<pipeline::BufferAssignment> in_place = pipeline::AssignBuffers(comp_, std::move(reordered), options_);
+      if (in_place.ok() && in_place->peak_temp_bytes() <= ba.peak_temp_bytes()) ba = std::move(*in_place);
     }
   }
   assignment_.emplace(std::move(ba));
