@@ -22,21 +22,14 @@ uint8_t* Address(const ExecutionContext& ctx, const th::BufferSlice& s) {
   return ctx.allocation_base[s.allocation] + s.offset;
 }
 
-Status RunKernel(const th::KernelThunk& k, ExecutionContext& ctx) {
-  auto it = ctx.kernels->find(k.kernel_name);
-  if (it == ctx.kernels->end()) return Error("kernel '" + k.kernel_name + "' was not resolved");
-  const HostKernel& kernel = it->second;
-  std::vector<void*> args;
-  args.reserve(k.args.size());
-  for (const th::KernelArgument& a : k.args) args.push_back(Address(ctx, a.slice));
-  int64_t work = kernel.units * std::max<int64_t>(1, kernel.elements_per_unit);
-  bool split = ctx.pool && ctx.pool->num_threads() > 1 && kernel.units > 1 && work >= kMinElementsToSplit;
+Status RunKernel(const PreparedKernel& kernel, ExecutionContext& ctx) {
+  void** args = const_cast<void**>(ctx.kernel_arguments + kernel.first_argument);
+  bool split = ctx.pool && kernel.units > 1 && kernel.work >= kMinElementsToSplit && ctx.pool->num_threads() > 1;
   if (!split) {
-    kernel.fn(args.data(), 0, kernel.units);
+    kernel.fn(args, 0, kernel.units);
     return Status::Ok();
   }
-  void** data = args.data();
-  ctx.pool->ParallelFor(kernel.units, [&](int64_t begin, int64_t end) { kernel.fn(data, begin, end); });
+  ctx.pool->ParallelFor(kernel.units, [&](int64_t begin, int64_t end) { kernel.fn(args, begin, end); });
   return Status::Ok();
 }
 
@@ -82,23 +75,29 @@ Status RunRngGetAndUpdateState(const th::RngGetAndUpdateStateThunk& r, Execution
   return Status::Ok();
 }
 
-Status RunWhile(const th::WhileThunk& w, ExecutionContext& ctx, int depth) {
+Status RunWhile(const th::WhileThunk& w, const std::vector<PreparedSequence>& children, ExecutionContext& ctx,
+                int depth) {
+  const PreparedSequence& condition = children[0];
+  const PreparedSequence& body = children[1];
   if (w.trip_count) {
     // Known trip count: the compiler proved the condition's outcome, so the
     // predicate is not read back (matches the CUDA runtime's no-sync path).
     for (int64_t i = 0; i < *w.trip_count; ++i) {
-      KILN_RETURN_IF_ERROR(ExecuteSequence(w.body, ctx, depth + 1));
+      KILN_RETURN_IF_ERROR(ExecuteSequence(w.body, body, ctx, depth + 1));
     }
     return Status::Ok();
   }
+  // The condition ran on this thread: the predicate is a plain load.
+  const uint8_t* predicate = Address(ctx, w.predicate);
   for (;;) {
-    KILN_RETURN_IF_ERROR(ExecuteSequence(w.condition, ctx, depth + 1));
-    if (*Address(ctx, w.predicate) == 0) return Status::Ok();
-    KILN_RETURN_IF_ERROR(ExecuteSequence(w.body, ctx, depth + 1));
+    KILN_RETURN_IF_ERROR(ExecuteSequence(w.condition, condition, ctx, depth + 1));
+    if (*predicate == 0) return Status::Ok();
+    KILN_RETURN_IF_ERROR(ExecuteSequence(w.body, body, ctx, depth + 1));
   }
 }
 
-Status RunConditional(const th::ConditionalThunk& c, ExecutionContext& ctx, int depth) {
+Status RunConditional(const th::ConditionalThunk& c, const std::vector<PreparedSequence>& branches,
+                      ExecutionContext& ctx, int depth) {
   if (c.branches.empty()) return Error("conditional without branches");
   const uint8_t* index = Address(ctx, c.branch_index);
   size_t branch;
@@ -112,12 +111,13 @@ Status RunConditional(const th::ConditionalThunk& c, ExecutionContext& ctx, int 
                                                                      : static_cast<size_t>(i);
   }
   if (branch >= c.branches.size()) return Error("conditional: predicate branch missing");
-  return ExecuteSequence(c.branches[branch], ctx, depth + 1);
+  return ExecuteSequence(c.branches[branch], branches[branch], ctx, depth + 1);
 }
 
-Status RunThunk(const th::Thunk& t, ExecutionContext& ctx, int depth) {
+// Runs thunk `i` of a sequence prepared as `prepared`.
+Status RunThunk(const th::Thunk& t, const PreparedSequence& prepared, size_t i, ExecutionContext& ctx, int depth) {
   switch (t.kind()) {
-    case th::ThunkKind::kKernel: return RunKernel(*t.As<th::KernelThunk>(), ctx);
+    case th::ThunkKind::kKernel: return RunKernel(ctx.kernels->kernels[prepared.kernel[i]], ctx);
     case th::ThunkKind::kGemm: {
       const th::GemmThunk& g = *t.As<th::GemmThunk>();
       return kernels::HostGemm(g, Address(ctx, g.lhs), Address(ctx, g.rhs), Address(ctx, g.out));
@@ -154,10 +154,11 @@ Status RunThunk(const th::Thunk& t, ExecutionContext& ctx, int depth) {
     case th::ThunkKind::kMemset: return RunMemset(*t.As<th::MemsetThunk>(), ctx);
     case th::ThunkKind::kRngGetAndUpdateState:
       return RunRngGetAndUpdateState(*t.As<th::RngGetAndUpdateStateThunk>(), ctx);
-    case th::ThunkKind::kSequence: return ExecuteSequence(*t.As<th::SequenceThunk>(), ctx, depth + 1);
-    case th::ThunkKind::kWhile: return RunWhile(*t.As<th::WhileThunk>(), ctx, depth);
+    case th::ThunkKind::kSequence:
+      return ExecuteSequence(*t.As<th::SequenceThunk>(), prepared.children[i][0], ctx, depth + 1);
+    case th::ThunkKind::kWhile: return RunWhile(*t.As<th::WhileThunk>(), prepared.children[i], ctx, depth);
     case th::ThunkKind::kConditional:
-      return RunConditional(*t.As<th::ConditionalThunk>(), ctx, depth);
+      return RunConditional(*t.As<th::ConditionalThunk>(), prepared.children[i], ctx, depth);
     case th::ThunkKind::kAllReduce:
     case th::ThunkKind::kAllGather:
     case th::ThunkKind::kReduceScatter:
@@ -175,14 +176,17 @@ Status RunThunk(const th::Thunk& t, ExecutionContext& ctx, int depth) {
 
 }  // namespace
 
-Status ExecuteThunk(const thunks::Thunk& t, ExecutionContext& ctx, int depth) {
+Status ExecuteThunk(const thunks::SequenceThunk& seq, const PreparedSequence& prepared, size_t i,
+                    ExecutionContext& ctx, int depth) {
   using Clock = std::chrono::steady_clock;
+  const th::Thunk& t = seq.thunks[i];
   if (!ctx.profile) {
-    Status s = RunThunk(t, ctx, depth);
-    return s.ok() ? s : s.WithContext("thunk '" + t.info.profile_name + "'");
+    Status s = RunThunk(t, prepared, i, ctx, depth);
+    if (!s.ok()) [[unlikely]] return s.WithContext("thunk '" + t.info.profile_name + "'");
+    return s;
   }
   Clock::time_point begin = Clock::now();
-  Status s = RunThunk(t, ctx, depth);
+  Status s = RunThunk(t, prepared, i, ctx, depth);
   Clock::time_point end = Clock::now();
   if (!s.ok()) return s.WithContext("thunk '" + t.info.profile_name + "'");
   ThunkProfileEntry entry{t.info.profile_name, &t.info, ctx.stream, t.kind(), depth,
@@ -192,14 +196,24 @@ Status ExecuteThunk(const thunks::Thunk& t, ExecutionContext& ctx, int depth) {
   return Status::Ok();
 }
 
-Status ExecuteSequence(const thunks::SequenceThunk& seq, ExecutionContext& ctx, int depth) {
-  for (const th::Thunk& t : seq.thunks) KILN_RETURN_IF_ERROR(ExecuteThunk(t, ctx, depth));
+Status ExecuteSequence(const thunks::SequenceThunk& seq, const PreparedSequence& prepared, ExecutionContext& ctx,
+                       int depth) {
+  const size_t n = seq.thunks.size();
+  if (!ctx.profile) {
+    // The loop bodies' path: no profile branch per thunk.
+    for (size_t i = 0; i < n; ++i) {
+      Status s = RunThunk(seq.thunks[i], prepared, i, ctx, depth);
+      if (!s.ok()) [[unlikely]] return s.WithContext("thunk '" + seq.thunks[i].info.profile_name + "'");
+    }
+    return Status::Ok();
+  }
+  for (size_t i = 0; i < n; ++i) KILN_RETURN_IF_ERROR(ExecuteThunk(seq, prepared, i, ctx, depth));
   return Status::Ok();
 }
 
 Status ExecuteRoot(const thunks::ThunkProgram& program, ExecutionContext& ctx) {
-  if (program.num_streams <= 1) return ExecuteSequence(program.root, ctx);
-  return ExecuteStreams(program, ctx);
+  if (program.num_streams <= 1) return ExecuteSequence(program.root, ctx.kernels->root, ctx);
+  return ExecuteStreams(program, ctx.kernels->root, ctx);
 }
 
 }  // namespace kiln::runtime

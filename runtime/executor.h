@@ -1,8 +1,8 @@
 // Host executor: interprets a ThunkProgram's thunk tree against allocation
 // base pointers bound by LoadedExecutable. Internal to the runtime.
 //
-// Executes Kernel (resolved host symbol called with the argument slice
-// pointers; split into contiguous unit ranges run on the pool's threads
+// Executes Kernel (host symbol resolved at load, prepared_kernels.h, called
+// with the argument slice pointers; split into contiguous unit ranges run on the pool's threads
 // when the kernel has enough work), Gemm (cblas), Convolution (im2col + cblas),
 // Fft (FFTW, the executable's per-thunk plans; large batches split over the
 // pool), Copy, Memset, RngGetAndUpdateState, Sequence, While, Conditional,
@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "runtime/prepared_kernels.h"
 #include "runtime/rng_state_table.h"
 #include "runtime/runtime.h"
 #include "runtime/thread_pool.h"
@@ -53,7 +54,10 @@ inline constexpr int64_t kMinElementsToSplit = 64 * 1024;
 struct ExecutionContext {
   // Base address of every allocation of the program, by allocation number.
   std::vector<uint8_t*> allocation_base;
-  const std::unordered_map<std::string, HostKernel>* kernels = nullptr;
+  // The program's kernels resolved at load, and this execution's flat
+  // array of their argument pointers (PreparedKernels::ArgumentPointers).
+  const PreparedKernels* kernels = nullptr;
+  void* const* kernel_arguments = nullptr;
   const HostFftMap* ffts = nullptr;
   ThreadPool* pool = nullptr;  // null: kernels run on the calling thread
   RngStateTable* rng_states = nullptr;  // the executable's
@@ -67,16 +71,20 @@ struct ExecutionContext {
   std::chrono::steady_clock::time_point start;
 };
 
-// Runs the thunks of `seq` in order; `depth` is recorded in the profile.
-// Stops at the first error, which names the thunk's profile name.
-Status ExecuteSequence(const thunks::SequenceThunk& seq, ExecutionContext& ctx, int depth = 1);
+// Runs the thunks of `seq` (prepared as `prepared`, a tree of
+// ctx.kernels) in order; `depth` is recorded in the profile. Stops at the
+// first error, which names the thunk's profile name.
+Status ExecuteSequence(const thunks::SequenceThunk& seq, const PreparedSequence& prepared, ExecutionContext& ctx,
+                       int depth = 1);
 
-// Runs one thunk (and its children), profiled like ExecuteSequence's.
-Status ExecuteThunk(const thunks::Thunk& thunk, ExecutionContext& ctx, int depth = 1);
+// Runs thunk `i` of `seq` (and its children), profiled like
+// ExecuteSequence's.
+Status ExecuteThunk(const thunks::SequenceThunk& seq, const PreparedSequence& prepared, size_t i,
+                    ExecutionContext& ctx, int depth = 1);
 
-// Runs a program's root sequence: in order on the calling thread when the
-// program has one stream, else its streams concurrently on ctx.pool
-// (host_streams.h).
+// Runs a program's root sequence (prepared as ctx.kernels->root): in order
+// on the calling thread when the program has one stream, else its streams
+// concurrently on ctx.pool (host_streams.h).
 Status ExecuteRoot(const thunks::ThunkProgram& program, ExecutionContext& ctx);
 
 }  // namespace kiln::runtime

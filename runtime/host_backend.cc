@@ -42,7 +42,7 @@ class HostExecutable : public BackendExecutable {
  private:
   std::shared_ptr<const ProgramBinding> binding_;
   std::unique_ptr<HostLibrary> library_;  // null when the program has no kernels
-  std::unordered_map<std::string, HostKernel> kernels_;
+  PreparedKernels kernels_;  // every kernel thunk's function and arguments
   HostFftMap ffts_;
   std::shared_ptr<ThreadPool> pool_;  // outlives the backend if need be
   std::vector<Buffer> constants_;  // by allocation number; null for non-constants
@@ -77,7 +77,11 @@ Status HostExecutable::PrepareCollectives() {
   return Status::Ok();
 }
 
-Status HostExecutable::ResolveKernels(const bef::Artifact& artifact) {
+// The host kernels `artifact` holds or launches, by name, from the image for
+// this CPU.
+StatusOr<std::unordered_map<std::string, HostKernel>> ResolveHostKernels(const bef::Artifact& artifact,
+                                                                         std::unique_ptr<HostLibrary>& library) {
+  std::unordered_map<std::string, HostKernel> resolved;
   std::set<std::string> needed;
   th::ForEachThunk(artifact.program.root, [&](const th::Thunk& t, int) {
     if (const auto* k = t.As<th::KernelThunk>()) needed.insert(k->kernel_name);
@@ -86,10 +90,10 @@ Status HostExecutable::ResolveKernels(const bef::Artifact& artifact) {
   // A program without kernels runs on any CPU.
   bool has_kernels = !needed.empty();
   for (const bef::KernelImage& i : artifact.kernel_images) has_kernels |= !i.kernels.empty();
-  if (!selected.ok() && !has_kernels) return Status::Ok();
+  if (!selected.ok() && !has_kernels) return resolved;
   KILN_ASSIGN_OR_RETURN(const bef::KernelImage* image, std::move(selected));
   if (!image) {
-    if (needed.empty()) return Status::Ok();
+    if (needed.empty()) return resolved;
     return Error("the artifact has no host kernel image but launches kernel '" + *needed.begin() +
                  "'");
   }
@@ -98,16 +102,16 @@ Status HostExecutable::ResolveKernels(const bef::Artifact& artifact) {
     needed.insert(e.name);
     launch[e.name] = e.launch;
   }
-  if (needed.empty()) return Status::Ok();
-  KILN_ASSIGN_OR_RETURN(library_, HostLibrary::Load(image->shared_object));
+  if (needed.empty()) return resolved;
+  KILN_ASSIGN_OR_RETURN(library, HostLibrary::Load(image->shared_object));
   for (const std::string& name : needed) {
-    void* fn = library_->Find(name);
+    void* fn = library->Find(name);
     if (!fn) {
       return Error("kernel '" + name + "' is not exported by the host shared object of target '" +
                    image->target + "'");
     }
     // A kernel without an entry in the image is one unit.
-    HostKernel& k = kernels_[name];
+    HostKernel& k = resolved[name];
     k.fn = reinterpret_cast<HostKernelFn>(fn);
     auto it = launch.find(name);
     if (it != launch.end()) {
@@ -115,6 +119,12 @@ Status HostExecutable::ResolveKernels(const bef::Artifact& artifact) {
       k.elements_per_unit = it->second.block.x;
     }
   }
+  return resolved;
+}
+
+Status HostExecutable::ResolveKernels(const bef::Artifact& artifact) {
+  KILN_ASSIGN_OR_RETURN(auto resolved, ResolveHostKernels(artifact, library_));
+  KILN_ASSIGN_OR_RETURN(kernels_, PrepareKernels(binding_->program.root, resolved));
   return Status::Ok();
 }
 
@@ -219,7 +229,9 @@ StatusOr<ExecutionResult> HostExecutable::Run(const std::vector<Buffer>& args,
   PendingCollectives pending;
   ctx.collectives = collectives_.get();
   ctx.pending_collectives = &pending;
+  const std::vector<void*> kernel_arguments = kernels_.ArgumentPointers(ctx.allocation_base);
   ctx.kernels = &kernels_;
+  ctx.kernel_arguments = kernel_arguments.data();
   ctx.ffts = &ffts_;
   ctx.pool = pool_.get();
   ctx.profile = options.profile ? &result.profile : nullptr;

@@ -14,10 +14,13 @@ namespace th = ::kiln::thunks;
 // The shared state of one execution's streams, guarded by mu_.
 class StreamScheduler {
  public:
-  explicit StreamScheduler(const th::ThunkProgram& program)
-      : streams_(static_cast<size_t>(program.num_streams)),
+  StreamScheduler(const th::ThunkProgram& program, const PreparedSequence& prepared)
+      : root_(program.root),
+        prepared_(prepared),
+        streams_(static_cast<size_t>(program.num_streams)),
         recorded_(static_cast<size_t>(program.num_events), false) {
-    for (const th::Thunk& t : program.root.thunks) streams_[static_cast<size_t>(t.stream)].thunks.push_back(&t);
+    for (size_t i = 0; i < root_.thunks.size(); ++i)
+      streams_[static_cast<size_t>(root_.thunks[i].stream)].thunks.push_back(i);
     for (const Stream& s : streams_) unfinished_ += !s.thunks.empty();
   }
 
@@ -42,7 +45,7 @@ class StreamScheduler {
 
  private:
   struct Stream {
-    std::vector<const th::Thunk*> thunks;
+    std::vector<size_t> thunks;  // indices into the root sequence
     size_t next = 0;
     bool taken = false;  // a worker runs it
   };
@@ -54,7 +57,7 @@ class StreamScheduler {
 
   Stream* TakeRunnable() {
     for (Stream& s : streams_) {
-      if (s.taken || s.next == s.thunks.size() || !Ready(*s.thunks[s.next])) continue;
+      if (s.taken || s.next == s.thunks.size() || !Ready(root_.thunks[s.thunks[s.next]])) continue;
       s.taken = true;
       return &s;
     }
@@ -65,10 +68,11 @@ class StreamScheduler {
   // next thunk must wait, or a thunk fails; then lets go of it.
   void RunStream(Stream& stream, ExecutionContext& ctx, std::unique_lock<std::mutex>& lock) {
     for (;;) {
-      const th::Thunk& t = *stream.thunks[stream.next];
+      const size_t i = stream.thunks[stream.next];
+      const th::Thunk& t = root_.thunks[i];
       ctx.program_stream = t.stream;
       lock.unlock();
-      Status s = ExecuteThunk(t, ctx);
+      Status s = ExecuteThunk(root_, prepared_, i, ctx);
       lock.lock();
       if (!s.ok()) {
         if (error_.ok()) error_ = std::move(s);
@@ -86,6 +90,8 @@ class StreamScheduler {
     cv_.notify_all();
   }
 
+  const th::SequenceThunk& root_;
+  const PreparedSequence& prepared_;  // root_'s prepared kernels
   std::mutex mu_;
   std::condition_variable cv_;
   std::vector<Stream> streams_;
@@ -109,8 +115,8 @@ void MergeProfiles(std::vector<ExecutionProfile>& parts, ExecutionProfile& profi
 
 }  // namespace
 
-Status ExecuteStreams(const th::ThunkProgram& program, ExecutionContext& ctx) {
-  StreamScheduler scheduler(program);
+Status ExecuteStreams(const th::ThunkProgram& program, const PreparedSequence& prepared, ExecutionContext& ctx) {
+  StreamScheduler scheduler(program, prepared);
   int threads = ctx.pool ? ctx.pool->num_threads() : 1;
   const int workers = std::max(1, std::min(program.num_streams, threads));
   std::vector<ExecutionContext> contexts(static_cast<size_t>(workers), ctx);

@@ -20,6 +20,6 @@ namespace kiln::runtime {
 // Runs program.root's thunks by stream; stops all streams at the first
 // error and returns it. The profile (ctx.profile) gets each thunk with its
 // program stream.
-Status ExecuteStreams(const thunks::ThunkProgram& program, ExecutionContext& ctx);
+Status ExecuteStreams(const thunks::ThunkProgram& program, const PreparedSequence& prepared, ExecutionContext& ctx);
 
 }  // namespace kiln::runtime

@@ -43,6 +43,8 @@ StatusOr<std::vector<Value>> ElementalEmitter::EmitUncachedAll(const HloInstruct
                                                               const Index& index) {
   if (inst.opcode() == HloOpcode::kReduce) return EmitReduce(inst, index);
   if (inst.opcode() == HloOpcode::kReduceWindow) return EmitReduceWindow(inst, index);
+  if (inst.opcode() == HloOpcode::kWhile) return EmitWhile(inst, index);
+  if (inst.opcode() == HloOpcode::kFusion) return EmitNestedFusion(inst, index);
   if (!inst.shape().IsArray())
     return Error(inst.DebugName() + ": codegen needs array shapes, got " + inst.shape().ToString(false));
   KILN_ASSIGN_OR_RETURN(Value v, EmitUncached(inst, index));
@@ -173,9 +175,12 @@ StatusOr<Value> ElementalEmitter::EmitUncached(const HloInstruction& inst, const
       return ops_.Clamp(t, lo, x, hi);
     }
     case HloOpcode::kGetTupleElement: {
-      KILN_ASSIGN_OR_RETURN(std::vector<Value> values, EmitAll(inst.operand(0), index));
+      const HloInstruction* tuple = inst.operand(0);
+      if (parameter_fn_ && tuple->opcode() == HloOpcode::kParameter)
+        return parameter_fn_(tuple->parameter_number(), inst.tuple_index(), index);
+      KILN_ASSIGN_OR_RETURN(std::vector<Value> values, EmitAll(tuple, index));
       int64_t i = inst.tuple_index();
-      if (i < 0 || i >= static_cast<int64_t>(values.size()))
+      if (i < 0 || i >= static_cast<int64_t>(values.size()) || !values[i])
         return Error(inst.DebugName() + ": tuple index out of range");
       return values[i];
     }
@@ -255,6 +260,7 @@ StatusOr<Value> ElementalEmitter::EmitBitcastConvert(const HloInstruction& inst,
 
 StatusOr<Value> ElementalEmitter::EmitParameter(const HloInstruction& inst, const Index& index) {
   int64_t n = inst.parameter_number();
+  if (parameter_fn_) return parameter_fn_(n, -1, index);
   if (n < 0 || n >= static_cast<int64_t>(params_.size()))
     return Error(inst.DebugName() + ": parameter number out of range");
   if (scalar_params_) return params_[n];

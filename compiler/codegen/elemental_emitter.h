@@ -55,6 +55,15 @@ class ElementalEmitter {
         scalar_params_(scalar_params) {
     scopes_.emplace_back();
   }
+  // The value of parameter `param` at `index`, or of leaf `leaf` of a
+  // tuple-shaped parameter (leaf >= 0, read through get-tuple-element):
+  // how the computations nested in a kernel (a fused computation inside a
+  // loop body, a while loop's condition and body) read their caller's values.
+  using ParameterFn = std::function<StatusOr<mlir::Value>(int64_t param, int64_t leaf, const Index& index)>;
+  ElementalEmitter(mlir::OpBuilder& b, mlir::Location loc, ConstantPool& pool, ParameterFn parameters)
+      : ElementalEmitter(b, loc, pool, {}, /*scalar_params=*/false) {
+    parameter_fn_ = std::move(parameters);
+  }
 
   // The value of array-shaped `inst` at `index`.
   StatusOr<mlir::Value> Emit(const hlo::HloInstruction* inst, const Index& index) {
@@ -179,6 +188,10 @@ class ElementalEmitter {
   StatusOr<std::vector<mlir::Value>> EmitUncachedAll(const hlo::HloInstruction& inst, const Index& index);
   StatusOr<mlir::Value> EmitUncached(const hlo::HloInstruction& inst, const Index& index);
   StatusOr<mlir::Value> EmitParameter(const hlo::HloInstruction& inst, const Index& index);
+  // A while loop whose carried values are scalars, as one scf.while; a
+  // fusion nested in a loop body, inline (loop_ops.cc).
+  StatusOr<std::vector<mlir::Value>> EmitWhile(const hlo::HloInstruction& inst, const Index& index);
+  StatusOr<std::vector<mlir::Value>> EmitNestedFusion(const hlo::HloInstruction& inst, const Index& index);
   StatusOr<mlir::Value> EmitConstant(const hlo::HloInstruction& inst, const Index& index);
   StatusOr<mlir::Value> EmitReshape(const hlo::HloInstruction& inst, const Index& index);
   StatusOr<mlir::Value> EmitConcatenate(const hlo::HloInstruction& inst, const Index& index, int64_t lo,
@@ -210,6 +223,7 @@ class ElementalEmitter {
   ConstantPool& pool_;
   std::vector<mlir::Value> params_;
   bool scalar_params_;
+  ParameterFn parameter_fn_;  // set: parameters are read through it
   std::vector<Scope> scopes_;
   std::map<const hlo::HloInstruction*, std::vector<mlir::Value>> everywhere_;  // SeedEverywhere
 };

@@ -81,14 +81,32 @@ Status CheckArrayShape(const HloInstruction& inst, const Shape& s) {
   return Status::Ok();
 }
 
+// True if `inst` holds a while loop's state in a kernel (loop_ops.cc): the
+// loop, the tuple it starts from, or (`loop_region`: in its condition or
+// body) the state parameter and a multi-output fusion's results.
+bool IsLoopState(const HloInstruction& inst, bool loop_region) {
+  if (inst.opcode() == HloOpcode::kWhile) return true;
+  if (loop_region && (inst.opcode() == HloOpcode::kParameter || inst.opcode() == HloOpcode::kFusion)) return true;
+  if (inst.opcode() != HloOpcode::kTuple || inst.users().empty()) return false;
+  for (const HloInstruction* user : inst.users())
+    if (user->opcode() != HloOpcode::kWhile) return false;
+  return true;
+}
+
 // Every instruction must have an array shape of a supported element type,
-// except tuples of such arrays: a multi-output kernel's root tuple and a
-// variadic reduce, reduce-window or scatter.
-Status CheckComputation(const hlo::HloComputation& comp) {
+// except tuples of such arrays: a multi-output kernel's root tuple, a
+// variadic reduce, reduce-window or scatter, and a while loop's state.
+Status CheckComputation(const hlo::HloComputation& comp, bool loop_region = false) {
   if (!comp.root()) return Error("computation " + comp.name() + " has no root");
   for (const HloInstruction* inst : comp.instructions()) {
     const Shape& s = inst->shape();
     if (inst == comp.root() && inst->opcode() == HloOpcode::kTuple) continue;
+    if (s.IsTuple() && IsLoopState(*inst, loop_region)) {
+      for (int64_t i = 0; i < s.tuple_size(); ++i) KILN_RETURN_IF_ERROR(CheckArrayShape(*inst, s.tuple_shape(i)));
+      for (const hlo::HloComputation* called : inst->called_computations())
+        KILN_RETURN_IF_ERROR(CheckComputation(*called, /*loop_region=*/true));
+      continue;
+    }
     // Reductions' GPU trees shuffle and stage scalars in shared memory as
     // integers and floats only.
     bool reduces = inst->opcode() == HloOpcode::kReduce || inst->opcode() == HloOpcode::kReduceWindow ||

@@ -254,6 +254,11 @@ int64_t BytesAccessed(const hlo::HloComputation& c, bool expand_fusions) {
     const hlo::HloComputation* fused = inst->opcode() == hlo::HloOpcode::kFusion ? inst->called_computation("calls") : nullptr;
     if (expand_fusions && fused) {
       total += BytesAccessed(*fused, true);
+      // A loop kernel's loop (passes::WhileLoopKernelFusion): its condition
+      // and body count as the loop's would.
+      for (const hlo::HloInstruction* loop : fused->instructions())
+        if (loop->opcode() == hlo::HloOpcode::kWhile)
+          for (const hlo::HloComputation* called : loop->called_computations()) total += BytesAccessed(*called, true);
       continue;
     }
     for (const hlo::HloInstruction* op : inst->operands()) total += ArrayBytes(op->shape());
@@ -300,6 +305,7 @@ Status RunPasses(hlo::HloModule& module, const CompileOptions& options, CompileS
   pipeline.fp8_gemms = options.cuda;
   pipeline.row_normalization = options.cuda;
   pipeline.dot_merger = options.cuda;
+  pipeline.loop_kernels = !options.cuda;
   pipeline.tf32 = options.tf32;
   if (options.progress) {
     pipeline.before_pass = [&](int index, int count, std::string_view) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <map>
+#include <set>
 
 #include "compiler/emitter/program_builder.h"
 #include "compiler/pipeline/in_place.h"
@@ -94,6 +96,75 @@ th::ThunkInfo InfoFor(const hlo::HloInstruction& inst) {
 
 // ---- ComputationEmitter: allocations ------------------------------------------
 
+namespace {
+
+// A loop body's schedule with each instruction that computes a new state
+// leaf moved after the other readers of that leaf's old value where the
+// dependencies allow (otherwise `schedule`'s order): the new value can then
+// be computed in the state's own buffer (ResultSlotFor) instead of a
+// temporary copied back every iteration. A stable list schedule: the
+// earliest ready instruction runs first unless it is such a writer whose
+// leaf has readers still to run and something else is ready.
+pipeline::SequentialSchedule StateWritersLast(const hlo::HloComputation& body,
+                                              const pipeline::SequentialSchedule& schedule) {
+  const hlo::HloInstruction* root = body.root();
+  const hlo::HloInstruction* state = body.parameter_count() == 1 ? body.parameter(0) : nullptr;
+  if (!state || root->opcode() != HloOpcode::kTuple) return schedule;
+  // The readers of each state leaf's old value, keyed by the leaf's writer.
+  std::map<const hlo::HloInstruction*, std::vector<const hlo::HloInstruction*>> readers;
+  for (const hlo::HloInstruction* gte : state->users()) {
+    if (gte->opcode() != HloOpcode::kGetTupleElement) return schedule;
+    const int64_t j = gte->tuple_index();
+    if (j < 0 || j >= root->operand_count()) return schedule;
+    const hlo::HloInstruction* writer = root->operand(j);
+    if (writer == gte || writer->opcode() == HloOpcode::kParameter) continue;
+    for (const hlo::HloInstruction* user : gte->users())
+      if (user != writer && user != root) readers[writer].push_back(user);
+  }
+  if (readers.empty()) return schedule;
+  const int64_t n = schedule.size();
+  std::map<const hlo::HloInstruction*, int64_t> pending;  // unscheduled operands
+  for (const hlo::HloInstruction* inst : schedule.sequence) {
+    std::set<const hlo::HloInstruction*> preds(inst->operands().begin(), inst->operands().end());
+    preds.insert(inst->control_predecessors().begin(), inst->control_predecessors().end());
+    pending[inst] = static_cast<int64_t>(preds.size());
+  }
+  std::set<const hlo::HloInstruction*> done;
+  pipeline::SequentialSchedule out;
+  out.computation = schedule.computation;
+  auto deferred = [&](const hlo::HloInstruction* inst) {
+    auto it = readers.find(inst);
+    if (it == readers.end()) return false;
+    for (const hlo::HloInstruction* r : it->second)
+      if (!done.count(r)) return true;
+    return false;
+  };
+  while (static_cast<int64_t>(out.sequence.size()) < n) {
+    const hlo::HloInstruction* pick = nullptr;
+    const hlo::HloInstruction* first_ready = nullptr;
+    for (const hlo::HloInstruction* inst : schedule.sequence) {
+      if (done.count(inst) || pending[inst] > 0) continue;
+      if (!first_ready) first_ready = inst;
+      if (!deferred(inst)) {
+        pick = inst;
+        break;
+      }
+    }
+    if (!pick) pick = first_ready;
+    if (!pick) return schedule;  // not a complete schedule: leave it alone
+    done.insert(pick);
+    out.sequence.push_back(pick);
+    std::set<const hlo::HloInstruction*> successors(pick->users().begin(), pick->users().end());
+    successors.insert(pick->control_successors().begin(), pick->control_successors().end());
+    for (const hlo::HloInstruction* s : successors)
+      if (pending.count(s)) --pending[s];
+  }
+  out.Reindex();
+  return out;
+}
+
+}  // namespace
+
 std::vector<ShapeIndex> ComputationEmitter::ArrayLeaves(const Shape& shape) {
   std::vector<ShapeIndex> leaves;
   for (const ShapeIndex& index : pipeline::LeafIndices(shape))
@@ -104,6 +175,15 @@ std::vector<ShapeIndex> ComputationEmitter::ArrayLeaves(const Shape& shape) {
 Status ComputationEmitter::Init() {
   KILN_ASSIGN_OR_RETURN(pipeline::BufferAssignment ba,
                         pipeline::AssignBuffersMinimizingMemory(comp_, options_));
+  if (bindings_ && !results_.empty()) {
+    // A loop body: prefer the order that updates the loop state in place,
+    // unless it needs more temporary memory.
+    pipeline::SequentialSchedule reordered = StateWritersLast(comp_, ba.schedule());
+    if (reordered.sequence != ba.schedule().sequence && pipeline::VerifySchedule(reordered).ok()) {
+      StatusOr<pipeline::BufferAssignment> in_place = pipeline::AssignBuffers(comp_, std::move(reordered), options_);
+      if (in_place.ok() && in_place->peak_temp_bytes() <= ba.peak_temp_bytes()) ba = std::move(*in_place);
+    }
+  }
   assignment_.emplace(std::move(ba));
   const auto& local = assignment_->allocations();
   for (size_t a = 0; a < local.size(); ++a) {

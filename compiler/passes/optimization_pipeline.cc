@@ -29,6 +29,7 @@
 #include "compiler/passes/triangular_solve_upcast.h"
 #include "compiler/passes/tuple_simplifier.h"
 #include "compiler/passes/while_loop_invariant_code_motion.h"
+#include "compiler/passes/while_loop_kernel_fusion.h"
 #include "compiler/passes/while_loop_trip_count.h"
 
 namespace kiln::passes {
@@ -101,6 +102,11 @@ Status RunOptimizationPipeline(hlo::HloModule& module, const PipelineOptions& op
   pipeline.AddPass<MultiOutputFusion>();
   pipeline.AddPass<SiblingFusion>();
   pipeline.AddPass<SortFusion>();  // sort and topk kernels, apart from the others
+  if (options.loop_kernels) {
+    // Loops of small scalar iterations become kernels that contain them.
+    pipeline.AddPass<WhileLoopKernelFusion>();
+    pipeline.AddPass<TupleSimplifier>();
+  }
   pipeline.AddPass<DeadCodeElimination>();
   StatusOr<bool> changed = pipeline.Run(module);
   if (records) *records = pipeline.records();

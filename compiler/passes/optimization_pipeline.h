@@ -43,6 +43,9 @@ struct PipelineOptions {
   // GEMMs sharing an operand merge into one where the GPU runs that faster
   // (compiling for CUDA; DotMerger).
   bool dot_merger = false;
+  // While loops of small scalar iterations become one kernel each
+  // (compiling for the host alone; WhileLoopKernelFusion).
+  bool loop_kernels = false;
   // f32 GEMMs at DEFAULT precision may use TF32 (--tf32): what the merger's
   // time estimate assumes of them.
   bool tf32 = true;
