@@ -83,7 +83,7 @@ class StreamScheduler {
         --unfinished_;
         break;
       }
-      if (!error_.ok() || !Ready(*stream.thunks[stream.next])) break;
+      if (!error_.ok() || !Ready(root_.thunks[stream.thunks[stream.next]])) break;
       if (t.record_event >= 0) cv_.notify_all();  // a waiting worker may run now
     }
     stream.taken = false;
