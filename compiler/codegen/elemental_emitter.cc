@@ -410,25 +410,41 @@ StatusOr<std::vector<Value>> ElementalEmitter::EmitReduce(const HloInstruction& 
   }
   // A sum of f16/bf16 accumulates in f32 and is rounded once, as XLA's CPU
   // and GPU backends do after float normalization (and as the evaluator
-  // does): rounding after every step loses bits on long reductions.
+  // does): rounding after every step loses bits on long reductions. A max
+  // or min does too: it is exact either way (its result is one of the
+  // elements), and an f32 accumulator spares every step a rounding, which
+  // on the host is a chain of integer ops that serializes the loop.
   ElementType t = inst.operand(0)->shape().element_type();
-  bool widened_add =
-      n == 1 && (t == ElementType::kF16 || t == ElementType::kBF16) && passes::IsScalarAdd(*inst.to_apply());
-  if (!widened_add) return EmitReduceLoops(inst, reduced, 0, operand_index, init, false);
-  KILN_ASSIGN_OR_RETURN(std::vector<Value> sum,
-                        EmitReduceLoops(inst, reduced, 0, operand_index, {ops_.Widen(init[0])}, true));
-  return std::vector<Value>{ops_.Narrow(sum[0], t)};
+  WidenedCombine widened = WidenedCombine::kNone;
+  if (n == 1 && (t == ElementType::kF16 || t == ElementType::kBF16)) {
+    if (passes::IsScalarAdd(*inst.to_apply())) widened = WidenedCombine::kAdd;
+    if (passes::IsScalarBinary(*inst.to_apply(), HloOpcode::kMaximum)) widened = WidenedCombine::kMax;
+    if (passes::IsScalarBinary(*inst.to_apply(), HloOpcode::kMinimum)) widened = WidenedCombine::kMin;
+  }
+  if (widened == WidenedCombine::kNone) return EmitReduceLoops(inst, reduced, 0, operand_index, init, widened);
+  KILN_ASSIGN_OR_RETURN(std::vector<Value> folded,
+                        EmitReduceLoops(inst, reduced, 0, operand_index, {ops_.Widen(init[0])}, widened));
+  return std::vector<Value>{ops_.Narrow(folded[0], t)};
 }
 
 StatusOr<std::vector<Value>> ElementalEmitter::EmitReduceLoops(const HloInstruction& inst,
                                                                const std::vector<int64_t>& reduced,
                                                                size_t level, Index& operand_index,
                                                                std::vector<Value> acc,
-                                                               bool widened_add) {
-  if (level == reduced.size() && widened_add) {
+                                                               WidenedCombine widened) {
+  if (level == reduced.size() && widened == WidenedCombine::kAdd) {
     KILN_ASSIGN_OR_RETURN(Value element, Emit(inst.operand(0), operand_index));
     return std::vector<Value>{mlir::arith::AddFOp::create(b_, loc_, acc[0], ops_.Widen(element),
                                                           mlir::arith::FastMathFlags::reassoc)};
+  }
+  if (level == reduced.size() && widened != WidenedCombine::kNone) {
+    KILN_ASSIGN_OR_RETURN(Value element, Emit(inst.operand(0), operand_index));
+    Value wide = ops_.Widen(element);
+    mlir::Block* block = b_.getInsertionBlock();
+    mlir::Operation* before = block->empty() ? nullptr : &block->back();
+    Value combined = ops_.FloatMax(acc[0], wide, widened == WidenedCombine::kMax);
+    AllowReassociation(block, before);
+    return std::vector<Value>{combined};
   }
   if (level == reduced.size()) {
     std::vector<Value> args = acc;
@@ -450,7 +466,7 @@ StatusOr<std::vector<Value>> ElementalEmitter::EmitReduceLoops(const HloInstruct
   b_.setInsertionPointToStart(loop.getBody());
   operand_index[d] = loop.getInductionVar();
   std::vector<Value> iter(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
-  KILN_ASSIGN_OR_RETURN(std::vector<Value> next, EmitReduceLoops(inst, reduced, level + 1, operand_index, iter, widened_add));
+  KILN_ASSIGN_OR_RETURN(std::vector<Value> next, EmitReduceLoops(inst, reduced, level + 1, operand_index, iter, widened));
   mlir::scf::YieldOp::create(b_, loc_, next);
   return std::vector<Value>(loop.getResults().begin(), loop.getResults().end());
 }

@@ -197,10 +197,12 @@ class ElementalEmitter {
   StatusOr<mlir::Value> EmitConcatenate(const hlo::HloInstruction& inst, const Index& index, int64_t lo,
                                         int64_t hi);
   StatusOr<std::vector<mlir::Value>> EmitReduce(const hlo::HloInstruction& inst, const Index& index);
+  // How a single-result f16/bf16 reduce combines in f32 (EmitReduce).
+  enum class WidenedCombine { kNone, kAdd, kMax, kMin };
   StatusOr<std::vector<mlir::Value>> EmitReduceLoops(const hlo::HloInstruction& inst,
                                                      const std::vector<int64_t>& reduced, size_t level,
                                                      Index& operand_index, std::vector<mlir::Value> acc,
-                                                     bool widened_add);
+                                                     WidenedCombine widened);
 
   // Indexing ops (indexing_ops.cc).
   StatusOr<mlir::Value> EmitPad(const hlo::HloInstruction& inst, const Index& index);

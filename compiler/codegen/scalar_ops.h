@@ -83,6 +83,10 @@ class ScalarOps {
   // Rounds an f32/f64 compute value to `type`'s representation.
   mlir::Value Narrow(mlir::Value v, ElementType type);
 
+  // HLO's maximum (is_max) or minimum of two floats of one type: NaN if
+  // either is NaN.
+  mlir::Value FloatMax(mlir::Value a, mlir::Value b, bool is_max);
+
  private:
   mlir::Value FloatConst(mlir::Type type, double value);
   mlir::Value IntConst(mlir::Type type, int64_t value);
@@ -91,7 +95,6 @@ class ScalarOps {
   // rounding gives the correctly rounded f64 -> f16/bf16 result.
   mlir::Value F64ToF32RoundToOdd(mlir::Value v);
   mlir::Value FloatToInt(mlir::Value v, ElementType to);
-  mlir::Value FloatMax(mlir::Value a, mlir::Value b, bool is_max);
   StatusOr<mlir::Value> FloatUnary(const hlo::HloInstruction& inst, mlir::Value x);
   StatusOr<mlir::Value> IntUnary(const hlo::HloInstruction& inst, mlir::Value x, ElementType t);
   StatusOr<mlir::Value> FloatBinary(const hlo::HloInstruction& inst, mlir::Value a, mlir::Value b);

@@ -269,9 +269,11 @@ const HloInstruction* FindTiledTransposeHero(const hlo::HloComputation& comp) {
   return hero;
 }
 
-bool IsScalarAdd(const hlo::HloComputation& fn) {
+bool IsScalarAdd(const hlo::HloComputation& fn) { return IsScalarBinary(fn, hlo::HloOpcode::kAdd); }
+
+bool IsScalarBinary(const hlo::HloComputation& fn, hlo::HloOpcode opcode) {
   const hlo::HloInstruction* root = fn.root();
-  if (!root || fn.parameter_count() != 2 || root->opcode() != hlo::HloOpcode::kAdd) return false;
+  if (!root || fn.parameter_count() != 2 || root->opcode() != opcode) return false;
   const hlo::HloInstruction* a = root->operand(0);
   const hlo::HloInstruction* b = root->operand(1);
   return a->opcode() == hlo::HloOpcode::kParameter && b->opcode() == hlo::HloOpcode::kParameter && a != b;

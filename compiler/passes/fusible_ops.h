@@ -130,6 +130,8 @@ const hlo::HloInstruction* FindTiledTransposeHero(const hlo::HloComputation& com
 // kernels accumulate in f32 for f16/bf16 and round once (codegen), and
 // whose split halves keep f32 partial results (ReductionSplitter).
 bool IsScalarAdd(const hlo::HloComputation& fn);
+// Whether `fn` is (a, b) -> opcode(a, b) of its two parameters.
+bool IsScalarBinary(const hlo::HloComputation& fn, hlo::HloOpcode opcode);
 
 struct ReductionGroups {
   int64_t a = 1, k = 1, m = 1;
