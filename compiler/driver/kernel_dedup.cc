@@ -56,8 +56,9 @@ std::string DistinctKernelName(const std::string& first_user, const std::string&
   char hash[17];
   std::snprintf(hash, sizeof hash, "%016llx",
                 static_cast<unsigned long long>(XXH3_64bits(key.data(), key.size())));
-  std::string name = NameStem(first_user) + "_" + std::string(hash, 12);
-  for (int n = 2; !taken.insert(name).second; ++n) name = NameStem(first_user) + "_" + std::string(hash, 12) + "_" + std::to_string(n);
+  const std::string base = NameStem(first_user) + "_" + std::string(hash, 12);
+  std::string name = base;
+  for (int n = 2; !taken.insert(name).second; ++n) name = base + "_" + std::to_string(n);
   return name;
 }
 
