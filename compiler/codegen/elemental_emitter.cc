@@ -1,5 +1,6 @@
 // ElementalEmitter and ConstantPool (see elemental_emitter.h).
 #include "compiler/codegen/elemental_emitter.h"
+#include "compiler/codegen/in_place_emitter.h"
 #include "compiler/passes/fusible_ops.h"
 
 #include <algorithm>
@@ -70,7 +71,7 @@ StatusOr<std::vector<Value>> ElementalEmitter::EmitIfAll(Value cond, const std::
   auto if_op = mlir::scf::IfOp::create(b_, loc_, mlir::TypeRange(results), cond, /*withElseRegion=*/true);
   mlir::OpBuilder::InsertionGuard guard(b_);
   for (auto [block, fn] : {std::pair{if_op.thenBlock(), &then_fn}, std::pair{if_op.elseBlock(), &else_fn}}) {
-    ScopeGuard scope(scopes_);
+    ScopeGuard scope(*this);
     b_.setInsertionPointToStart(block);
     KILN_ASSIGN_OR_RETURN(std::vector<Value> v, (*fn)());
     mlir::scf::YieldOp::create(b_, loc_, mlir::ValueRange(v));
@@ -90,7 +91,7 @@ StatusOr<std::vector<Value>> ElementalEmitter::EmitLoopNestLevel(const std::vect
   if (level == sizes.size()) return body(k, carried);
   auto loop = mlir::scf::ForOp::create(b_, loc_, Const(0), Const(sizes[level]), Const(1), carried);
   mlir::OpBuilder::InsertionGuard guard(b_);
-  ScopeGuard scope(scopes_);
+  ScopeGuard scope(*this);
   b_.setInsertionPointToStart(loop.getBody());
   k[level] = loop.getInductionVar();
   std::vector<Value> args(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
@@ -178,6 +179,7 @@ StatusOr<Value> ElementalEmitter::EmitUncached(const HloInstruction& inst, const
       const HloInstruction* tuple = inst.operand(0);
       if (parameter_fn_ && tuple->opcode() == HloOpcode::kParameter)
         return parameter_fn_(tuple->parameter_number(), inst.tuple_index(), index);
+      if (tuple->opcode() == HloOpcode::kWhile) return EmitLoopResult(*tuple, inst.tuple_index(), index);
       KILN_ASSIGN_OR_RETURN(std::vector<Value> values, EmitAll(tuple, index));
       int64_t i = inst.tuple_index();
       if (i < 0 || i >= static_cast<int64_t>(values.size()) || !values[i])
@@ -197,8 +199,7 @@ StatusOr<Value> ElementalEmitter::EmitUncached(const HloInstruction& inst, const
     case HloOpcode::kSelectAndScatter:
       return EmitSelectAndScatter(inst, index);
     case HloOpcode::kScatter:
-      return Error(inst.DebugName() + ": scatter is compiled only in place, as its kernel's root with "
-                   "its operands kernel parameters that nothing else reads");
+      return EmitScatterElement(b_, loc_, *this, inst, index);
     default:
       break;
   }
@@ -462,7 +463,7 @@ StatusOr<std::vector<Value>> ElementalEmitter::EmitReduceLoops(const HloInstruct
   auto loop = mlir::scf::ForOp::create(b_, loc_, Const(0), Const(inst.operand(0)->shape().dim(d)),
                                        Const(1), acc);
   mlir::OpBuilder::InsertionGuard guard(b_);
-  ScopeGuard scope(scopes_);
+  ScopeGuard scope(*this);
   b_.setInsertionPointToStart(loop.getBody());
   operand_index[d] = loop.getInductionVar();
   std::vector<Value> iter(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());

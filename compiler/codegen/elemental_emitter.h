@@ -25,6 +25,14 @@ namespace kiln::codegen::internal {
 
 using Index = std::vector<mlir::Value>;
 
+// The constant multi-index of row-major element `e` of `dims`.
+Index ConstantIndex(ScalarOps& ops, const std::vector<int64_t>& dims, int64_t e);
+
+// True if `comp` is a kernel WhileLoopKernelFusion made: its root (or each
+// element of its root tuple) is a leaf of a while loop's result. Its loop
+// runs once per launch and its outputs, of any dimensions, are small.
+bool IsLoopKernel(const hlo::HloComputation& comp);
+
 // The memref type of a dense row-major buffer of `shape`.
 mlir::MemRefType BufferType(mlir::MLIRContext* ctx, const Shape& shape);
 
@@ -60,9 +68,12 @@ class ElementalEmitter {
   // how the computations nested in a kernel (a fused computation inside a
   // loop body, a while loop's condition and body) read their caller's values.
   using ParameterFn = std::function<StatusOr<mlir::Value>(int64_t param, int64_t leaf, const Index& index)>;
-  ElementalEmitter(mlir::OpBuilder& b, mlir::Location loc, ConstantPool& pool, ParameterFn parameters)
+  // `enclosing` (if any) is the emitter `parameters` reads through.
+  ElementalEmitter(mlir::OpBuilder& b, mlir::Location loc, ConstantPool& pool, ParameterFn parameters,
+                   ElementalEmitter* enclosing = nullptr)
       : ElementalEmitter(b, loc, pool, {}, /*scalar_params=*/false) {
     parameter_fn_ = std::move(parameters);
+    enclosing_ = enclosing;
   }
 
   // The value of array-shaped `inst` at `index`.
@@ -98,6 +109,10 @@ class ElementalEmitter {
   void SeedEverywhere(const hlo::HloInstruction* inst, std::vector<mlir::Value> values) {
     everywhere_[inst] = std::move(values);
   }
+
+  // Leaf `leaf` of while loop `loop`'s result at `index` (the loop itself
+  // is emitted once, at the first read; loop_ops.cc).
+  StatusOr<mlir::Value> EmitLoopResult(const hlo::HloInstruction& loop, int64_t leaf, const Index& index);
 
   // Applies scalar computation `fn` (a reducer or scatter combiner) to
   // scalar `args`; one result per element of a tuple root.
@@ -153,11 +168,18 @@ class ElementalEmitter {
     return key;
   }
 
-  // Values created inside a nested region must not be reused outside it.
+  // Values created inside a nested region must not be reused outside it:
+  // neither this emitter's nor those its enclosing emitters cached while
+  // emitting for it (a loop body or nested fusion reading its caller's
+  // values from inside one of its own scf.if or scf.for regions).
   struct ScopeGuard {
-    explicit ScopeGuard(std::vector<Scope>& s) : scopes(s) { scopes.emplace_back(); }
-    ~ScopeGuard() { scopes.pop_back(); }
-    std::vector<Scope>& scopes;
+    explicit ScopeGuard(ElementalEmitter& e) : emitter(e) {
+      for (ElementalEmitter* x = &emitter; x; x = x->enclosing_) x->scopes_.emplace_back();
+    }
+    ~ScopeGuard() {
+      for (ElementalEmitter* x = &emitter; x; x = x->enclosing_) x->scopes_.pop_back();
+    }
+    ElementalEmitter& emitter;
   };
 
   mlir::Value Add(mlir::Value a, mlir::Value c) { return mlir::arith::AddIOp::create(b_, loc_, a, c); }
@@ -188,8 +210,17 @@ class ElementalEmitter {
   StatusOr<std::vector<mlir::Value>> EmitUncachedAll(const hlo::HloInstruction& inst, const Index& index);
   StatusOr<mlir::Value> EmitUncached(const hlo::HloInstruction& inst, const Index& index);
   StatusOr<mlir::Value> EmitParameter(const hlo::HloInstruction& inst, const Index& index);
-  // A while loop whose carried values are scalars, as one scf.while; a
-  // fusion nested in a loop body, inline (loop_ops.cc).
+  // A while loop whose carried values are scalars or small arrays, as one
+  // scf.while whose results are every carried element (CarriedLayout); the
+  // value of leaf `leaf` of its result at `index`; a fusion nested in a
+  // loop body, inline (loop_ops.cc).
+  struct CarriedLayout {
+    std::vector<int64_t> first;  // per leaf: its first element's position, -1 if passed through
+    int64_t total = 0;
+  };
+  static CarriedLayout LayoutOfLoop(const hlo::HloInstruction& loop);
+  StatusOr<mlir::Value> PickCarried(const std::vector<mlir::Value>& values, int64_t first, const Shape& leaf,
+                                    const Index& index);
   StatusOr<std::vector<mlir::Value>> EmitWhile(const hlo::HloInstruction& inst, const Index& index);
   StatusOr<std::vector<mlir::Value>> EmitNestedFusion(const hlo::HloInstruction& inst, const Index& index);
   StatusOr<mlir::Value> EmitConstant(const hlo::HloInstruction& inst, const Index& index);
@@ -226,6 +257,7 @@ class ElementalEmitter {
   std::vector<mlir::Value> params_;
   bool scalar_params_;
   ParameterFn parameter_fn_;  // set: parameters are read through it
+  ElementalEmitter* enclosing_ = nullptr;
   std::vector<Scope> scopes_;
   std::map<const hlo::HloInstruction*, std::vector<mlir::Value>> everywhere_;  // SeedEverywhere
 };

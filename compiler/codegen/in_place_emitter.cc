@@ -224,6 +224,19 @@ Status EmitAtomicScatter(mlir::OpBuilder& b, mlir::Location loc, ElementalEmitte
   });
 }
 
+// The update dimensions in XLA's order of applying updates: scatter
+// positions in row-major order, each one's window elements after it.
+std::vector<int64_t> UpdateOrder(const HloInstruction& scatter) {
+  const Shape& updates = scatter.operand(ScatterWidth(scatter) + 1)->shape();
+  const std::vector<int64_t>& window_dims = scatter.scatter_dimension_numbers().update_window_dims;
+  std::vector<int64_t> order;
+  for (int64_t d = 0; d < updates.rank(); ++d)
+    if (!Contains(window_dims, d)) order.push_back(d);
+  for (int64_t d = 0; d < updates.rank(); ++d)
+    if (Contains(window_dims, d)) order.push_back(d);
+  return order;
+}
+
 // One iteration walking the updates in XLA's order (scatter positions in
 // row-major order, each one's window elements after it), each combining
 // all N outputs with plain loads and stores.
@@ -231,12 +244,7 @@ Status EmitSequentialScatter(mlir::OpBuilder& b, mlir::Location loc, ElementalEm
                              const HloInstruction& scatter, const std::vector<Value>& outs) {
   const int64_t n = ScatterWidth(scatter);
   const Shape& updates = scatter.operand(n + 1)->shape();
-  const std::vector<int64_t>& window_dims = scatter.scatter_dimension_numbers().update_window_dims;
-  std::vector<int64_t> order;  // update dimensions, loop order
-  for (int64_t d = 0; d < updates.rank(); ++d)
-    if (!Contains(window_dims, d)) order.push_back(d);
-  for (int64_t d = 0; d < updates.rank(); ++d)
-    if (Contains(window_dims, d)) order.push_back(d);
+  const std::vector<int64_t> order = UpdateOrder(scatter);
   std::vector<int64_t> sizes;
   for (int64_t d : order) sizes.push_back(updates.dim(d));
   ScalarOps ops(b, loc);
@@ -264,6 +272,32 @@ Status EmitSequentialScatter(mlir::OpBuilder& b, mlir::Location loc, ElementalEm
 }
 
 }  // namespace
+
+StatusOr<Value> EmitScatterElement(mlir::OpBuilder& b, mlir::Location loc, ElementalEmitter& emitter,
+                                   const HloInstruction& scatter, const Index& index) {
+  KILN_RETURN_IF_ERROR(CheckScatter(scatter));
+  if (ScatterWidth(scatter) != 1)
+    return Error(scatter.DebugName() + ": a scatter of several operands is compiled only in place");
+  const Shape& updates = scatter.operand(2)->shape();
+  const std::vector<int64_t> order = UpdateOrder(scatter);
+  std::vector<int64_t> sizes;
+  for (int64_t d : order) sizes.push_back(updates.dim(d));
+  KILN_ASSIGN_OR_RETURN(Value initial, emitter.Emit(scatter.operand(0), index));
+  ScalarOps ops(b, loc);
+  auto body = [&](const Index& k, const std::vector<Value>& acc) -> StatusOr<std::vector<Value>> {
+    Index update_index(updates.rank());
+    for (size_t j = 0; j < order.size(); ++j) update_index[order[j]] = k[j];
+    KILN_ASSIGN_OR_RETURN(ScatterTarget at, FindScatterTarget(b, loc, emitter, scatter, update_index));
+    std::vector<Value> hit{at.in_bounds};
+    for (size_t d = 0; d < index.size(); ++d)
+      hit.push_back(ops.IndexCompare(Pi::eq, at.target[d], index[d]));
+    KILN_ASSIGN_OR_RETURN(Value update, emitter.Emit(scatter.operand(2), update_index));
+    KILN_ASSIGN_OR_RETURN(Value combined, emitter.ApplyScalarResult(*scatter.to_apply(), {acc[0], update}, 0));
+    return std::vector<Value>{ops.Select(ops.AllOf(hit), combined, acc[0])};
+  };
+  KILN_ASSIGN_OR_RETURN(std::vector<Value> result, emitter.EmitLoopNest(sizes, {initial}, body));
+  return result[0];
+}
 
 bool IsInPlaceKernel(const hlo::HloComputation& comp) { return !passes::InPlaceParameterNumbers(comp).empty(); }
 

@@ -49,4 +49,11 @@ Shape InPlaceIterationShape(const hlo::HloInstruction& root);
 Status EmitInPlaceUpdate(mlir::OpBuilder& b, mlir::Location loc, ElementalEmitter& emitter,
                          const hlo::HloInstruction& root, const Index& index, const std::vector<mlir::Value>& outs);
 
+// The value of single-operand `scatter` at output `index`, computed where
+// no in-place kernel holds it (a scatter inside a kernel's while loop):
+// the operand's element, combined with every update that targets `index`,
+// in XLA's order. O(updates) per element, for small scatters only.
+StatusOr<mlir::Value> EmitScatterElement(mlir::OpBuilder& b, mlir::Location loc, ElementalEmitter& emitter,
+                                         const hlo::HloInstruction& scatter, const Index& index);
+
 }  // namespace kiln::codegen::internal

@@ -240,14 +240,19 @@ StatusOr<KernelInfo> EmitKernel(mlir::ModuleOp module, const KernelSpec& spec, K
     out_shapes.push_back(root->shape());
   }
   if (out_shapes.empty()) return Error("kernel " + spec.name + " has no outputs");
+  // A loop kernel's outputs are the loop's small results, each stored whole
+  // by the kernel's one iteration.
+  const bool loop_kernel = IsLoopKernel(comp);
   for (const Shape& s : out_shapes) {
-    if (s.dims() != out_shapes[0].dims())
+    if (!loop_kernel && s.dims() != out_shapes[0].dims())
       return Error(root->DebugName() + ": the outputs of a multi-output kernel must have the same dimensions");
     arg_types.push_back(BufferType(ctx, s));
   }
   // An in-place kernel visits the update's elements only (in_place_emitter.h).
   const bool in_place = IsInPlaceKernel(comp);
-  const Shape iteration_shape = in_place ? InPlaceIterationShape(*root) : out_shapes[0];
+  const Shape iteration_shape = in_place      ? InPlaceIterationShape(*root)
+                                : loop_kernel ? Shape(ElementType::kS32, {})
+                                              : out_shapes[0];
   if (in_place) {
     std::vector<mlir::MemRefType> types = InPlaceOutputTypes(ctx, *root);
     if (types.size() != out_shapes.size())
@@ -269,6 +274,19 @@ StatusOr<KernelInfo> EmitKernel(mlir::ModuleOp module, const KernelSpec& spec, K
   // The body of one iteration: computes and stores the element(s) at `index`.
   auto emit_element = [&](const Index& index) -> Status {
     if (in_place) return EmitInPlaceUpdate(b, loc, emitter, *root, index, outs);
+    if (loop_kernel) {
+      for (size_t k = 0; k < out_shapes.size(); ++k) {
+        const HloInstruction* out = root->opcode() == HloOpcode::kTuple ? root->operand(k) : root;
+        for (int64_t e = 0; e < out_shapes[k].ElementCount(); ++e) {
+          Index at = ConstantIndex(ops, out_shapes[k].dims(), e);
+          KILN_ASSIGN_OR_RETURN(Value v, root->opcode() == HloOpcode::kWhile
+                                             ? emitter.EmitLoopResult(*root, static_cast<int64_t>(k), at)
+                                             : emitter.Emit(out, at));
+          mlir::memref::StoreOp::create(b, loc, ops.ToStorage(v, out_shapes[k].element_type()), outs[k], at);
+        }
+      }
+      return Status::Ok();
+    }
     std::vector<Value> values;
     if (root->opcode() == HloOpcode::kTuple) {
       for (const HloInstruction* op : root->operands()) {

@@ -1,15 +1,19 @@
 // While loops and nested fusions inside a kernel (ElementalEmitter; see
 // passes::WhileLoopKernelFusion, which builds such kernels).
 //
-// A while loop whose carried values are scalars becomes one scf.while: the
-// carried values are its iteration arguments, the condition computation is
-// emitted in its "before" region and the body computation in its "after"
+// A while loop whose carried values are scalars or small arrays becomes one
+// scf.while: every element of every carried leaf is an iteration argument
+// (row-major within the leaf, leaves in order), the condition computation
+// is emitted in its "before" region and the body computation in its "after"
 // region, each through an emitter of its own that reads leaf j of the loop
-// state through get-tuple-element. A leaf the body passes through
-// unchanged (a loop-invariant array the body indexes) is not carried: it is
-// read from the loop's operand, at whatever index the body asks for. So a
-// loop of many short iterations costs its arithmetic alone, with no thunk
-// dispatch, no predicate read back and no state copy per iteration.
+// state through get-tuple-element. The body's next value of an array leaf
+// is emitted element by element at constant indices; a read of an array
+// leaf at an index known only at run time selects among its elements. A
+// leaf the body passes through unchanged (a loop-invariant array the body
+// indexes) is not carried: it is read from the loop's operand, at whatever
+// index the body asks for. So a loop of many short iterations costs its
+// arithmetic alone, with no thunk dispatch, no predicate read back and no
+// state copy per iteration.
 //
 // The body and condition hold the fusions kernel fusion made of their ops;
 // a nested fusion is emitted inline, its parameters read from its operands'
@@ -35,7 +39,73 @@ bool PassesThrough(const hlo::HloComputation& body, int64_t j) {
 
 }  // namespace
 
-StatusOr<std::vector<Value>> ElementalEmitter::EmitWhile(const HloInstruction& inst, const Index& index) {
+Index ConstantIndex(ScalarOps& ops, const std::vector<int64_t>& dims, int64_t e) {
+  Index index(dims.size());
+  for (size_t d = dims.size(); d-- > 0;) {
+    index[d] = ops.IndexConstant(e % dims[d]);
+    e /= dims[d];
+  }
+  return index;
+}
+
+bool IsLoopKernel(const hlo::HloComputation& comp) {
+  const HloInstruction* root = comp.root();
+  auto is_loop_result = [](const HloInstruction* inst) {
+    return inst->opcode() == HloOpcode::kGetTupleElement && inst->operand(0)->opcode() == HloOpcode::kWhile;
+  };
+  if (!root) return false;
+  if (root->opcode() == HloOpcode::kWhile) return true;  // every leaf carried
+  if (root->opcode() != HloOpcode::kTuple) return is_loop_result(root);
+  for (const HloInstruction* op : root->operands())
+    if (!is_loop_result(op)) return false;
+  return root->operand_count() > 0;
+}
+
+ElementalEmitter::CarriedLayout ElementalEmitter::LayoutOfLoop(const HloInstruction& loop) {
+  CarriedLayout layout;
+  const hlo::HloComputation* body = loop.called_computation("body");
+  const Shape& state = loop.shape();
+  int64_t next = 0;
+  for (int64_t j = 0; j < state.tuple_size(); ++j) {
+    const bool carried = body && body->root()->opcode() == HloOpcode::kTuple &&
+                         j < body->root()->operand_count() && !PassesThrough(*body, j);
+    layout.first.push_back(carried ? next : -1);
+    if (carried) next += state.tuple_shape(j).ElementCount();
+  }
+  layout.total = next;
+  return layout;
+}
+
+StatusOr<Value> ElementalEmitter::PickCarried(const std::vector<Value>& values, int64_t first, const Shape& leaf,
+                                              const Index& index) {
+  if (static_cast<int64_t>(index.size()) != leaf.rank())
+    return Error("a loop state leaf of rank " + std::to_string(leaf.rank()) + " read at an index of rank " +
+                 std::to_string(index.size()));
+  int64_t constant = 0;
+  bool is_constant = true;
+  Value linear;
+  for (int64_t d = 0; d < leaf.rank(); ++d) {
+    auto c = index[d].getDefiningOp<mlir::arith::ConstantIndexOp>();
+    if (c) constant = constant * leaf.dim(d) + c.value();
+    is_constant &= static_cast<bool>(c);
+    linear = d == 0 ? index[d] : Add(Mul(linear, Const(leaf.dim(d))), index[d]);
+  }
+  const int64_t count = leaf.ElementCount();
+  if (count == 0) return Error("a loop state leaf without elements read");
+  if (is_constant) {
+    if (constant < 0 || constant >= count) return Error("a loop state leaf read out of bounds");
+    return values[first + constant];
+  }
+  // In-bounds indices only reach here (dynamic-slice and gather clamp): the
+  // last element is the fallback of the chain.
+  Value picked = values[first + count - 1];
+  for (int64_t e = count - 1; e-- > 0;)
+    picked = ops_.Select(ops_.IndexCompare(mlir::arith::CmpIPredicate::eq, linear, Const(e)), values[first + e],
+                         picked);
+  return picked;
+}
+
+StatusOr<std::vector<Value>> ElementalEmitter::EmitWhile(const HloInstruction& inst, const Index&) {
   const hlo::HloComputation* cond = inst.called_computation("condition");
   const hlo::HloComputation* body = inst.called_computation("body");
   const HloInstruction* init = inst.operand(0);
@@ -44,62 +114,74 @@ StatusOr<std::vector<Value>> ElementalEmitter::EmitWhile(const HloInstruction& i
       body->root()->opcode() != HloOpcode::kTuple || body->root()->operand_count() != state.tuple_size() ||
       init->operand_count() != state.tuple_size())
     return Error(inst.DebugName() + ": a while loop in a kernel needs a tuple state built by a tuple");
-  // slot[j]: the iteration argument of carried leaf j, -1 for a leaf the
-  // body passes through.
+  const CarriedLayout layout = LayoutOfLoop(inst);
   const int64_t leaves = state.tuple_size();
-  std::vector<int64_t> slot(leaves, -1);
   std::vector<Value> inits;
   std::vector<mlir::Type> types;
   for (int64_t j = 0; j < leaves; ++j) {
-    if (PassesThrough(*body, j)) continue;
+    if (layout.first[j] < 0) continue;
     const Shape& leaf = state.tuple_shape(j);
-    if (!leaf.IsArray() || leaf.rank() != 0)
-      return Error(inst.DebugName() + ": a while loop in a kernel carries scalars only, leaf " + std::to_string(j) +
+    if (!leaf.IsArray())
+      return Error(inst.DebugName() + ": a while loop in a kernel carries arrays only, leaf " + std::to_string(j) +
                    " is " + leaf.ToString(false));
-    KILN_ASSIGN_OR_RETURN(Value v, Emit(init->operand(j), Index{}));
-    slot[j] = static_cast<int64_t>(inits.size());
-    inits.push_back(v);
-    types.push_back(ValueType(b_.getContext(), leaf.element_type()));
+    for (int64_t e = 0; e < leaf.ElementCount(); ++e) {
+      KILN_ASSIGN_OR_RETURN(Value v, Emit(init->operand(j), ConstantIndex(ops_, leaf.dims(), e)));
+      inits.push_back(v);
+      types.push_back(ValueType(b_.getContext(), leaf.element_type()));
+    }
   }
   // What each loop region reads of the outer values stays inside it.
   auto loop = mlir::scf::WhileOp::create(b_, loc_, mlir::TypeRange(types), mlir::ValueRange(inits));
   std::vector<mlir::Location> locs(types.size(), loc_);
   mlir::OpBuilder::InsertionGuard guard(b_);
   auto state_reader = [&](mlir::Block* block) -> ParameterFn {
-    return [this, block, &slot, init](int64_t param, int64_t leaf, const Index& at) -> StatusOr<Value> {
-      if (param != 0 || leaf < 0 || leaf >= static_cast<int64_t>(slot.size()))
+    return [this, block, &layout, &state, init](int64_t param, int64_t leaf, const Index& at) -> StatusOr<Value> {
+      if (param != 0 || leaf < 0 || leaf >= static_cast<int64_t>(layout.first.size()))
         return Error("a while loop in a kernel reads its state through get-tuple-element only");
-      if (slot[leaf] >= 0) return Value(block->getArgument(slot[leaf]));
-      return Emit(init->operand(leaf), at);
+      if (layout.first[leaf] < 0) return Emit(init->operand(leaf), at);
+      std::vector<Value> args(block->getArguments().begin(), block->getArguments().end());
+      return PickCarried(args, layout.first[leaf], state.tuple_shape(leaf), at);
     };
   };
 
   {
-    ScopeGuard region(scopes_);
+    ScopeGuard region(*this);
     mlir::Block* before = b_.createBlock(&loop.getBefore(), {}, types, locs);
-    ElementalEmitter cond_emitter(b_, loc_, pool_, state_reader(before));
+    ElementalEmitter cond_emitter(b_, loc_, pool_, state_reader(before), this);
     KILN_ASSIGN_OR_RETURN(Value go_on, cond_emitter.Emit(cond->root(), Index{}));
     mlir::scf::ConditionOp::create(b_, loc_, go_on, before->getArguments());
   }
   {
-    ScopeGuard region(scopes_);
+    ScopeGuard region(*this);
     mlir::Block* after = b_.createBlock(&loop.getAfter(), {}, types, locs);
-    ElementalEmitter body_emitter(b_, loc_, pool_, state_reader(after));
+    ElementalEmitter body_emitter(b_, loc_, pool_, state_reader(after), this);
+    ScalarOps ops(b_, loc_);
     std::vector<Value> next;
     for (int64_t j = 0; j < leaves; ++j) {
-      if (slot[j] < 0) continue;
-      KILN_ASSIGN_OR_RETURN(Value v, body_emitter.Emit(body->root()->operand(j), Index{}));
-      next.push_back(v);
+      if (layout.first[j] < 0) continue;
+      const Shape& leaf = state.tuple_shape(j);
+      for (int64_t e = 0; e < leaf.ElementCount(); ++e) {
+        KILN_ASSIGN_OR_RETURN(Value v, body_emitter.Emit(body->root()->operand(j), ConstantIndex(ops, leaf.dims(), e)));
+        next.push_back(v);
+      }
     }
     mlir::scf::YieldOp::create(b_, loc_, next);
   }
+  // Every carried element, in the layout's order (EmitLoopResult picks).
+  return std::vector<Value>(loop.getResults().begin(), loop.getResults().end());
+}
 
-  // A leaf the body passes through has no scalar value here: only the
-  // carried leaves may be read from the loop's result.
-  std::vector<Value> results(leaves);
-  for (int64_t j = 0; j < leaves; ++j)
-    if (slot[j] >= 0) results[j] = loop.getResult(slot[j]);
-  return results;
+StatusOr<Value> ElementalEmitter::EmitLoopResult(const HloInstruction& loop, int64_t leaf, const Index& index) {
+  const CarriedLayout layout = LayoutOfLoop(loop);
+  if (leaf < 0 || leaf >= static_cast<int64_t>(layout.first.size()))
+    return Error(loop.DebugName() + ": tuple index out of range");
+  // A leaf the body passes through has no value here: only the carried
+  // leaves may be read from the loop's result.
+  if (layout.first[leaf] < 0)
+    return Error(loop.DebugName() + ": leaf " + std::to_string(leaf) + " is not carried by the loop");
+  // The loop runs once, whatever index its results are read at.
+  KILN_ASSIGN_OR_RETURN(std::vector<Value> carried, EmitAll(&loop, Index{}));
+  return PickCarried(carried, layout.first[leaf], loop.shape().tuple_shape(leaf), index);
 }
 
 StatusOr<std::vector<Value>> ElementalEmitter::EmitNestedFusion(const HloInstruction& inst, const Index& index) {
@@ -110,7 +192,8 @@ StatusOr<std::vector<Value>> ElementalEmitter::EmitNestedFusion(const HloInstruc
                             if (leaf >= 0 || param < 0 || param >= inst.operand_count())
                               return Error(inst.DebugName() + ": fused parameter out of range");
                             return Emit(inst.operand(param), at);
-                          });
+                          },
+                          this);
   const HloInstruction* root = fused->root();
   if (root->opcode() != HloOpcode::kTuple) return nested.EmitAll(root, index);
   std::vector<Value> values;

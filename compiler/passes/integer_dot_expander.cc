@@ -114,6 +114,26 @@ class Expander {
 
 }  // namespace
 
+// A real dot whose result is f32 or f64 (operands of any float type, which
+// convert exactly) and whose products are few.
+bool IsSmallFloatDot(const HloInstruction& inst) {
+  if (inst.opcode() != HloOpcode::kDot || inst.operand_count() != 2 || !inst.shape().IsArray()) return false;
+  const ElementType type = inst.shape().element_type();
+  if (type != ElementType::kF32 && type != ElementType::kF64) return false;
+  for (const HloInstruction* op : inst.operands())
+    if (!op->shape().IsArray() || !IsFloat(op->shape().element_type())) return false;
+  int64_t contracted = 1;
+  for (int64_t d : inst.dot_dimension_numbers().lhs_contracting) contracted *= inst.operand(0)->shape().dim(d);
+  return inst.shape().ElementCount() * contracted <= SmallDotExpander::kMaxProducts;
+}
+
+StatusOr<bool> SmallDotExpander::Run(hlo::HloModule& module) {
+  Expander expander(module);
+  return ExpandInstructions(module, IsSmallFloatDot, [&](HloInstruction* dot, NameUniquer& names) {
+    return expander.Expand(dot, names);
+  });
+}
+
 StatusOr<bool> IntegerDotExpander::Run(hlo::HloModule& module) {
   Expander expander(module);
   auto expands = [&](const HloInstruction& inst) {

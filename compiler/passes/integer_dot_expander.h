@@ -28,4 +28,19 @@ class IntegerDotExpander : public HloPass {
   bool keep_int8_gemms_ = false;
 };
 
+// SmallDotExpander: a real dot of few products (at most kMaxProducts:
+// result elements times contracted elements) with an f32 or f64 result
+// becomes the same multiply and reduce. A GEMM library call costs a
+// dispatch and a call of its own, far more than a handful of
+// multiply-adds, and a dot in a library call keeps the loop around it out
+// of WhileLoopKernelFusion; as a reduce it fuses with its neighbours. The
+// operands convert to the result type exactly, and the reduce sums in it
+// as the GEMM would.
+class SmallDotExpander : public HloPass {
+ public:
+  static constexpr int64_t kMaxProducts = 256;
+  std::string_view name() const override { return "small-dot-expander"; }
+  StatusOr<bool> Run(hlo::HloModule& module) override;
+};
+
 }  // namespace kiln::passes

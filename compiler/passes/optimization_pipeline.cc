@@ -84,6 +84,7 @@ Status RunOptimizationPipeline(hlo::HloModule& module, const PipelineOptions& op
   pipeline.AddPass<CholeskyRewriter>();  // potrf and XLA's zero / NaN fill-in
   pipeline.AddPass<TriangularSolveUpcast>();  // trsm takes f32 and wider
   pipeline.AddPass<IntegerDotExpander>(options.int8_gemms);  // the GEMM libraries take floats, complex (and int8 on CUDA)
+  pipeline.AddPass<SmallDotExpander>();  // a few multiply-adds are no library call
   if (options.fp8_gemms) pipeline.AddPass<Fp8ScaleHoisting>();  // scaled f8 dots: FP8 GEMMs
   pipeline.AddPass<DotCanonicalization>(
       DotCanonicalization::Options{options.bf16_gemm_operands, options.int8_gemms, options.fp8_gemms});

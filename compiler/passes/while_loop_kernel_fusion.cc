@@ -42,7 +42,8 @@ bool IsElementalOp(HloOpcode op) {
     case HloOpcode::kBroadcast: case HloOpcode::kReshape: case HloOpcode::kTranspose:
     case HloOpcode::kSlice: case HloOpcode::kReverse: case HloOpcode::kConcatenate:
     case HloOpcode::kBitcastConvert: case HloOpcode::kPad: case HloOpcode::kDynamicSlice:
-    case HloOpcode::kGather: case HloOpcode::kReduce:
+    case HloOpcode::kGather: case HloOpcode::kReduce: case HloOpcode::kDynamicUpdateSlice:
+    case HloOpcode::kScatter:
       return true;
     default:
       return false;
@@ -53,8 +54,16 @@ bool IsElementalOp(HloOpcode op) {
 // elemental ops only, each array operand read small unless indexed (a
 // dynamic-slice or gather of a large pass-through array reads a few
 // elements).
+// A scatter the elemental emitter computes per element (O(updates) each):
+// one operand, few updates.
+bool IsSmallScatter(const HloInstruction& inst) {
+  return inst.operand_count() == 3 && inst.shape().IsArray() &&
+         inst.operand(2)->shape().ElementCount() <= WhileLoopKernelFusion::kMaxScatterUpdates;
+}
+
 bool IsElementalComputation(const HloComputation& comp) {
   for (const HloInstruction* inst : comp.instructions()) {
+    if (inst->opcode() == HloOpcode::kScatter && !IsSmallScatter(*inst)) return false;
     const bool root_tuple = inst == comp.root() && inst->opcode() == HloOpcode::kTuple;
     if (!root_tuple && !IsElementalOp(inst->opcode())) return false;
     const Shape& s = inst->shape();
@@ -75,8 +84,8 @@ bool IsElementalComputation(const HloComputation& comp) {
 }
 
 // The loop's condition or body: the state parameter read through
-// get-tuple-element only, scalar ops and kernels with scalar results.
-bool IsScalarLoopComputation(const HloComputation& comp) {
+// get-tuple-element only, elemental ops and kernels with small results.
+bool IsSmallLoopComputation(const HloComputation& comp) {
   if (comp.parameter_count() != 1) return false;
   const HloInstruction* state = comp.parameter(0);
   for (const HloInstruction* user : state->users())
@@ -93,18 +102,23 @@ bool IsScalarLoopComputation(const HloComputation& comp) {
       case HloOpcode::kFusion: {
         const HloComputation* fused = inst->called_computation("calls");
         const Shape& s = inst->shape();
-        bool scalar_results = IsScalar(s);
+        bool small_results = IsSmallArray(s);
         if (s.IsTuple()) {
-          scalar_results = true;
-          for (int64_t i = 0; i < s.tuple_size(); ++i) scalar_results &= IsScalar(s.tuple_shape(i));
+          small_results = true;
+          for (int64_t i = 0; i < s.tuple_size(); ++i) small_results &= IsSmallArray(s.tuple_shape(i));
         }
-        if (!fused || !scalar_results || inst->GetString("kind") == "kCustom" || !IsElementalComputation(*fused))
+        if (!fused || !small_results || inst->GetString("kind") == "kCustom" || !IsElementalComputation(*fused))
           return false;
         continue;
       }
       default:
-        if (!IsScalar(inst->shape()) || !IsElementalOp(inst->opcode()) || inst->opcode() == HloOpcode::kReduce)
+        if (!IsSmallArray(inst->shape()) || !IsElementalOp(inst->opcode()) || inst->opcode() == HloOpcode::kReduce ||
+            (inst->opcode() == HloOpcode::kScatter && !IsSmallScatter(*inst)))
           return false;
+        for (const HloInstruction* op : inst->operands())
+          if (op->shape().IsArray() && op->shape().ElementCount() > WhileLoopKernelFusion::kMaxElements &&
+              inst->opcode() != HloOpcode::kDynamicSlice && inst->opcode() != HloOpcode::kGather)
+            return false;
     }
   }
   return true;
@@ -225,15 +239,19 @@ bool IsKernelFusibleLoop(const HloInstruction& loop) {
   if (!loop.control_predecessors().empty() || !loop.control_successors().empty()) return false;
   if (body->root()->opcode() != HloOpcode::kTuple || body->root()->operand_count() != state.tuple_size()) return false;
   if (!IsScalar(cond->root()->shape()) || cond->root()->shape().element_type() != ElementType::kPred) return false;
-  int64_t carried = 0;
+  int64_t carried = 0, carried_elements = 0;
   for (int64_t j = 0; j < state.tuple_size(); ++j) {
     const Shape& leaf = state.tuple_shape(j);
     if (!leaf.IsArray() || leaf.is_dynamic() || !IsPlainElementType(leaf.element_type())) return false;
     if (PassesThrough(*body, j)) continue;
-    if (!IsScalar(leaf)) return false;
+    if (!IsSmallArray(leaf) || leaf.ElementCount() == 0 ||
+        leaf.ElementCount() > WhileLoopKernelFusion::kMaxCarriedElements)
+      return false;
     ++carried;
+    carried_elements += leaf.ElementCount();
   }
-  return carried > 0 && IsScalarLoopComputation(*cond) && IsScalarLoopComputation(*body);
+  return carried > 0 && carried_elements <= WhileLoopKernelFusion::kMaxCarriedElements &&
+         IsSmallLoopComputation(*cond) && IsSmallLoopComputation(*body);
 }
 
 StatusOr<bool> WhileLoopKernelFusion::Run(hlo::HloModule& module) {

@@ -1,18 +1,21 @@
-// WhileLoopKernelFusion: a while loop of small scalar iterations becomes
+// WhileLoopKernelFusion: a while loop of small iterations becomes
 // one kernel that contains the loop (codegen's loop_ops.cc emits it as an
 // scf.while), so an iteration costs its arithmetic instead of a few thunk
 // dispatches, a predicate read and a state copy.
 //
 // Runs after the fusion passes, on loops whose
 //   * state is a flat tuple of arrays; the leaves the body changes
-//     ("carried") are scalars, the others (passed through unchanged, such
-//     as an array the body indexes) may be any size and are only read;
+//     ("carried") are scalars or small arrays (kMaxCarriedElements elements
+//     in all, each one an iteration argument of the kernel's loop), the
+//     others (passed through unchanged, such as an array the body indexes)
+//     may be any size and are only read;
 //   * condition and body read the state through get-tuple-element only, the
-//     body returns a tuple, and both hold nothing but constants, scalar
-//     elementwise ops and kernels (fusions) with scalar results built of
-//     ops the elemental emitter computes, on small arrays (kMaxElements),
-//     of element types every target has: no library calls, collectives,
-//     sorts, scatters, nested loops or side effects.
+//     body returns a tuple, and both hold nothing but constants, elemental
+//     ops and kernels (fusions) built of ops the elemental emitter
+//     computes, on small arrays (kMaxElements), of element types every
+//     target has: no library calls, collectives, sorts, nested loops or
+//     side effects; scatters only of one operand and few updates
+//     (kMaxScatterUpdates), which the kernel computes per element.
 // The loop becomes a kLoop fusion of every state leaf the loop reads, whose
 // outputs are the carried leaves; the loop's users read the pass-through
 // leaves from the loop's operand. Compiling for CUDA keeps the thunk loop (its CUDA graphs
@@ -28,6 +31,10 @@ class WhileLoopKernelFusion : public HloPass {
   // Arrays larger than this in a loop's condition or body keep the loop a
   // thunk loop: its kernels may split across threads, a fused loop runs on one.
   static constexpr int64_t kMaxElements = 1024;
+  // Carried elements are registers of the kernel's loop, and the body's
+  // next state is emitted element by element.
+  static constexpr int64_t kMaxCarriedElements = 64;
+  static constexpr int64_t kMaxScatterUpdates = 16;
 
   std::string_view name() const override { return "while-loop-kernel-fusion"; }
   StatusOr<bool> Run(hlo::HloModule& module) override;

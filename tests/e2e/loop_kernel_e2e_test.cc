@@ -345,36 +345,122 @@ ENTRY e {
   if (E2EDeviceKind() == runtime::DeviceKind::kHost) EXPECT_EQ(CountThunks(scan, thunks::ThunkKind::kCopy, 1), 0);
 }
 
-TEST_F(LoopKernelE2ETest, CarriedArrayKeepsTheThunkLoop) {
-  // A dynamic-update-slice of a carried array: not a scalar loop.
-  Check(R"(HloModule m
+// A dynamic-update-slice of a carried array of n elements, next to the
+// carried counter: 63 + 1 elements a kernel's loop carries in registers,
+// 64 + 1 are over kMaxCarriedElements and keep the thunk loop.
+std::string DusLoop(int64_t n) {
+  const std::string a = "f32[" + std::to_string(n) + "]";
+  return R"(HloModule m
 cond {
-  s = (s32[], f32[64]) parameter(0)
+  s = (s32[], )" + a + R"() parameter(0)
   i = s32[] get-tuple-element(s), index=0
   n = s32[] constant(100)
   ROOT lt = pred[] compare(i, n), direction=LT
 }
 body {
-  s = (s32[], f32[64]) parameter(0)
+  s = (s32[], )" + a + R"() parameter(0)
   i = s32[] get-tuple-element(s), index=0
-  buf = f32[64] get-tuple-element(s), index=1
-  size = s32[] constant(64)
+  buf = )" + a + R"( get-tuple-element(s), index=1
+  size = s32[] constant()" + std::to_string(n) + R"()
   at = s32[] remainder(i, size)
   v = f32[] convert(i)
   update = f32[1] broadcast(v), dimensions={}
-  buf2 = f32[64] dynamic-update-slice(buf, update, at)
+  buf2 = )" + a + R"( dynamic-update-slice(buf, update, at)
   one = s32[] constant(1)
   i2 = s32[] add(i, one)
-  ROOT t = (s32[], f32[64]) tuple(i2, buf2)
+  ROOT t = (s32[], )" + a + R"() tuple(i2, buf2)
 }
 ENTRY e {
-  buf = f32[64] parameter(0)
+  buf = )" + a + R"( parameter(0)
   zero = s32[] constant(0)
-  init = (s32[], f32[64]) tuple(zero, buf)
-  ROOT w = (s32[], f32[64]) while(init), condition=cond, body=body
+  init = (s32[], )" + a + R"() tuple(zero, buf)
+  ROOT w = (s32[], )" + a + R"() while(init), condition=cond, body=body
 }
-)", 1);
+)";
 }
+
+TEST_F(LoopKernelE2ETest, SmallCarriedArrayBecomesKernel) {
+  static_assert(passes::WhileLoopKernelFusion::kMaxCarriedElements == 64);
+  Check(DusLoop(63), 0);
+}
+
+TEST_F(LoopKernelE2ETest, LargeCarriedArrayKeepsTheThunkLoop) { Check(DusLoop(64), 1); }
+
+// The shape of an ODE solver's inner loop (diffrax): two carried f32[10]
+// arrays each updated by a scatter at a position that moves every
+// iteration, a read of a carried array at a run-time index, a pass-through
+// table read at a run-time index, and a dot of 7 coefficients (expanded to
+// a multiply and reduce, so it fuses) whose operand is a concatenate of
+// scalars; tanh keeps the recurrence bounded.
+constexpr char kScatterAndDotLoop[] = R"(HloModule m
+replace {
+  a = f32[] parameter(0)
+  ROOT b = f32[] parameter(1)
+}
+accumulate {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+cond {
+  s = (s32[], f32[10], f32[10], f32[10], f32[7]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(23)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[10], f32[10], f32[10], f32[7]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  xs = f32[10] get-tuple-element(s), index=1
+  ys = f32[10] get-tuple-element(s), index=2
+  table = f32[10] get-tuple-element(s), index=3
+  coeffs = f32[7] get-tuple-element(s), index=4
+  ten = s32[] constant(10)
+  at = s32[] remainder(i, ten)
+  nine = s32[] constant(9)
+  i9 = s32[] add(i, nine)
+  prev = s32[] remainder(i9, ten)
+  t = f32[1] dynamic-slice(table, at), dynamic_slice_sizes={1}
+  t0 = f32[] reshape(t)
+  y = f32[1] dynamic-slice(ys, prev), dynamic_slice_sizes={1}
+  y0 = f32[] reshape(y)
+  u = f32[] multiply(t0, y0)
+  u2 = f32[] multiply(u, u)
+  p0 = f32[1] reshape(u)
+  p1 = f32[1] reshape(u2)
+  p2 = f32[1] reshape(t0)
+  p3 = f32[1] reshape(y0)
+  m4 = f32[] multiply(u2, t0)
+  p4 = f32[1] reshape(m4)
+  m5 = f32[] subtract(u, t0)
+  p5 = f32[1] reshape(m5)
+  m6 = f32[] add(u2, y0)
+  p6 = f32[1] reshape(m6)
+  basis = f32[7] concatenate(p0, p1, p2, p3, p4, p5, p6), dimensions={0}
+  d = f32[] dot(basis, coeffs), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  idx = s32[1] reshape(at)
+  xs2 = f32[10] scatter(xs, idx, t0), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=0, to_apply=accumulate
+  bounded = f32[] tanh(d)
+  ys2 = f32[10] scatter(ys, idx, bounded), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=0, to_apply=replace
+  one = s32[] constant(1)
+  i2 = s32[] add(i, one)
+  ROOT r = (s32[], f32[10], f32[10], f32[10], f32[7]) tuple(i2, xs2, ys2, table, coeffs)
+}
+ENTRY e {
+  xs = f32[10] parameter(0)
+  ys = f32[10] parameter(1)
+  table = f32[10] parameter(2)
+  coeffs = f32[7] parameter(3)
+  zero = s32[] constant(0)
+  init = (s32[], f32[10], f32[10], f32[10], f32[7]) tuple(zero, xs, ys, table, coeffs)
+  w = (s32[], f32[10], f32[10], f32[10], f32[7]) while(init), condition=cond, body=body
+  a = f32[10] get-tuple-element(w), index=1
+  b = f32[10] get-tuple-element(w), index=2
+  ROOT o = (f32[10], f32[10]) tuple(a, b)
+}
+)";
+
+TEST_F(LoopKernelE2ETest, CarriedArraysUpdatedByScattersAndADot) { Check(kScatterAndDotLoop, 0); }
 
 }  // namespace
 }  // namespace kiln::testing
