@@ -51,10 +51,13 @@ StatusOr<std::unique_ptr<CudaBackend>> CudaBackend::Create(std::unique_ptr<CudaD
     KILN_RETURN_IF_ERROR(d.Check(d.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate"));
     b->streams_.push_back(s);
   }
-  b->cublas_handles_.assign(static_cast<size_t>(num_streams), nullptr);
-  b->cudnn_handles_.assign(static_cast<size_t>(num_streams), nullptr);
-  b->cusolver_handles_.assign(static_cast<size_t>(num_streams), nullptr);
-  b->scratch_.assign(static_cast<size_t>(num_streams), Scratch{});
+  const size_t lanes = static_cast<size_t>(b->num_lanes());
+  b->lane_streams_.assign(lanes, nullptr);
+  for (int i = 0; i < num_streams; ++i) b->lane_streams_[static_cast<size_t>(Lane(i, 0))] = b->streams_[static_cast<size_t>(i)];
+  b->cublas_handles_.assign(lanes, nullptr);
+  b->cudnn_handles_.assign(lanes, nullptr);
+  b->cusolver_handles_.assign(lanes, nullptr);
+  b->scratch_.assign(lanes, Scratch{});
   const char* pool = std::getenv("KILN_CUDA_MEMORY_POOL");
   if (pool && std::string(pool) != "on" && std::string(pool) != "off")
     return Error(std::string("KILN_CUDA_MEMORY_POOL must be on or off, got '") + pool + "'");
@@ -81,6 +84,9 @@ CudaBackend::~CudaBackend() {
   for (const Scratch& s : scratch_) {
     if (s.address) driver_->cuMemFree(s.address);
   }
+  for (size_t lane = 0; lane < lane_streams_.size(); ++lane) {
+    if (lane % kLanesPerStream != 0 && lane_streams_[lane]) driver_->cuStreamDestroy(lane_streams_[lane]);
+  }
   for (CUstream s : streams_) driver_->cuStreamDestroy(s);
   driver_->cuDevicePrimaryCtxRelease(device_);
 }
@@ -106,8 +112,20 @@ StatusOr<const kernels::CublasLibrary*> CudaBackend::Cublas() {
   return cublas_.get();
 }
 
+StatusOr<CUstream> CudaBackend::LaneStream(int lane) {
+  std::lock_guard<std::mutex> lock(lanes_mu_);
+  CUstream& s = lane_streams_[static_cast<size_t>(lane)];
+  if (s) return s;
+  KILN_RETURN_IF_ERROR(MakeCurrent());
+  CUstream created = nullptr;
+  KILN_RETURN_IF_ERROR(driver_->Check(driver_->cuStreamCreate(&created, CU_STREAM_NON_BLOCKING), "cuStreamCreate"));
+  s = created;
+  return s;
+}
+
 StatusOr<cublasHandle_t> CudaBackend::CublasHandle(int i) {
   KILN_ASSIGN_OR_RETURN(const kernels::CublasLibrary* lib, Cublas());
+  KILN_ASSIGN_OR_RETURN(CUstream stream, LaneStream(i));
   std::lock_guard<std::mutex> lock(cublas_mu_);
   cublasHandle_t& h = cublas_handles_[static_cast<size_t>(i)];
   if (h) return h;
@@ -115,7 +133,7 @@ StatusOr<cublasHandle_t> CudaBackend::CublasHandle(int i) {
   KILN_RETURN_IF_ERROR(MakeCurrent());
   cublasHandle_t created = nullptr;
   KILN_RETURN_IF_ERROR(lib->Check(lib->cublasCreate_v2(&created), "cublasCreate"));
-  Status bound = lib->Check(lib->cublasSetStream_v2(created, streams_[static_cast<size_t>(i)]),
+  Status bound = lib->Check(lib->cublasSetStream_v2(created, stream),
                             "cublasSetStream");
   if (!bound.ok()) {
     lib->cublasDestroy_v2(created);
@@ -166,13 +184,14 @@ StatusOr<const kernels::CudnnLibrary*> CudaBackend::Cudnn() {
 
 StatusOr<cudnnHandle_t> CudaBackend::CudnnHandle(int i) {
   KILN_ASSIGN_OR_RETURN(const kernels::CudnnLibrary* lib, Cudnn());
+  KILN_ASSIGN_OR_RETURN(CUstream stream, LaneStream(i));
   std::lock_guard<std::mutex> lock(cudnn_mu_);
   cudnnHandle_t& h = cudnn_handles_[static_cast<size_t>(i)];
   if (h) return h;
   KILN_RETURN_IF_ERROR(MakeCurrent());
   cudnnHandle_t created = nullptr;
   KILN_RETURN_IF_ERROR(lib->Check(lib->cudnnCreate(&created), "cudnnCreate"));
-  Status bound = lib->Check(lib->cudnnSetStream(created, streams_[static_cast<size_t>(i)]), "cudnnSetStream");
+  Status bound = lib->Check(lib->cudnnSetStream(created, stream), "cudnnSetStream");
   if (!bound.ok()) {
     lib->cudnnDestroy(created);
     return bound;
@@ -218,6 +237,7 @@ StatusOr<const kernels::CusolverLibrary*> CudaBackend::Cusolver() {
 
 StatusOr<cusolverDnHandle_t> CudaBackend::CusolverHandle(int i) {
   KILN_ASSIGN_OR_RETURN(const kernels::CusolverLibrary* lib, Cusolver());
+  KILN_ASSIGN_OR_RETURN(CUstream stream, LaneStream(i));
   std::lock_guard<std::mutex> lock(cusolver_mu_);
   cusolverDnHandle_t& h = cusolver_handles_[static_cast<size_t>(i)];
   if (h) return h;
@@ -225,7 +245,7 @@ StatusOr<cusolverDnHandle_t> CudaBackend::CusolverHandle(int i) {
   cusolverDnHandle_t created = nullptr;
   KILN_RETURN_IF_ERROR(lib->Check(lib->cusolverDnCreate(&created), "cusolverDnCreate"));
   Status bound =
-      lib->Check(lib->cusolverDnSetStream(created, streams_[static_cast<size_t>(i)]), "cusolverDnSetStream");
+      lib->Check(lib->cusolverDnSetStream(created, stream), "cusolverDnSetStream");
   if (!bound.ok()) {
     lib->cusolverDnDestroy(created);
     return bound;
@@ -293,8 +313,9 @@ StatusOr<CUdeviceptr> CudaBackend::LibraryScratch(int i, uint64_t bytes) {
   if (bytes <= s.bytes) return s.address;
   const CudaDriver& d = *driver_;
   if (s.address) {
-    // Work queued on the stream may still use the old block.
-    KILN_RETURN_IF_ERROR(d.Check(d.cuStreamSynchronize(streams_[static_cast<size_t>(i)]), "cuStreamSynchronize"));
+    // Work queued on the lane's stream may still use the old block.
+    KILN_ASSIGN_OR_RETURN(CUstream stream, LaneStream(i));
+    KILN_RETURN_IF_ERROR(d.Check(d.cuStreamSynchronize(stream), "cuStreamSynchronize"));
     KILN_RETURN_IF_ERROR(d.Check(d.cuMemFree(s.address), "cuMemFree"));
     s = Scratch{};
   }

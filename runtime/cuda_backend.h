@@ -5,12 +5,20 @@
 // (loaded with the first program with an FP8 Gemm thunk; one handle, which
 // no stream binds), cuDNN (loaded with the first program with a
 // Convolution thunk), cuSOLVER (loaded with the first program with a
-// Cholesky thunk), each with one handle per stream, one grown-on-demand
-// library scratch block per stream, cuFFT (loaded when the first program
+// Cholesky thunk), each with one handle per lane, one grown-on-demand
+// library scratch block per lane, cuFFT (loaded when the first program
 // with an Fft thunk is loaded; its plans belong to the executables), and
 // kiln's radix sort kernels (loaded with the first program with a
 // RadixSort thunk), NCCL (loaded with the first program whose collectives
 // need peers). Internal to the runtime; needs the CUDA headers.
+//
+// A lane is one program stream (thunks/streams.h) of one Device stream:
+// lane Lane(s, 0) is Device stream s's CUstream itself, lanes Lane(s, p)
+// for p > 0 get CUstreams of their own, created on first use and kept, so
+// that a multi-stream program's thunks run on one CUstream per program
+// stream (cuda_program_streams.h). Library handles and scratch are per
+// lane: two program streams never share a scratch block or a handle bound
+// to another stream.
 #pragma once
 
 #include <memory>
@@ -29,6 +37,7 @@
 #include "runtime/cuda_driver.h"
 #include "runtime/cuda_memory_pool.h"
 #include "runtime/cuda_module.h"
+#include "thunks/streams.h"
 
 namespace kiln::runtime {
 
@@ -63,6 +72,14 @@ class CudaBackend : public Backend {
   Status MakeCurrent() const;
   CUstream stream(int i) const { return streams_[i]; }
   int num_streams() const { return static_cast<int>(streams_.size()); }
+  // Lanes: see the file comment.
+  static constexpr int kLanesPerStream = thunks::kMaxStreams;
+  static int Lane(int device_stream, int program_stream) {
+    return device_stream * kLanesPerStream + program_stream;
+  }
+  int num_lanes() const { return num_streams() * kLanesPerStream; }
+  // The lane's CUstream, created on first use (non-blocking).
+  StatusOr<CUstream> LaneStream(int lane);
   // Compute capability as major*10+minor (90 for an H100).
   int sm_arch() const { return sm_arch_; }
   const std::string& name() const { return name_; }
@@ -71,7 +88,7 @@ class CudaBackend : public Backend {
 
   // Loads cuBLAS once (error "cuBLAS unavailable: ...").
   StatusOr<const kernels::CublasLibrary*> Cublas();
-  // The cuBLAS handle bound to stream `i`, created on first use.
+  // The cuBLAS handle bound to lane `i`'s stream, created on first use.
   StatusOr<cublasHandle_t> CublasHandle(int i);
   // Loads cuBLASLt once (error "cuBLASLt unavailable: ...").
   StatusOr<const kernels::CublasLtLibrary*> CublasLt();
@@ -80,7 +97,7 @@ class CudaBackend : public Backend {
   StatusOr<cublasLtHandle_t> CublasLtHandle();
   // Loads cuDNN once (error "cuDNN unavailable: ...").
   StatusOr<const kernels::CudnnLibrary*> Cudnn();
-  // The cuDNN handle bound to stream `i`, created on first use.
+  // The cuDNN handle bound to lane `i`'s stream, created on first use.
   StatusOr<cudnnHandle_t> CudnnHandle(int i);
   // Loads cuFFT once (error "cuFFT unavailable: ...").
   StatusOr<const kernels::CufftLibrary*> Cufft();
@@ -91,14 +108,14 @@ class CudaBackend : public Backend {
   StatusOr<const kernels::NcclLibrary*> Nccl();
   // The device's ordinal (what NCCL names a rank's device by).
   int ordinal() const { return ordinal_; }
-  // The cuSOLVER handle bound to stream `i`, created on first use.
+  // The cuSOLVER handle bound to lane `i`'s stream, created on first use.
   StatusOr<cusolverDnHandle_t> CusolverHandle(int i);
-  // Device scratch of at least `bytes` for library calls on stream `i`
+  // Device scratch of at least `bytes` for library calls on lane `i`
   // (cuDNN's and potrf's workspaces, a transposed filter, an FFT's input
   // copy), kept and grown on demand: a larger request waits for the stream
   // before the old block is freed.
   StatusOr<CUdeviceptr> LibraryScratch(int i, uint64_t bytes);
-  // Where stream i's library scratch is now (0 before its first use): a
+  // Where lane i's library scratch is now (0 before its first use): a
   // CUDA graph captured with another address must be captured again.
   CUdeviceptr LibraryScratchAddress(int i) const { return scratch_[static_cast<size_t>(i)].address; }
   // kiln's radix sort kernels (kernels_lib/radix_sort_image.h), loaded once
@@ -117,13 +134,15 @@ class CudaBackend : public Backend {
   int ordinal_ = 0;
   CUcontext context_ = nullptr;  // retained primary context
   std::vector<CUstream> streams_;
+  std::mutex lanes_mu_;
+  std::vector<CUstream> lane_streams_;  // by lane; null until used
   int sm_arch_ = 0;
   std::string name_;
   std::unique_ptr<CudaMemoryPool> pool_;  // null: KILN_CUDA_MEMORY_POOL=off
 
   std::mutex cublas_mu_;
   std::unique_ptr<kernels::CublasLibrary> cublas_;
-  std::vector<cublasHandle_t> cublas_handles_;  // by stream; null until used
+  std::vector<cublasHandle_t> cublas_handles_;  // by lane; null until used
 
   std::mutex cublaslt_mu_;
   std::unique_ptr<kernels::CublasLtLibrary> cublaslt_;
@@ -131,14 +150,14 @@ class CudaBackend : public Backend {
 
   std::mutex cudnn_mu_;
   std::unique_ptr<kernels::CudnnLibrary> cudnn_;
-  std::vector<cudnnHandle_t> cudnn_handles_;  // by stream; null until used
+  std::vector<cudnnHandle_t> cudnn_handles_;  // by lane; null until used
 
   std::mutex cufft_mu_;
   std::unique_ptr<kernels::CufftLibrary> cufft_;
 
   std::mutex cusolver_mu_;
   std::unique_ptr<kernels::CusolverLibrary> cusolver_;
-  std::vector<cusolverDnHandle_t> cusolver_handles_;  // by stream; null until used
+  std::vector<cusolverDnHandle_t> cusolver_handles_;  // by lane; null until used
   std::mutex nccl_mu_;
   std::unique_ptr<kernels::NcclLibrary> nccl_;
   std::mutex radix_sort_mu_;
@@ -147,7 +166,7 @@ class CudaBackend : public Backend {
     CUdeviceptr address = 0;
     uint64_t bytes = 0;
   };
-  std::vector<Scratch> scratch_;  // by stream; used by that stream's thread only
+  std::vector<Scratch> scratch_;  // by lane; used by its Device stream's thread only
 };
 
 // "sm_90".

@@ -106,7 +106,7 @@ class Issuer {
     return d.Check(d.cuMemsetD8Async(to, 0, bytes, ctx_.stream), "cuMemsetD8Async");
   }
   StatusOr<CUdeviceptr> Scratch(size_t bytes) const {
-    return ctx_.backend->LibraryScratch(ctx_.stream_index, std::max<size_t>(bytes, 1));
+    return ctx_.backend->LibraryScratch(ctx_.lane, std::max<size_t>(bytes, 1));
   }
   Status Check(ncclResult_t r, const char* call) const { return nccl_->Check(r, what_ + ": " + call); }
   // Sends block r of `send` to rank r and receives block r of `recv` from

@@ -37,6 +37,7 @@ namespace kiln::runtime {
   X(cuStreamCreate) \
   X(cuStreamDestroy) \
   X(cuStreamSynchronize) \
+  X(cuStreamWaitEvent) \
   X(cuEventCreate) \
   X(cuEventDestroy) \
   X(cuEventRecord) \

@@ -16,8 +16,11 @@
 // on the device in memory of their own (from the backend's memory pool,
 // handed to the caller); the rest in the workspace, zeroed only where the program may
 // read before writing. The thunks are issued on the stream
-// (cuda_executor.h), each recordable segment as a CUDA graph unless
-// ExecuteOptions::cuda_graphs is off (cuda_graphs.h: the graphs belong to
+// (cuda_executor.h; a multi-stream program's on one CUstream per program
+// stream, forked from and joined back into the stream, with the program's
+// events, cuda_program_streams.h, which the workspace holds), each
+// recordable segment as a CUDA graph unless ExecuteOptions::cuda_graphs is
+// off (cuda_graphs.h: the graphs belong to
 // the workspace, so to one executable and stream); with host_outputs the results are downloaded into
 // staging and then into fresh host Buffers (or a donated host argument's
 // memory); one cuStreamSynchronize ends every execution.
@@ -27,6 +30,7 @@
 #include "runtime/cuda_collectives.h"
 #include "runtime/cuda_executor.h"
 #include "runtime/cuda_graphs.h"
+#include "runtime/cuda_program_streams.h"
 
 namespace kiln::runtime {
 namespace {
@@ -41,7 +45,9 @@ struct MemoryPlan {
   // constant (then constant_offset[a] is set).
   std::vector<int64_t> workspace_offset, constant_offset;
   int64_t workspace_bytes = 0, constant_bytes = 0;
-  int64_t copy_scratch = 0, copy_scratch_bytes = 0;  // in the workspace
+  // In the workspace: one range of copy_scratch_bytes per program stream,
+  // copy_scratch_stride apart, so that two program streams never share one.
+  int64_t copy_scratch = 0, copy_scratch_bytes = 0, copy_scratch_stride = 0;
   std::vector<int64_t> argument_staging, result_staging;
   int64_t scalar_staging = 0, staging_bytes = 0;
 };
@@ -70,7 +76,8 @@ MemoryPlan PlanMemory(const ProgramBinding& b) {
   });
   if (plan.copy_scratch_bytes > 0) {
     plan.copy_scratch = AlignUp(plan.workspace_bytes, 256);
-    plan.workspace_bytes = plan.copy_scratch + plan.copy_scratch_bytes;
+    plan.copy_scratch_stride = AlignUp(plan.copy_scratch_bytes, 256);
+    plan.workspace_bytes = plan.copy_scratch + plan.copy_scratch_stride * std::max<int64_t>(p.num_streams, 1);
   }
   int64_t end = 0;
   for (const th::ParameterLeaf& leaf : p.signature.parameter_leaves) {
@@ -124,6 +131,7 @@ struct Workspace {
   explicit Workspace(const CudaDriver& d) : driver(d), events(d) {}
   ~Workspace() {  // the context must be current
     graphs.reset();
+    streams.reset();
     if (device) driver.cuMemFree(device);
     if (staging) driver.cuMemFreeHost(staging);
   }
@@ -133,6 +141,8 @@ struct Workspace {
   CudaEventPool events;
   std::vector<CudaTimedThunk> timed;
   std::unique_ptr<CudaGraphCache> graphs;  // made by the first execution with graphs
+  // A multi-stream program's lanes and events (null for one stream).
+  std::unique_ptr<CudaProgramStreams> streams;
 };
 
 class CudaExecutable : public BackendExecutable {
@@ -243,7 +253,7 @@ Status CudaExecutable::PrepareFfts() {
       binding_->program.root, ffts_, [](const th::FftThunk&) { return true; },
       [&](const th::FftThunk& f) -> StatusOr<std::unique_ptr<kernels::CudaFft>> {
         KILN_ASSIGN_OR_RETURN(const kernels::CufftLibrary* cufft, backend_.Cufft());
-        return kernels::CudaFft::Create(*cufft, f, backend_.num_streams());
+        return kernels::CudaFft::Create(*cufft, f, backend_.num_lanes());
       });
 }
 
@@ -313,6 +323,9 @@ StatusOr<Workspace*> CudaExecutable::AcquireWorkspace(int stream) const {
       d.Check(d.cuMemHostAlloc(&staging, static_cast<size_t>(plan_.staging_bytes), 0),
               "cuMemHostAlloc of " + std::to_string(plan_.staging_bytes) + " bytes"));
   fresh->staging = static_cast<uint8_t*>(staging);
+  if (binding_->program.num_streams > 1) {
+    KILN_ASSIGN_OR_RETURN(fresh->streams, CudaProgramStreams::Create(backend_, binding_->program, stream));
+  }
   ws = std::move(fresh);
   return ws.get();
 }
@@ -489,7 +502,7 @@ StatusOr<ExecutionResult> CudaExecutable::Issue(const std::vector<Buffer>& args,
   const CudaDriver& d = backend_.driver();
   CudaExecutionContext ctx;
   ctx.backend = &backend_;
-  ctx.stream_index = options.stream;
+  ctx.lane = CudaBackend::Lane(options.stream, 0);
   ctx.stream = backend_.stream(options.stream);
   ctx.module = module_.get();
   ctx.ffts = &ffts_;
@@ -517,6 +530,7 @@ StatusOr<ExecutionResult> CudaExecutable::Issue(const std::vector<Buffer>& args,
     KILN_RETURN_IF_ERROR(d.Check(d.cuEventRecord(run_begin, ctx.stream), "cuEventRecord"));
   }
   auto wall_begin = std::chrono::steady_clock::now();
+  if (ws.streams) ws.streams->Begin(ctx, ctx.copy_scratch, plan_.copy_scratch_stride);
   KILN_RETURN_IF_ERROR(ExecuteCudaSequence(p.root, ctx));
   if (options.profile) {
     KILN_ASSIGN_OR_RETURN(run_end, ws.events.Next());
@@ -552,7 +566,7 @@ StatusOr<ExecutionResult> CudaExecutable::Issue(const std::vector<Buffer>& args,
         d.Check(d.cuEventElapsedTime(&duration, t.begin, t.end), "cuEventElapsedTime"));
     ThunkProfileEntry entry{t.thunk->info.profile_name, &t.thunk->info, options.stream,
                             t.thunk->kind(), t.depth, Milliseconds(start),
-                            Milliseconds(duration), std::nullopt, /*program_stream=*/0,
+                            Milliseconds(duration), std::nullopt, t.program_stream,
                             th::CollectiveTrafficOf(*t.thunk)};
     if (d.kilnEmuEventCounters) {
       // The emulator counts every launch exactly; the events bracket the
@@ -585,6 +599,7 @@ StatusOr<ExecutionResult> CudaExecutable::Run(const std::vector<Buffer>& args,
     // Let queued work finish before the workspace is reused; the original
     // error is the one to report.
     (void)backend_.driver().cuStreamSynchronize(backend_.stream(options.stream));
+    if (ws->streams) (void)ws->streams->Synchronize();
   }
   return result;
 }

@@ -10,6 +10,7 @@
 #include "kernels_lib/cuda_lapack.h"
 #include "kernels_lib/cuda_linalg.h"
 #include "runtime/cuda_graphs.h"
+#include "runtime/cuda_program_streams.h"
 #include "runtime/cuda_collectives.h"
 #include "runtime/cuda_radix_sort.h"
 
@@ -68,7 +69,7 @@ Status RunFp8Gemm(const th::GemmThunk& g, CudaExecutionContext& ctx) {
   const kernels::CudaFp8Gemm& gemm = *ctx.fp8_gemms->at(&g);
   CUdeviceptr workspace = 0;
   if (gemm.workspace_bytes() > 0) {
-    KILN_ASSIGN_OR_RETURN(workspace, ctx.backend->LibraryScratch(ctx.stream_index, gemm.workspace_bytes()));
+    KILN_ASSIGN_OR_RETURN(workspace, ctx.backend->LibraryScratch(ctx.lane, gemm.workspace_bytes()));
   }
   return gemm.Run(ctx.stream, Address(ctx, g.lhs), Address(ctx, g.rhs),
                   Address(ctx, g.out), workspace);
@@ -77,7 +78,7 @@ Status RunFp8Gemm(const th::GemmThunk& g, CudaExecutionContext& ctx) {
 Status RunGemm(const th::GemmThunk& g, CudaExecutionContext& ctx) {
   if (th::IsFp8Gemm(g)) return RunFp8Gemm(g, ctx);
   KILN_ASSIGN_OR_RETURN(const kernels::CublasLibrary* cublas, ctx.backend->Cublas());
-  KILN_ASSIGN_OR_RETURN(cublasHandle_t handle, ctx.backend->CublasHandle(ctx.stream_index));
+  KILN_ASSIGN_OR_RETURN(cublasHandle_t handle, ctx.backend->CublasHandle(ctx.lane));
   return kernels::CudaGemm(*cublas, handle, g, Address(ctx, g.lhs), Address(ctx, g.rhs),
                            Address(ctx, g.out));
 }
@@ -85,8 +86,8 @@ Status RunGemm(const th::GemmThunk& g, CudaExecutionContext& ctx) {
 // The per-stream library scratch as the libraries' callbacks take it: a
 // device address of at least `bytes`, valid until the stream's next call.
 std::function<StatusOr<uint64_t>(uint64_t)> LibraryScratchFor(const CudaExecutionContext& ctx) {
-  return [backend = ctx.backend, stream = ctx.stream_index](uint64_t bytes) -> StatusOr<uint64_t> {
-    KILN_ASSIGN_OR_RETURN(CUdeviceptr p, backend->LibraryScratch(stream, bytes));
+  return [backend = ctx.backend, lane = ctx.lane](uint64_t bytes) -> StatusOr<uint64_t> {
+    KILN_ASSIGN_OR_RETURN(CUdeviceptr p, backend->LibraryScratch(lane, bytes));
     return static_cast<uint64_t>(p);
   };
 }
@@ -97,7 +98,7 @@ std::function<StatusOr<uint64_t>(uint64_t)> LibraryScratchFor(const CudaExecutio
 // descriptors and algorithm were made at load (CudnnConvolution).
 Status RunConvolution(const th::ConvolutionThunk& c, CudaExecutionContext& ctx) {
   if (!ctx.convolutions || !ctx.convolutions->count(&c)) return Error("convolution thunk was not prepared");
-  KILN_ASSIGN_OR_RETURN(cudnnHandle_t handle, ctx.backend->CudnnHandle(ctx.stream_index));
+  KILN_ASSIGN_OR_RETURN(cudnnHandle_t handle, ctx.backend->CudnnHandle(ctx.lane));
   std::vector<uint64_t> operands;
   for (const th::BufferSlice& s : c.operands) operands.push_back(Address(ctx, s));
   return ctx.convolutions->at(&c)->Run(handle, operands, Address(ctx, c.result), LibraryScratchFor(ctx));
@@ -113,7 +114,7 @@ Status RunFft(const th::FftThunk& f, CudaExecutionContext& ctx) {
   if (fft.geometry().batch == 0) return Status::Ok();
   if (fft.InputMustBeCopied(input, output)) {
     size_t bytes = static_cast<size_t>(fft.InputBytes());
-    KILN_ASSIGN_OR_RETURN(CUdeviceptr copy, ctx.backend->LibraryScratch(ctx.stream_index, bytes));
+    KILN_ASSIGN_OR_RETURN(CUdeviceptr copy, ctx.backend->LibraryScratch(ctx.lane, bytes));
     KILN_RETURN_IF_ERROR(
         Driver(ctx).Check(Driver(ctx).cuMemcpyDtoDAsync(copy, input, bytes, ctx.stream), "cuMemcpyDtoDAsync"));
     input = copy;
@@ -122,15 +123,15 @@ Status RunFft(const th::FftThunk& f, CudaExecutionContext& ctx) {
   cublasHandle_t blas = nullptr;
   if (fft.geometry().inverse()) {  // the 1/N normalization is a cuBLAS scal
     KILN_ASSIGN_OR_RETURN(cublas, ctx.backend->Cublas());
-    KILN_ASSIGN_OR_RETURN(blas, ctx.backend->CublasHandle(ctx.stream_index));
+    KILN_ASSIGN_OR_RETURN(blas, ctx.backend->CublasHandle(ctx.lane));
   }
-  return fft.Run(ctx.stream_index, ctx.stream, cublas, blas, input, output);
+  return fft.Run(ctx.lane, ctx.stream, cublas, blas, input, output);
 }
 
 // potrf's workspace lives in the library scratch too (cuSOLVER sizes it).
 Status RunCholesky(const th::CholeskyThunk& c, CudaExecutionContext& ctx) {
   KILN_ASSIGN_OR_RETURN(const kernels::CusolverLibrary* cusolver, ctx.backend->Cusolver());
-  KILN_ASSIGN_OR_RETURN(cusolverDnHandle_t handle, ctx.backend->CusolverHandle(ctx.stream_index));
+  KILN_ASSIGN_OR_RETURN(cusolverDnHandle_t handle, ctx.backend->CusolverHandle(ctx.lane));
   return kernels::CudaCholesky(*cusolver, handle, c, Address(ctx, c.a), Address(ctx, c.info),
                                LibraryScratchFor(ctx));
 }
@@ -139,9 +140,9 @@ Status RunCholesky(const th::CholeskyThunk& c, CudaExecutionContext& ctx) {
 // cuBLAS' geam transposes, in the library scratch (cuda_lapack.h).
 Status RunLinalg(const th::LinalgThunk& l, CudaExecutionContext& ctx) {
   KILN_ASSIGN_OR_RETURN(const kernels::CusolverLibrary* cusolver, ctx.backend->Cusolver());
-  KILN_ASSIGN_OR_RETURN(cusolverDnHandle_t solver, ctx.backend->CusolverHandle(ctx.stream_index));
+  KILN_ASSIGN_OR_RETURN(cusolverDnHandle_t solver, ctx.backend->CusolverHandle(ctx.lane));
   KILN_ASSIGN_OR_RETURN(const kernels::CublasLibrary* cublas, ctx.backend->Cublas());
-  KILN_ASSIGN_OR_RETURN(cublasHandle_t blas, ctx.backend->CublasHandle(ctx.stream_index));
+  KILN_ASSIGN_OR_RETURN(cublasHandle_t blas, ctx.backend->CublasHandle(ctx.lane));
   kernels::CudaLinalgBuffers buffers;
   buffers.a = Address(ctx, l.a);
   if (l.op == th::LinalgOp::kOrgqr) buffers.tau = Address(ctx, l.tau);
@@ -159,7 +160,7 @@ Status RunLinalg(const th::LinalgThunk& l, CudaExecutionContext& ctx) {
 
 Status RunTriangularSolve(const th::TriangularSolveThunk& t, CudaExecutionContext& ctx) {
   KILN_ASSIGN_OR_RETURN(const kernels::CublasLibrary* cublas, ctx.backend->Cublas());
-  KILN_ASSIGN_OR_RETURN(cublasHandle_t handle, ctx.backend->CublasHandle(ctx.stream_index));
+  KILN_ASSIGN_OR_RETURN(cublasHandle_t handle, ctx.backend->CublasHandle(ctx.lane));
   return kernels::CudaTriangularSolve(*cublas, handle, t, Address(ctx, t.a), Address(ctx, t.b));
 }
 
@@ -331,10 +332,13 @@ Status IssueCudaThunks(const th::SequenceThunk& seq, size_t begin, size_t end, C
                        int depth) {
   for (size_t i = begin; i < end; ++i) {
     const th::Thunk& t = seq.thunks[i];
-    CudaTimedThunk timed{&t, depth, nullptr, nullptr};
-    Status s = ctx.events ? RecordEvent(ctx, &timed.begin) : Status::Ok();
+    const bool root = ctx.streams && &seq == &ctx.streams->root();
+    Status s = root ? ctx.streams->BeforeThunk(t, ctx) : Status::Ok();
+    CudaTimedThunk timed{&t, depth, nullptr, nullptr, ctx.program_stream};
+    if (s.ok() && ctx.events) s = RecordEvent(ctx, &timed.begin);
     if (s.ok()) s = RunThunk(t, ctx, depth);
     if (s.ok() && ctx.events) s = RecordEvent(ctx, &timed.end);
+    if (s.ok() && root) s = ctx.streams->AfterThunk(t, ctx);
     if (!s.ok()) return s.WithContext("thunk '" + t.info.profile_name + "'");
     if (ctx.events) ctx.timed->push_back(timed);
   }
@@ -342,14 +346,24 @@ Status IssueCudaThunks(const th::SequenceThunk& seq, size_t begin, size_t end, C
 }
 
 Status ExecuteCudaSequence(const th::SequenceThunk& seq, CudaExecutionContext& ctx, int depth) {
-  if (!ctx.graphs || ctx.capturing) return IssueCudaThunks(seq, 0, seq.thunks.size(), ctx, depth);
+  // The root of a multi-stream program: every program stream is joined
+  // back into the Device stream before a segment's graph (which forks and
+  // joins inside, cuda_graphs.h) and at the end.
+  CudaProgramStreams* streams = ctx.streams && &seq == &ctx.streams->root() ? ctx.streams : nullptr;
+  if (!ctx.graphs || ctx.capturing) {
+    KILN_RETURN_IF_ERROR(IssueCudaThunks(seq, 0, seq.thunks.size(), ctx, depth));
+    return streams && !ctx.capturing ? streams->Join(ctx) : Status::Ok();
+  }
   size_t next = 0;
   for (const CommandSegment& segment : ctx.graphs->segments().For(seq)) {
     KILN_RETURN_IF_ERROR(IssueCudaThunks(seq, next, segment.begin, ctx, depth));
+    if (streams) KILN_RETURN_IF_ERROR(streams->Join(ctx));
     KILN_RETURN_IF_ERROR(ctx.graphs->Run(seq, segment, ctx, depth));
+    if (streams) KILN_RETURN_IF_ERROR(streams->Join(ctx));
     next = segment.end;
   }
-  return IssueCudaThunks(seq, next, seq.thunks.size(), ctx, depth);
+  KILN_RETURN_IF_ERROR(IssueCudaThunks(seq, next, seq.thunks.size(), ctx, depth));
+  return streams ? streams->Join(ctx) : Status::Ok();
 }
 
 }  // namespace kiln::runtime

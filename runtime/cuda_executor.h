@@ -1,6 +1,7 @@
 // CUDA executor: interprets a ThunkProgram's thunk tree by issuing work on
-// one CUstream against device allocation addresses bound by the CUDA
-// executable. Internal to the runtime.
+// one CUstream (a multi-stream program: one per program stream,
+// cuda_program_streams.h) against device allocation addresses bound by the
+// CUDA executable. Internal to the runtime.
 //
 // Everything is stream-ordered and asynchronous; the host thread waits on
 // the stream only where control flow needs a device value: a While without
@@ -38,7 +39,8 @@
 namespace kiln::runtime {
 
 class CudaGraphCache;
-class CudaCollectives;  // cuda_collectives.h
+class CudaCollectives;    // cuda_collectives.h
+class CudaProgramStreams;  // cuda_program_streams.h
 
 // Reusable CUevents for profiling (created on demand, reset per execution).
 class CudaEventPool {
@@ -61,11 +63,13 @@ class CudaEventPool {
   size_t used_ = 0;
 };
 
-// A thunk bracketed by two recorded events, in completion order.
+// A thunk bracketed by two recorded events (on its program stream's
+// CUstream), in issue order.
 struct CudaTimedThunk {
   const thunks::Thunk* thunk = nullptr;
   int depth = 1;
   CUevent begin = nullptr, end = nullptr;
+  int program_stream = 0;  // its root thunk's (thunks/streams.h)
 };
 
 // The cuFFT plans of a loaded program, one CudaFft per Fft thunk.
@@ -82,8 +86,16 @@ using CudnnConvolutionMap =
 
 struct CudaExecutionContext {
   CudaBackend* backend = nullptr;
+  // Where the thunk being issued runs: the CUstream of its lane (one
+  // program stream of the Device stream, CudaBackend::Lane), whose library
+  // handles and scratch it uses, and its program stream.
   CUstream stream = nullptr;
-  int stream_index = 0;
+  int lane = 0;
+  int program_stream = 0;
+  // A multi-stream program's streams (cuda_program_streams.h): the root's
+  // thunks move stream, lane and copy scratch to their program stream's;
+  // null for a one-stream program (everything on the Device stream).
+  CudaProgramStreams* streams = nullptr;
   // Device address of every allocation of the program, by number.
   std::vector<CUdeviceptr> allocation_base;
   const CudaModule* module = nullptr;  // null when the program has no kernels
@@ -91,7 +103,8 @@ struct CudaExecutionContext {
   const CudaFp8GemmMap* fp8_gemms = nullptr;
   const CudnnConvolutionMap* convolutions = nullptr;
   uint8_t* host_scalar = nullptr;      // pinned, >= 8 bytes: control-flow reads
-  // Device scratch for copies between overlapping slices of one allocation.
+  // Device scratch for copies between overlapping slices of one allocation
+  // (the current program stream's).
   CUdeviceptr copy_scratch = 0;
   int64_t copy_scratch_bytes = 0;
   CudaEventPool* events = nullptr;  // null: no profiling, no events
@@ -111,11 +124,13 @@ bool CopyOverlaps(const thunks::CopyThunk& copy);
 
 // Issues the thunks of `seq` in order, its recordable segments through
 // ctx.graphs when set; stops at the first error, which names the thunk's
-// profile name.
+// profile name. The root of a multi-stream program (ctx.streams) ends
+// joined back into the Device stream, ctx on it again.
 Status ExecuteCudaSequence(const thunks::SequenceThunk& seq, CudaExecutionContext& ctx,
                            int depth = 1);
 // Issues thunks [begin, end) of `seq` one by one (bracketed by events when
-// profiling).
+// profiling; a multi-stream root's on their program streams, with their
+// events).
 Status IssueCudaThunks(const thunks::SequenceThunk& seq, size_t begin, size_t end, CudaExecutionContext& ctx,
                        int depth);
 

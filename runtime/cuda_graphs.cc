@@ -1,6 +1,8 @@
 // The CUDA backend's command buffer; see cuda_graphs.h.
 #include "runtime/cuda_graphs.h"
 
+#include "runtime/cuda_program_streams.h"
+
 namespace kiln::runtime {
 
 CudaGraphCache::~CudaGraphCache() {
@@ -12,7 +14,11 @@ CudaGraphCache::~CudaGraphCache() {
 std::vector<uint64_t> CudaGraphCache::Key(const CudaExecutionContext& ctx) const {
   std::vector<uint64_t> key(ctx.allocation_base.begin(), ctx.allocation_base.end());
   key.push_back(ctx.copy_scratch);
-  key.push_back(ctx.backend->LibraryScratchAddress(ctx.stream_index));
+  if (!ctx.streams) {
+    key.push_back(ctx.backend->LibraryScratchAddress(ctx.lane));
+    return key;
+  }
+  for (int lane : ctx.streams->lanes()) key.push_back(ctx.backend->LibraryScratchAddress(lane));
   return key;
 }
 
@@ -25,6 +31,12 @@ StatusOr<bool> CudaGraphCache::Capture(const thunks::SequenceThunk& seq, const C
   const size_t events_before = ctx.events ? ctx.events->mark() : 0;
   ctx.capturing = true;
   Status issued = IssueCudaThunks(seq, segment.begin, segment.end, ctx, depth);
+  // A multi-stream root's lanes joined the capture through their events;
+  // they join back into the origin before it ends.
+  if (ctx.streams && &seq == &ctx.streams->root()) {
+    Status joined = ctx.streams->Join(ctx);
+    if (issued.ok()) issued = joined;
+  }
   ctx.capturing = false;
   CUgraph graph = nullptr;
   CUresult ended = d.cuStreamEndCapture(ctx.stream, &graph);  // always: it leaves capture mode

@@ -4,8 +4,8 @@
 // one cuGraphLaunch per execution. Internal to the runtime.
 //
 // A segment's graph bakes in the addresses it was captured with: every
-// allocation's base, the overlapping-copy scratch, the stream's library
-// scratch and, in a profiled execution, the events recorded between its
+// allocation's base, the overlapping-copy scratch, the library scratch of
+// every lane (program stream) and, in a profiled execution, the events recorded between its
 // thunks. When any of them differs (other argument or output buffers, a
 // grown library scratch, a profiled run after an unprofiled one), the
 // segment is captured again and the executable graph takes the new
@@ -18,6 +18,11 @@
 // (allocations are not allowed while the stream captures). A capture that
 // fails (the driver refuses a call inside it) falls back to issuing the
 // thunks directly; after two failures the segment stays direct.
+//
+// A segment of a multi-stream program's root is captured on the Device
+// stream, which its program streams' CUstreams join through the fork event
+// and leave through the join events (cuda_program_streams.h): the graph has
+// a branch per program stream, with the program's events as edges.
 //
 // Captures use CU_STREAM_CAPTURE_MODE_THREAD_LOCAL, so other threads'
 // allocations (other streams' executions, transfers) do not break them.

@@ -128,7 +128,7 @@ Status RunRadixSort(const th::RadixSortThunk& s, CudaExecutionContext& ctx) {
   const uint64_t radix_bytes = AlignUp(static_cast<uint64_t>(count) * key_bytes);
   const uint64_t position_bytes = AlignUp(static_cast<uint64_t>(count) * 4);
   const uint64_t counts_bytes = AlignUp(static_cast<uint64_t>(s.rows * kDigits * tiles) * 4);
-  KILN_ASSIGN_OR_RETURN(CUdeviceptr scratch, ctx.backend->LibraryScratch(ctx.stream_index,
+  KILN_ASSIGN_OR_RETURN(CUdeviceptr scratch, ctx.backend->LibraryScratch(ctx.lane,
                                                                          2 * (radix_bytes + position_bytes) +
                                                                              counts_bytes));
   const CUdeviceptr radix[2] = {scratch, scratch + radix_bytes};

@@ -1,7 +1,8 @@
 // Driver API: stream capture and CUDA graphs (graphs.h): cuStreamBeginCapture
 // (_v2), cuStreamEndCapture, cuStreamIsCapturing, cuStreamGetCaptureInfo
 // (_v3), cuGraphInstantiateWithFlags, cuGraphLaunch, cuGraphExecUpdate
-// (_v2), cuGraphGetNodes (the count), cuGraphDestroy, cuGraphExecDestroy.
+// (_v2), cuGraphGetNodes, cuGraphGetEdges (_v2), cuGraphDestroy,
+// cuGraphExecDestroy.
 //
 // A graph launch runs its nodes in order on the stream, each as its direct
 // call would (memcheck, the stream clock, the launch counters events sum),
@@ -88,15 +89,26 @@ KILN_EMU_EXPORT CUresult cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGrap
   return r;
 }
 
-// The node count only: the emulator hands out no node handles.
+// Node handles are the nodes' addresses inside the graph; they name nodes
+// for cuGraphGetEdges and nothing else.
 KILN_EMU_EXPORT CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode* nodes, size_t* numNodes) {
   if (CUresult r = Device().EnterContext(); r != CUDA_SUCCESS) return r;
   if (!numNodes) return Fail(CUDA_ERROR_INVALID_VALUE, "cuGraphGetNodes: the count pointer is null");
-  if (nodes) return Fail(CUDA_ERROR_NOT_SUPPORTED, "cuGraphGetNodes: the emulator returns the node count only");
-  int64_t n = Device().graphs().NodeCount(hGraph);
-  if (n < 0) return Fail(CUDA_ERROR_INVALID_VALUE, "cuGraphGetNodes: not a live graph");
-  *numNodes = static_cast<size_t>(n);
-  return CUDA_SUCCESS;
+  return Device().graphs().GetNodes(hGraph, nodes, numNodes);
+}
+
+// The edges (dependency -> dependent), without edge data (all default).
+KILN_EMU_EXPORT CUresult cuGraphGetEdges(CUgraph hGraph, CUgraphNode* from, CUgraphNode* to,
+                                         CUgraphEdgeData* edgeData, size_t* numEdges) {
+  if (CUresult r = Device().EnterContext(); r != CUDA_SUCCESS) return r;
+  if (!numEdges) return Fail(CUDA_ERROR_INVALID_VALUE, "cuGraphGetEdges: the count pointer is null");
+  if ((from == nullptr) != (to == nullptr)) {
+    return Fail(CUDA_ERROR_INVALID_VALUE, "cuGraphGetEdges: from and to must both be null or both be arrays");
+  }
+  if (edgeData && from) {
+    for (size_t i = 0; i < *numEdges; ++i) edgeData[i] = CUgraphEdgeData{};
+  }
+  return Device().graphs().GetEdges(hGraph, from, to, numEdges);
 }
 
 KILN_EMU_EXPORT CUresult cuGraphDestroy(CUgraph hGraph) {

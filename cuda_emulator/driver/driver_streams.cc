@@ -61,7 +61,9 @@ KILN_EMU_EXPORT CUresult cuEventCreate(CUevent* phEvent, unsigned int Flags) {
 
 KILN_EMU_EXPORT CUresult cuEventDestroy(CUevent hEvent) {
   if (CUresult r = Device().EnterContext(); r != CUDA_SUCCESS) return r;
-  return Device().timeline().DestroyEvent(hEvent);
+  CUresult r = Device().timeline().DestroyEvent(hEvent);
+  if (r == CUDA_SUCCESS) Device().graphs().EventDestroyed(hEvent);
+  return r;
 }
 
 // On a capturing stream a plain record only orders work inside the capture
@@ -83,18 +85,39 @@ KILN_EMU_EXPORT CUresult cuEventRecordWithFlags(CUevent hEvent, CUstream hStream
   if (external && !capturing) {
     return Fail(CUDA_ERROR_INVALID_VALUE, "cuEventRecordWithFlags: CU_EVENT_RECORD_EXTERNAL outside a stream capture");
   }
-  if (capturing && !external) return Device().timeline().RecordInCapture(hEvent);
+  if (capturing && !external) {
+    Device().graphs().RecordEventInCapture(hStream, hEvent);
+    return Device().timeline().RecordInCapture(hEvent);
+  }
   kiln::emu::driver::GraphNode node;
   node.kind = kiln::emu::driver::GraphNodeKind::kEventRecord;
   node.name = "cuEventRecord";
-  node.run = [hEvent](CUstream stream, kiln::emu::driver::StreamTimeline&) {
-    return Device().timeline().Record(hEvent, stream);
+  node.run = [hEvent](CUstream, kiln::emu::driver::StreamTimeline& timeline) {
+    return Device().timeline().RecordOn(hEvent, timeline);
   };
   return Device().Issue(hStream, *timeline, std::move(node));
 }
 
 KILN_EMU_EXPORT CUresult cuEventRecord(CUevent hEvent, CUstream hStream) {
   return cuEventRecordWithFlags(hEvent, hStream, 0);
+}
+
+// Outside a capture the wait moves the stream's modeled clock up to the
+// event's (the work itself already ran, timeline.h); inside one, or for an
+// event recorded inside one, it forks or joins the capture (graphs.h).
+KILN_EMU_EXPORT CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags) {
+  if (CUresult r = CheckStream(hStream, "cuStreamWaitEvent"); r != CUDA_SUCCESS) return r;
+  if (Flags != 0) {
+    return Fail(CUDA_ERROR_INVALID_VALUE,
+                "cuStreamWaitEvent: the emulator supports flags 0 only, got " + std::to_string(Flags));
+  }
+  if (CUresult r = Device().timeline().CheckEvent(hEvent); r != CUDA_SUCCESS && r != CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
+    return r;
+  kiln::emu::driver::ClearErrorDetail();
+  bool handled = false;
+  CUresult r = Device().graphs().WaitEvent(hStream, hEvent, Device().timeline().InCapture(hEvent), &handled);
+  if (handled) return r;
+  return Device().timeline().Wait(hStream, hEvent);
 }
 
 KILN_EMU_EXPORT CUresult cuEventSynchronize(CUevent hEvent) { return CheckEvent(hEvent); }

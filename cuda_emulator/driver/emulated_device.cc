@@ -2,6 +2,7 @@
 // error; see emulated_device.h.
 #include "cuda_emulator/driver/emulated_device.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -195,12 +196,34 @@ CUresult EmulatedDevice::RunNode(const GraphNode& node, CUstream stream, StreamT
   return node.run(stream, timeline);
 }
 
+// Lane 0 runs on the launch stream's timeline; every other lane on a
+// timeline of its own for this launch (events recorded on it keep it).
+// A node starts when the launch starts and its dependencies have finished;
+// the stream's clock ends at the last node's end.
 CUresult EmulatedDevice::RunGraph(const std::vector<GraphNode>& nodes, CUstream stream, StreamTimeline& timeline) {
   api_calls_[kGraphLaunches].fetch_add(1, std::memory_order_relaxed);
-  for (const GraphNode& node : nodes) {
+  const double start_us = timeline.clock_us();
+  std::vector<std::shared_ptr<StreamTimeline>> lanes;
+  std::vector<double> end_us(nodes.size(), start_us);
+  double last_us = start_us;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const GraphNode& node = nodes[i];
     api_calls_[kGraphNodesRun].fetch_add(1, std::memory_order_relaxed);
-    if (CUresult r = RunNode(node, stream, timeline); r != CUDA_SUCCESS) return r;
+    StreamTimeline* lane = &timeline;
+    if (node.lane > 0) {
+      if (lanes.size() < static_cast<size_t>(node.lane)) lanes.resize(static_cast<size_t>(node.lane));
+      std::shared_ptr<StreamTimeline>& own = lanes[static_cast<size_t>(node.lane) - 1];
+      if (!own) own = std::make_shared<StreamTimeline>();
+      lane = own.get();
+    }
+    double ready_us = start_us;
+    for (size_t d : node.dependencies) ready_us = std::max(ready_us, end_us[d]);
+    lane->AdvanceTo(ready_us);
+    if (CUresult r = RunNode(node, stream, *lane); r != CUDA_SUCCESS) return r;
+    end_us[i] = lane->clock_us();
+    last_us = std::max(last_us, end_us[i]);
   }
+  timeline.AdvanceTo(last_us);
   return CUDA_SUCCESS;
 }
 

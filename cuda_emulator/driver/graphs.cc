@@ -1,6 +1,9 @@
 // Stream capture, graphs and executable graphs; see graphs.h.
 #include "cuda_emulator/driver/graphs.h"
 
+#include <algorithm>
+#include <set>
+
 #include "cuda_emulator/driver/driver_errors.h"
 
 namespace kiln::emu::driver {
@@ -43,14 +46,46 @@ CUresult Graphs::BeginCapture(CUstream stream, CUstreamCaptureMode mode) {
   if (captures_.count(stream)) {
     return Fail(CUDA_ERROR_ILLEGAL_STATE, "cuStreamBeginCapture: the stream is already capturing");
   }
-  Capture& c = captures_[stream];
-  c.mode = mode;
-  c.thread = std::this_thread::get_id();
-  c.id = next_id_++;
-  c.graph = std::make_unique<Graph>();
+  auto c = std::make_shared<Capture>();
+  c->mode = mode;
+  c->thread = std::this_thread::get_id();
+  c->id = next_id_++;
+  c->graph = std::make_unique<Graph>();
+  c->origin = stream;
+  c->members[stream] = Capture::Member{};
+  captures_[stream] = c;
   if (mode == CU_STREAM_CAPTURE_MODE_GLOBAL) ++global_captures_;
   active_.fetch_add(1);
   return CUDA_SUCCESS;
+}
+
+void Graphs::EndAll(const std::shared_ptr<Capture>& c) {
+  for (const auto& [member, m] : c->members) captures_.erase(member);
+  if (c->mode == CU_STREAM_CAPTURE_MODE_GLOBAL) --global_captures_;
+  active_.fetch_sub(1);
+}
+
+bool Graphs::Joined(const Capture& c, std::string* unjoined) {
+  // Nodes reachable backwards from the origin's last nodes.
+  std::vector<bool> reached(c.graph->nodes.size(), false);
+  std::vector<size_t> todo = c.members.at(c.origin).frontier;
+  while (!todo.empty()) {
+    size_t n = todo.back();
+    todo.pop_back();
+    if (reached[n]) continue;
+    reached[n] = true;
+    for (size_t d : c.graph->nodes[n].dependencies) todo.push_back(d);
+  }
+  for (const auto& [member, m] : c.members) {
+    for (size_t n : m.frontier) {
+      if (!reached[n]) {
+        *unjoined = "the work of the capture's lane " + std::to_string(m.lane) + " (node " + std::to_string(n) +
+                    ") is not joined back into the stream that began the capture";
+        return false;
+      }
+    }
+  }
+  return true;
 }
 
 CUresult Graphs::EndCapture(CUstream stream, CUgraph* out) {
@@ -58,21 +93,24 @@ CUresult Graphs::EndCapture(CUstream stream, CUgraph* out) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = captures_.find(stream);
   if (it == captures_.end()) return Fail(CUDA_ERROR_ILLEGAL_STATE, "cuStreamEndCapture: the stream is not capturing");
-  Capture& c = it->second;
-  if (c.mode != CU_STREAM_CAPTURE_MODE_RELAXED && c.thread != std::this_thread::get_id()) {
+  std::shared_ptr<Capture> c = it->second;
+  if (c->mode != CU_STREAM_CAPTURE_MODE_RELAXED && c->thread != std::this_thread::get_id()) {
     return Fail(CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD,
                 "cuStreamEndCapture: the capture was begun on another thread (not in relaxed mode)");
   }
-  Capture ended = std::move(c);
-  captures_.erase(it);
-  if (ended.mode == CU_STREAM_CAPTURE_MODE_GLOBAL) --global_captures_;
-  active_.fetch_sub(1);
   *out = nullptr;
-  if (ended.invalidated) {
-    return Fail(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, "cuStreamEndCapture: the capture was invalidated: " + ended.why);
+  EndAll(c);
+  if (stream != c->origin) {
+    return Fail(CUDA_ERROR_STREAM_CAPTURE_UNMATCHED,
+                "cuStreamEndCapture: the stream joined the capture; it must end on the stream that began it");
   }
-  CUgraph handle = reinterpret_cast<CUgraph>(ended.graph.get());
-  graphs_[handle] = std::move(ended.graph);
+  if (c->invalidated) {
+    return Fail(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, "cuStreamEndCapture: the capture was invalidated: " + c->why);
+  }
+  std::string unjoined;
+  if (!Joined(*c, &unjoined)) return Fail(CUDA_ERROR_STREAM_CAPTURE_UNJOINED, "cuStreamEndCapture: " + unjoined);
+  CUgraph handle = reinterpret_cast<CUgraph>(c->graph.get());
+  graphs_[handle] = std::move(c->graph);
   *out = handle;
   return CUDA_SUCCESS;
 }
@@ -81,16 +119,16 @@ CUresult Graphs::IsCapturing(CUstream stream, CUstreamCaptureStatus* out) {
   if (!out) return Fail(CUDA_ERROR_INVALID_VALUE, "cuStreamIsCapturing: the status pointer is null");
   std::lock_guard<std::mutex> lock(mu_);
   auto it = captures_.find(stream);
-  *out = it == captures_.end()        ? CU_STREAM_CAPTURE_STATUS_NONE
-         : it->second.invalidated ? CU_STREAM_CAPTURE_STATUS_INVALIDATED
-                                  : CU_STREAM_CAPTURE_STATUS_ACTIVE;
+  *out = it == captures_.end()         ? CU_STREAM_CAPTURE_STATUS_NONE
+         : it->second->invalidated ? CU_STREAM_CAPTURE_STATUS_INVALIDATED
+                                   : CU_STREAM_CAPTURE_STATUS_ACTIVE;
   return CUDA_SUCCESS;
 }
 
 uint64_t Graphs::CaptureId(CUstream stream) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = captures_.find(stream);
-  return it == captures_.end() ? 0 : it->second.id;
+  return it == captures_.end() ? 0 : it->second->id;
 }
 
 CUresult Graphs::Record(CUstream stream, GraphNode& node, bool* captured) {
@@ -100,12 +138,72 @@ CUresult Graphs::Record(CUstream stream, GraphNode& node, bool* captured) {
   auto it = captures_.find(stream);
   if (it == captures_.end()) return CUDA_SUCCESS;
   *captured = true;
-  Capture& c = it->second;
+  Capture& c = *it->second;
   if (c.invalidated) {
     return Fail(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, "the stream's capture was invalidated: " + c.why);
   }
+  Capture::Member& m = c.members[stream];
+  node.dependencies = m.frontier;
+  node.lane = m.lane;
+  m.frontier = {c.graph->nodes.size()};
   c.graph->nodes.push_back(std::move(node));
   return CUDA_SUCCESS;
+}
+
+void Graphs::RecordEventInCapture(CUstream stream, CUevent event) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = captures_.find(stream);
+  if (it == captures_.end()) return;
+  captured_events_[event] = CapturedEvent{it->second->id, it->second->members[stream].frontier};
+}
+
+CUresult Graphs::WaitEvent(CUstream stream, CUevent event, bool in_capture, bool* handled) {
+  *handled = false;
+  if (!AnyCapture() && !in_capture) return CUDA_SUCCESS;
+  std::lock_guard<std::mutex> lock(mu_);
+  auto mine = captures_.find(stream);
+  std::shared_ptr<Capture> source;
+  auto ce = captured_events_.find(event);
+  if (in_capture && ce != captured_events_.end()) {
+    for (auto& [s, c] : captures_) {
+      if (c->id == ce->second.capture_id) source = c;
+    }
+  }
+  if (!in_capture && mine == captures_.end()) return CUDA_SUCCESS;  // a plain wait
+  *handled = true;
+  if (!source) {
+    std::string why = in_capture ? "cuStreamWaitEvent: the event was recorded in a stream capture that has ended"
+                                 : "cuStreamWaitEvent: a capturing stream waits for an event recorded outside its capture";
+    if (mine != captures_.end()) Invalidate(*mine->second, why);
+    return Fail(CUDA_ERROR_STREAM_CAPTURE_ISOLATION, why);
+  }
+  if (mine != captures_.end() && mine->second != source) {
+    std::string why = "cuStreamWaitEvent: the event belongs to another stream capture";
+    Invalidate(*mine->second, why);
+    return Fail(CUDA_ERROR_STREAM_CAPTURE_MERGE, why);
+  }
+  if (source->invalidated) {
+    return Fail(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, "the event's capture was invalidated: " + source->why);
+  }
+  const std::vector<size_t>& nodes = ce->second.nodes;
+  if (mine == captures_.end()) {  // the stream joins the capture
+    Capture::Member joined;
+    joined.lane = static_cast<int>(source->members.size());
+    joined.frontier = nodes;
+    source->members[stream] = std::move(joined);
+    captures_[stream] = source;
+    return CUDA_SUCCESS;
+  }
+  std::vector<size_t>& frontier = source->members[stream].frontier;
+  for (size_t n : nodes) {
+    if (std::find(frontier.begin(), frontier.end(), n) == frontier.end()) frontier.push_back(n);
+  }
+  return CUDA_SUCCESS;
+}
+
+void Graphs::EventDestroyed(CUevent event) {
+  std::lock_guard<std::mutex> lock(mu_);
+  captured_events_.erase(event);
 }
 
 CUresult Graphs::ForbidOnCapturingStream(CUstream stream, const char* call) {
@@ -114,7 +212,7 @@ CUresult Graphs::ForbidOnCapturingStream(CUstream stream, const char* call) {
   auto it = captures_.find(stream);
   if (it == captures_.end()) return CUDA_SUCCESS;
   std::string why = std::string(call) + " on a capturing stream";
-  Invalidate(it->second, why);
+  Invalidate(*it->second, why);
   return Fail(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, why + " (the capture is now invalidated)");
 }
 
@@ -124,12 +222,12 @@ CUresult Graphs::CheckUnsafeCall(const char* call) {
   std::thread::id self = std::this_thread::get_id();
   bool prohibited = global_captures_ > 0;
   for (auto& [stream, c] : captures_) {
-    if (c.thread == self && c.mode != CU_STREAM_CAPTURE_MODE_RELAXED) prohibited = true;
+    if (c->thread == self && c->mode != CU_STREAM_CAPTURE_MODE_RELAXED) prohibited = true;
   }
   if (!prohibited) return CUDA_SUCCESS;
   std::string why = std::string(call) + " while a stream capture prohibits potentially unsafe calls";
   for (auto& [stream, c] : captures_) {
-    if (c.thread == self && c.mode != CU_STREAM_CAPTURE_MODE_RELAXED) Invalidate(c, why);
+    if (c->thread == self && c->mode != CU_STREAM_CAPTURE_MODE_RELAXED) Invalidate(*c, why);
   }
   return Fail(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
               why + " (global mode on any thread, or thread-local mode on this one; use relaxed mode)");
@@ -139,9 +237,14 @@ void Graphs::StreamDestroyed(CUstream stream) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = captures_.find(stream);
   if (it == captures_.end()) return;
-  if (it->second.mode == CU_STREAM_CAPTURE_MODE_GLOBAL) --global_captures_;
+  std::shared_ptr<Capture> c = it->second;
+  if (stream == c->origin) {
+    EndAll(c);
+    return;
+  }
+  Invalidate(*c, "a stream that joined the capture was destroyed");
+  c->members.erase(stream);
   captures_.erase(it);
-  active_.fetch_sub(1);
 }
 
 CUresult Graphs::Instantiate(CUgraphExec* out, CUgraph graph, unsigned long long flags) {
@@ -202,6 +305,9 @@ CUresult Graphs::Update(CUgraphExec exec, CUgraph graph, CUgraphExecUpdateResult
       return failed(CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE,
                     at + "kernel '" + from[i].name + "' became '" + to[i].name + "'");
     }
+    if (from[i].dependencies != to[i].dependencies || from[i].lane != to[i].lane) {
+      return failed(CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED, at + "its dependencies changed");
+    }
     if (from[i].kind == GraphNodeKind::kLibraryCall && from[i].name != to[i].name) {
       return failed(CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED,
                     at + "library call " + from[i].name + " became " + to[i].name);
@@ -224,6 +330,37 @@ int64_t Graphs::NodeCount(CUgraph graph) {
   return it == graphs_.end() ? -1 : static_cast<int64_t>(it->second->nodes.size());
 }
 
+CUresult Graphs::GetNodes(CUgraph graph, CUgraphNode* nodes, size_t* count) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = graphs_.find(graph);
+  if (it == graphs_.end()) return Fail(CUDA_ERROR_INVALID_VALUE, "cuGraphGetNodes: not a live graph");
+  std::vector<GraphNode>& all = it->second->nodes;
+  if (nodes) {
+    for (size_t i = 0; i < *count && i < all.size(); ++i) nodes[i] = reinterpret_cast<CUgraphNode>(&all[i]);
+  }
+  *count = all.size();
+  return CUDA_SUCCESS;
+}
+
+CUresult Graphs::GetEdges(CUgraph graph, CUgraphNode* from, CUgraphNode* to, size_t* count) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = graphs_.find(graph);
+  if (it == graphs_.end()) return Fail(CUDA_ERROR_INVALID_VALUE, "cuGraphGetEdges: not a live graph");
+  std::vector<GraphNode>& all = it->second->nodes;
+  size_t edges = 0;
+  for (size_t n = 0; n < all.size(); ++n) {
+    for (size_t d : all[n].dependencies) {
+      if (from && to && edges < *count) {
+        from[edges] = reinterpret_cast<CUgraphNode>(&all[d]);
+        to[edges] = reinterpret_cast<CUgraphNode>(&all[n]);
+      }
+      ++edges;
+    }
+  }
+  *count = edges;
+  return CUDA_SUCCESS;
+}
+
 uint64_t Graphs::graph_count() {
   std::lock_guard<std::mutex> lock(mu_);
   return graphs_.size();
@@ -236,8 +373,11 @@ uint64_t Graphs::exec_count() {
 
 void Graphs::Clear() {
   std::lock_guard<std::mutex> lock(mu_);
-  active_.fetch_sub(static_cast<int>(captures_.size()));
+  std::set<Capture*> live;
+  for (auto& [stream, c] : captures_) live.insert(c.get());
+  active_.fetch_sub(static_cast<int>(live.size()));
   captures_.clear();
+  captured_events_.clear();
   global_captures_ = 0;
   graphs_.clear();
   execs_.clear();

@@ -6,9 +6,22 @@
 // library double's computation, copy, memset, record the event).
 // EmulatedDevice::Issue runs it at once, or, while the stream is capturing,
 // appends it to the capture's graph. cuGraphLaunch runs an executable
-// graph's nodes in capture order on its stream, each as the direct call
-// would have (memcheck included). Captured nodes form a chain, which is
-// what capturing one stream produces on the real driver too.
+// graph's nodes in capture order (a topological order) on its stream, each
+// as the direct call would have (memcheck included).
+//
+// A capture spans streams as on the driver: an event recorded on a
+// capturing stream (without CU_EVENT_RECORD_EXTERNAL) remembers the
+// capturing stream's last nodes; a stream that waits for it
+// (cuStreamWaitEvent) joins the capture, its next node depending on those
+// nodes; a capturing stream that waits for it adds them to its own. So a
+// node depends on the nodes before it on its stream and on what its stream
+// waited for: the graph forks and joins. The capture must end on the
+// stream that began it, and every other stream's last nodes must by then
+// be reachable from that stream's (joined back), else cuStreamEndCapture
+// fails with CUDA_ERROR_STREAM_CAPTURE_UNJOINED. Each joined stream is a
+// lane of the graph; a launch models each lane on a clock of its own,
+// starting a node when its dependencies have finished, so branches on
+// different lanes overlap in modeled time (timeline.h).
 //
 // Capture follows the driver's rules: the legacy default stream cannot be
 // captured; a call that would synchronize a capturing stream fails with
@@ -44,6 +57,11 @@ struct GraphNode {
   std::string name;
   // Kernel nodes: the CUfunction (cuGraphExecUpdate keeps a node's function).
   const void* function = nullptr;
+  // Indices of the earlier nodes this one depends on (the graph's edges),
+  // and the lane: which of the capture's streams it was captured on (0:
+  // the stream that began the capture).
+  std::vector<size_t> dependencies;
+  int lane = 0;
   // Does the work on `stream`, whose timeline it is given; returns what
   // the direct call would have returned for the work itself.
   std::function<CUresult(CUstream stream, StreamTimeline& timeline)> run;
@@ -56,7 +74,25 @@ struct Graph {
 class Graphs {
  public:
   CUresult BeginCapture(CUstream stream, CUstreamCaptureMode mode);
+  // Fails with CUDA_ERROR_STREAM_CAPTURE_UNMATCHED on a stream that joined
+  // the capture (it must end where it began) and
+  // CUDA_ERROR_STREAM_CAPTURE_UNJOINED when a joined stream's work is not
+  // joined back; either way every stream of the capture leaves it.
   CUresult EndCapture(CUstream stream, CUgraph* out);
+  // cuEventRecord (no CU_EVENT_RECORD_EXTERNAL) on capturing `stream`:
+  // the event now stands for the stream's last nodes in its capture.
+  void RecordEventInCapture(CUstream stream, CUevent event);
+  // cuStreamWaitEvent on `stream` for an event last recorded inside a
+  // capture (`in_capture`) or outside one. Sets *handled when the capture
+  // machinery took the wait: the stream joined the event's capture, added
+  // its nodes to its dependencies, or the wait failed (an event of another
+  // capture, CUDA_ERROR_STREAM_CAPTURE_MERGE; a capturing stream waiting
+  // for an event from outside its capture, or an event of an ended
+  // capture, CUDA_ERROR_STREAM_CAPTURE_ISOLATION). Not handled: a plain
+  // wait between streams that are not capturing.
+  CUresult WaitEvent(CUstream stream, CUevent event, bool in_capture, bool* handled);
+  // The event was destroyed: forget its captured nodes.
+  void EventDestroyed(CUevent event);
   CUresult IsCapturing(CUstream stream, CUstreamCaptureStatus* out);
   // The capture's id (cuStreamGetCaptureInfo), 0 when not capturing.
   uint64_t CaptureId(CUstream stream);
@@ -87,6 +123,11 @@ class Graphs {
   std::shared_ptr<const std::vector<GraphNode>> ExecNodes(CUgraphExec exec);
   // Nodes of a live graph (cuGraphGetNodes' count); -1 if not live.
   int64_t NodeCount(CUgraph graph);
+  // cuGraphGetNodes / cuGraphGetEdges: handles are the nodes' addresses
+  // (stable: an ended capture's graph never changes). `from`/`to` null:
+  // only the count; else up to *count entries, *count set to the number.
+  CUresult GetNodes(CUgraph graph, CUgraphNode* nodes, size_t* count);
+  CUresult GetEdges(CUgraph graph, CUgraphNode* from, CUgraphNode* to, size_t* count);
 
   uint64_t graph_count();
   uint64_t exec_count();
@@ -100,14 +141,34 @@ class Graphs {
     bool invalidated = false;
     std::string why;  // what invalidated it
     std::unique_ptr<Graph> graph;
+    CUstream origin = nullptr;  // the stream that began it
+    // Each member stream's lane and last nodes (what its next node
+    // depends on).
+    struct Member {
+      int lane = 0;
+      std::vector<size_t> frontier;
+    };
+    std::map<CUstream, Member> members;
+  };
+  // What an event recorded inside a capture stands for.
+  struct CapturedEvent {
+    uint64_t capture_id = 0;
+    std::vector<size_t> nodes;
   };
   void Invalidate(Capture& c, std::string why);  // under mu_
+  // Removes every member stream of `c` from captures_ (under mu_).
+  void EndAll(const std::shared_ptr<Capture>& c);
+  // Whether every member's frontier is reachable from the origin's.
+  static bool Joined(const Capture& c, std::string* unjoined);
 
   std::mutex mu_;
   std::atomic<int> active_{0};
   int global_captures_ = 0;  // captures in CU_STREAM_CAPTURE_MODE_GLOBAL
   uint64_t next_id_ = 1;
-  std::map<CUstream, Capture> captures_;
+  // Every stream of a capture maps to it (its origin and the streams
+  // that joined).
+  std::map<CUstream, std::shared_ptr<Capture>> captures_;
+  std::map<CUevent, CapturedEvent> captured_events_;
   std::map<CUgraph, std::unique_ptr<Graph>> graphs_;
   // An exec's handle is its GraphExec's address; its nodes are shared with
   // launches in flight.

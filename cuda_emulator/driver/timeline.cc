@@ -135,20 +135,45 @@ CUresult Timeline::DestroyEvent(CUevent event) {
 
 CUresult Timeline::Record(CUevent event, CUstream stream) {
   std::shared_ptr<StreamTimeline> timeline = Find(stream);
+  if (!timeline) return Fail(CUDA_ERROR_INVALID_HANDLE, "cuEventRecord: not a live stream");
+  return RecordOn(event, *timeline);
+}
+
+CUresult Timeline::RecordOn(CUevent event, StreamTimeline& timeline) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = events_.find(event);
   if (it == events_.end()) {
     return Fail(CUDA_ERROR_INVALID_HANDLE, "cuEventRecord: not an event created by cuEventCreate");
   }
-  if (!timeline) {
-    return Fail(CUDA_ERROR_INVALID_HANDLE, "cuEventRecord: not a live stream");
-  }
   Event& e = *it->second;
   if (e.stream) e.stream->Unpin(e.mark.launch_index);
-  e.mark = timeline->PinCurrent();
-  e.stream = std::move(timeline);
+  e.mark = timeline.PinCurrent();
+  e.stream = timeline.shared_from_this();
   e.in_capture = false;
   return CUDA_SUCCESS;
+}
+
+CUresult Timeline::Wait(CUstream stream, CUevent event) {
+  std::shared_ptr<StreamTimeline> timeline = Find(stream);
+  if (!timeline) return Fail(CUDA_ERROR_INVALID_HANDLE, "cuStreamWaitEvent: not a live stream");
+  double clock_us = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = events_.find(event);
+    if (it == events_.end()) {
+      return Fail(CUDA_ERROR_INVALID_HANDLE, "cuStreamWaitEvent: not an event created by cuEventCreate");
+    }
+    if (!it->second->stream) return CUDA_SUCCESS;
+    clock_us = it->second->mark.clock_us;
+  }
+  timeline->AdvanceTo(clock_us);
+  return CUDA_SUCCESS;
+}
+
+bool Timeline::InCapture(CUevent event) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = events_.find(event);
+  return it != events_.end() && it->second->in_capture;
 }
 
 CUresult Timeline::RecordInCapture(CUevent event) {

@@ -11,8 +11,16 @@
 // and the launch range kilnEmuEventCounters sums.
 //
 // Every stream's clock counts only its own stream's work (streams are
-// independent queues on a GPU), so the time between events recorded on two
-// different streams compares two such clocks.
+// independent queues on a GPU, and the model gives each the whole device:
+// work on two streams overlaps completely, the most concurrency could
+// gain), so the time between events recorded on two different streams
+// compares two such clocks. cuStreamWaitEvent moves the waiting stream's
+// clock up to the event's: work after the wait starts when the work before
+// the record has finished. A stream forked from another by such a wait
+// therefore shares its time base, and two streams' independent work
+// overlaps in modeled time although the emulator runs it one after the
+// other. A graph launch gives each lane of the graph a clock of its own
+// the same way (graphs.h).
 #pragma once
 
 #include <cuda.h>
@@ -28,7 +36,7 @@
 
 namespace kiln::emu::driver {
 
-class StreamTimeline {
+class StreamTimeline : public std::enable_shared_from_this<StreamTimeline> {
  public:
   // A kernel launch or library call: the clock advances by its modeled
   // time, counters.model_ns.
@@ -81,6 +89,13 @@ class Timeline {
   CUresult CreateEvent(unsigned flags, CUevent* out);
   CUresult DestroyEvent(CUevent event);
   CUresult Record(CUevent event, CUstream stream);
+  // The same on a timeline (a graph launch's lane, which no stream owns).
+  CUresult RecordOn(CUevent event, StreamTimeline& timeline);
+  // cuStreamWaitEvent outside a capture: the stream's clock moves up to
+  // the event's (an event never recorded is complete: no change).
+  CUresult Wait(CUstream stream, CUevent event);
+  // Whether the event was last recorded inside a stream capture.
+  bool InCapture(CUevent event);
   // cuEventRecord on a capturing stream: the event only orders work inside
   // the capture, so it has no time until recorded outside one again.
   CUresult RecordInCapture(CUevent event);

@@ -120,15 +120,16 @@ TEST_F(CufftDoubleTest, CudaFftScalesInverseTransformsOnEachStream) {
   ASSERT_TRUE(cublas.ok()) << cublas.status().message();
   th::FftThunk thunk{th::FftType::kIrfft, {4}, {}, {}, Shape(ElementType::kC64, {2, 3}),
                      Shape(ElementType::kF32, {2, 4})};
-  auto fft = kernels::CudaFft::Create(*lib_, thunk, 2);
+  auto fft = kernels::CudaFft::Create(*lib_, thunk, backend_->num_lanes());
   ASSERT_TRUE(fft.ok()) << fft.status().message();
   const std::vector<C64> spectrum{{10, 0}, {-2, 2}, {-2, 0}, {4, 0}, {0, 0}, {0, 0}};
   for (int stream = 0; stream < 2; ++stream) {
-    auto handle = backend_->CublasHandle(stream);
+    const int lane = runtime::CudaBackend::Lane(stream, 0);  // the Device stream's own CUstream
+    auto handle = backend_->CublasHandle(lane);
     ASSERT_TRUE(handle.ok()) << handle.status().message();
     CUdeviceptr x = Upload(spectrum), y = Upload(std::vector<float>(8));
     EXPECT_TRUE((*fft)->InputMustBeCopied(x, y));  // C2R overwrites its input
-    ASSERT_TRUE((*fft)->Run(stream, backend_->stream(stream), *cublas, *handle, x, y).ok());
+    ASSERT_TRUE((*fft)->Run(lane, backend_->stream(stream), *cublas, *handle, x, y).ok());
     std::vector<float> out = Download<float>(y, 8, stream);
     const float expected[8] = {1, 2, 3, 4, 1, 1, 1, 1};
     for (int i = 0; i < 8; ++i) EXPECT_NEAR(out[i], expected[i], 1e-5) << "at " << i;

@@ -6,13 +6,20 @@
 // a graph launch runs it, with memcheck; an exec takes a re-captured
 // graph's parameters through cuGraphExecUpdate; calls the driver forbids
 // during capture fail and invalidate it; kilnEmuApiCalls counts the calls.
+// Several streams: cuStreamWaitEvent orders them in modeled time (two
+// streams' kernels overlap), and a capture forks into a second stream
+// through an event and must join back (CUDA_ERROR_STREAM_CAPTURE_UNJOINED
+// otherwise), giving a graph with parallel branches (cuGraphGetEdges).
 // Expected values are hand-computed.
 #include <cublas_api.h>
 #include <cuda.h>
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <set>
+#include <utility>
 #include <string>
 #include <thread>
 #include <vector>
@@ -30,6 +37,7 @@ namespace {
   X(cuModuleLoadData) X(cuModuleGetFunction) X(cuLaunchKernel) X(cuStreamBeginCapture) \
   X(cuStreamEndCapture) X(cuStreamIsCapturing) X(cuStreamGetCaptureInfo) X(cuGraphInstantiateWithFlags) \
   X(cuGraphLaunch) X(cuGraphExecUpdate) X(cuGraphGetNodes) X(cuGraphDestroy) X(cuGraphExecDestroy) \
+  X(cuStreamWaitEvent) X(cuGraphGetEdges) \
   X(cublasCreate_v2) X(cublasDestroy_v2) X(cublasSetStream_v2) X(cublasSscal_v2) \
   X(kilnEmuLastErrorDetail) X(kilnEmuApiCalls) X(kilnEmuEventCounters) X(kilnEmuLiveObjects)
 // clang-format on
@@ -107,9 +115,25 @@ class GraphApiTest : public ::testing::Test {
     EXPECT_EQ(Emu().cuMemAlloc(&p, kN * 4), CUDA_SUCCESS) << Detail();
     return p;
   }
-  CUresult AddOne(CUdeviceptr in, CUdeviceptr out) {
+  CUresult AddOne(CUdeviceptr in, CUdeviceptr out) { return AddOneOn(stream_, in, out); }
+  CUresult AddOneOn(CUstream stream, CUdeviceptr in, CUdeviceptr out) {
     void* params[] = {&in, &out};
-    return Emu().cuLaunchKernel(add_one_, 1, 1, 1, kN, 1, 1, 0, stream_, params, nullptr);
+    return Emu().cuLaunchKernel(add_one_, 1, 1, 1, kN, 1, 1, 0, stream, params, nullptr);
+  }
+  CUstreamCaptureStatus StatusOf(CUstream stream) {
+    CUstreamCaptureStatus s = CU_STREAM_CAPTURE_STATUS_NONE;
+    EXPECT_EQ(Emu().cuStreamIsCapturing(stream, &s), CUDA_SUCCESS);
+    return s;
+  }
+  CUevent Event() {
+    CUevent ev = nullptr;
+    EXPECT_EQ(Emu().cuEventCreate(&ev, CU_EVENT_DEFAULT), CUDA_SUCCESS);
+    return ev;
+  }
+  float Ms(CUevent from, CUevent to) {
+    float ms = -1;
+    EXPECT_EQ(Emu().cuEventElapsedTime(&ms, from, to), CUDA_SUCCESS) << Detail();
+    return ms;
   }
   std::vector<float> Read(CUdeviceptr p) {
     std::vector<float> v(kN, -1.0f);
@@ -341,6 +365,147 @@ TEST_F(GraphApiTest, ReplayIsMemchecked) {
   ASSERT_EQ(e.cuMemFree(b), CUDA_SUCCESS);
   EXPECT_EQ(e.cuGraphLaunch(exec, stream_), CUDA_ERROR_ILLEGAL_ADDRESS);
   EXPECT_NE(Detail().find("add_one"), std::string::npos) << Detail();
+}
+
+// Two streams, one kernel each, forked from and joined back into the
+// first: the second stream's kernel starts when the fork was recorded (its
+// clock moves up to the event's), and the first stream's clock after the
+// join is the later of the two ends, not their sum.
+TEST_F(GraphApiTest, WaitEventOrdersStreamsAndTheirWorkOverlapsInModeledTime) {
+  const Api& e = Emu();
+  CUstream other = nullptr;
+  ASSERT_EQ(e.cuStreamCreate(&other, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  CUdeviceptr a = Alloc(), b = Alloc(), c = Alloc(), d = Alloc();
+  Fill(a, 1.0f);
+  Fill(c, 10.0f);
+  CUevent start = Event(), fork = Event(), other_begin = Event(), other_end = Event(), join = Event(),
+          mine_end = Event(), end = Event();
+  // Work on the first stream only, so that its clock is ahead of the other's.
+  ASSERT_EQ(AddOne(a, a), CUDA_SUCCESS);
+  ASSERT_EQ(e.cuEventRecord(start, stream_), CUDA_SUCCESS);
+  ASSERT_EQ(e.cuEventRecord(fork, stream_), CUDA_SUCCESS);
+  ASSERT_EQ(e.cuStreamWaitEvent(other, fork, 0), CUDA_SUCCESS) << Detail();
+  ASSERT_EQ(e.cuEventRecord(other_begin, other), CUDA_SUCCESS);
+  ASSERT_EQ(AddOneOn(other, c, d), CUDA_SUCCESS);
+  ASSERT_EQ(AddOneOn(other, d, d), CUDA_SUCCESS);
+  ASSERT_EQ(e.cuEventRecord(other_end, other), CUDA_SUCCESS);
+  ASSERT_EQ(e.cuEventRecord(join, other), CUDA_SUCCESS);
+  ASSERT_EQ(AddOne(a, b), CUDA_SUCCESS);
+  ASSERT_EQ(e.cuEventRecord(mine_end, stream_), CUDA_SUCCESS);
+  ASSERT_EQ(e.cuStreamWaitEvent(stream_, join, 0), CUDA_SUCCESS) << Detail();
+  ASSERT_EQ(e.cuEventRecord(end, stream_), CUDA_SUCCESS);
+  ASSERT_EQ(e.cuStreamSynchronize(stream_), CUDA_SUCCESS);
+  EXPECT_EQ(Read(b)[3], 3.0f);   // 1 + 1 + 1
+  EXPECT_EQ(Read(d)[5], 12.0f);  // 10 + 1 + 1
+
+  EXPECT_EQ(Ms(start, other_begin), 0.0f);  // the fork: the other stream starts at `start`
+  const float mine = Ms(start, mine_end), theirs = Ms(other_begin, other_end);
+  EXPECT_GT(mine, 0.0f);
+  EXPECT_GT(theirs, mine);  // two launches against one
+  EXPECT_FLOAT_EQ(Ms(start, end), std::max(mine, theirs));
+  EXPECT_LT(Ms(start, end), mine + theirs);
+  // Waiting for an event never recorded is a no-op; flags are checked.
+  CUevent never = Event();
+  EXPECT_EQ(e.cuStreamWaitEvent(stream_, never, 0), CUDA_SUCCESS);
+  EXPECT_EQ(e.cuStreamWaitEvent(stream_, never, 7), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(e.cuStreamDestroy(other), CUDA_SUCCESS);
+}
+
+// The capture begins on the first stream, forks into the second through an
+// event recorded before any work, and joins back before it ends:
+//   n0 (first: x = 2)            n1 (second: y = 5) -> n2 (second: z = y + 1)
+//   n3 (first: w = x + 1), after n0 and n2
+TEST_F(GraphApiTest, CaptureForksIntoAnotherStreamAndJoinsBack) {
+  const Api& e = Emu();
+  CUstream other = nullptr;
+  ASSERT_EQ(e.cuStreamCreate(&other, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  CUdeviceptr x = Alloc(), y = Alloc(), z = Alloc(), w = Alloc();
+  for (CUdeviceptr p : {x, y, z, w}) Fill(p, 0.0f);
+  CUevent fork = Event(), join = Event();
+  ASSERT_EQ(e.cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), CUDA_SUCCESS);
+  ASSERT_EQ(e.cuEventRecord(fork, stream_), CUDA_SUCCESS) << Detail();
+  ASSERT_EQ(e.cuMemsetD32Async(x, Bits(2.0f), kN, stream_), CUDA_SUCCESS) << Detail();
+  EXPECT_EQ(StatusOf(other), CU_STREAM_CAPTURE_STATUS_NONE);
+  ASSERT_EQ(e.cuStreamWaitEvent(other, fork, 0), CUDA_SUCCESS) << Detail();
+  EXPECT_EQ(StatusOf(other), CU_STREAM_CAPTURE_STATUS_ACTIVE);  // joined the capture
+  ASSERT_EQ(e.cuMemsetD32Async(y, Bits(5.0f), kN, other), CUDA_SUCCESS) << Detail();
+  ASSERT_EQ(AddOneOn(other, y, z), CUDA_SUCCESS) << Detail();
+  ASSERT_EQ(e.cuEventRecord(join, other), CUDA_SUCCESS) << Detail();
+  ASSERT_EQ(e.cuStreamWaitEvent(stream_, join, 0), CUDA_SUCCESS) << Detail();
+  ASSERT_EQ(AddOne(x, w), CUDA_SUCCESS) << Detail();
+  CUgraph graph = nullptr;
+  ASSERT_EQ(e.cuStreamEndCapture(stream_, &graph), CUDA_SUCCESS) << Detail();
+  EXPECT_EQ(StatusOf(other), CU_STREAM_CAPTURE_STATUS_NONE);
+  EXPECT_EQ(Read(w)[0], 0.0f);  // nothing ran yet
+
+  size_t count = 0;
+  ASSERT_EQ(e.cuGraphGetNodes(graph, nullptr, &count), CUDA_SUCCESS);
+  ASSERT_EQ(count, 4u);
+  std::vector<CUgraphNode> nodes(count);
+  ASSERT_EQ(e.cuGraphGetNodes(graph, nodes.data(), &count), CUDA_SUCCESS);
+  size_t edges = 0;
+  ASSERT_EQ(e.cuGraphGetEdges(graph, nullptr, nullptr, nullptr, &edges), CUDA_SUCCESS);
+  ASSERT_EQ(edges, 3u);
+  std::vector<CUgraphNode> from(edges), to(edges);
+  ASSERT_EQ(e.cuGraphGetEdges(graph, from.data(), to.data(), nullptr, &edges), CUDA_SUCCESS);
+  auto index = [&](CUgraphNode n) { return std::find(nodes.begin(), nodes.end(), n) - nodes.begin(); };
+  std::set<std::pair<long, long>> found;
+  for (size_t i = 0; i < edges; ++i) found.insert({index(from[i]), index(to[i])});
+  EXPECT_EQ(found, (std::set<std::pair<long, long>>{{0, 3}, {1, 2}, {2, 3}}));
+
+  CUgraphExec exec = nullptr;
+  ASSERT_EQ(e.cuGraphInstantiateWithFlags(&exec, graph, 0), CUDA_SUCCESS) << Detail();
+  CUevent begin = Event(), end = Event();
+  ASSERT_EQ(e.cuEventRecord(begin, stream_), CUDA_SUCCESS);
+  ASSERT_EQ(e.cuGraphLaunch(exec, stream_), CUDA_SUCCESS) << Detail();
+  ASSERT_EQ(e.cuEventRecord(end, stream_), CUDA_SUCCESS);
+  ASSERT_EQ(e.cuStreamSynchronize(stream_), CUDA_SUCCESS);
+  EXPECT_EQ(Read(w)[9], 3.0f);
+  EXPECT_EQ(Read(z)[kN - 1], 6.0f);
+  EXPECT_GT(Ms(begin, end), 0.0f);
+  EXPECT_EQ(e.cuGraphExecDestroy(exec), CUDA_SUCCESS);
+  EXPECT_EQ(e.cuGraphDestroy(graph), CUDA_SUCCESS);
+  EXPECT_EQ(e.cuStreamDestroy(other), CUDA_SUCCESS);
+}
+
+TEST_F(GraphApiTest, CaptureAcrossStreamsFollowsTheDriversRules) {
+  const Api& e = Emu();
+  CUstream other = nullptr;
+  ASSERT_EQ(e.cuStreamCreate(&other, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  CUdeviceptr a = Alloc();
+  CUevent fork = Event(), outside = Event();
+  CUgraph graph = nullptr;
+
+  // A forked stream that never joins back.
+  ASSERT_EQ(e.cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), CUDA_SUCCESS);
+  ASSERT_EQ(e.cuEventRecord(fork, stream_), CUDA_SUCCESS);
+  ASSERT_EQ(e.cuStreamWaitEvent(other, fork, 0), CUDA_SUCCESS) << Detail();
+  ASSERT_EQ(AddOneOn(other, a, a), CUDA_SUCCESS);
+  EXPECT_EQ(e.cuStreamEndCapture(stream_, &graph), CUDA_ERROR_STREAM_CAPTURE_UNJOINED);
+  EXPECT_NE(Detail().find("not joined back"), std::string::npos) << Detail();
+  EXPECT_EQ(StatusOf(stream_), CU_STREAM_CAPTURE_STATUS_NONE);
+  EXPECT_EQ(StatusOf(other), CU_STREAM_CAPTURE_STATUS_NONE);
+
+  // Ending on the stream that joined, not the one that began.
+  ASSERT_EQ(e.cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), CUDA_SUCCESS);
+  ASSERT_EQ(e.cuEventRecord(fork, stream_), CUDA_SUCCESS);
+  ASSERT_EQ(e.cuStreamWaitEvent(other, fork, 0), CUDA_SUCCESS);
+  EXPECT_EQ(e.cuStreamEndCapture(other, &graph), CUDA_ERROR_STREAM_CAPTURE_UNMATCHED);
+  EXPECT_EQ(StatusOf(stream_), CU_STREAM_CAPTURE_STATUS_NONE);
+
+  // A capturing stream waiting for an event recorded outside its capture.
+  ASSERT_EQ(e.cuEventRecord(outside, other), CUDA_SUCCESS);
+  ASSERT_EQ(e.cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), CUDA_SUCCESS);
+  EXPECT_EQ(e.cuStreamWaitEvent(stream_, outside, 0), CUDA_ERROR_STREAM_CAPTURE_ISOLATION);
+  EXPECT_EQ(e.cuStreamEndCapture(stream_, &graph), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+
+  // An event of an ended capture cannot be waited for.
+  ASSERT_EQ(e.cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), CUDA_SUCCESS);
+  ASSERT_EQ(e.cuEventRecord(fork, stream_), CUDA_SUCCESS);
+  ASSERT_EQ(e.cuStreamEndCapture(stream_, &graph), CUDA_SUCCESS);
+  EXPECT_EQ(e.cuStreamWaitEvent(other, fork, 0), CUDA_ERROR_STREAM_CAPTURE_ISOLATION);
+  EXPECT_EQ(e.cuGraphDestroy(graph), CUDA_SUCCESS);
+  EXPECT_EQ(e.cuStreamDestroy(other), CUDA_SUCCESS);
 }
 
 }  // namespace

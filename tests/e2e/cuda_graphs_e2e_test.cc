@@ -114,20 +114,7 @@ class CudaGraphsE2ETest : public ::testing::Test {
   // `text` compiled for CUDA and loaded; its module in *module.
   std::unique_ptr<runtime::LoadedExecutable> Load(const std::string& text,
                                                   std::unique_ptr<hlo::HloModule>* module) {
-    auto parsed = hlo::ParseHloModule(text);
-    EXPECT_TRUE(parsed.ok()) << parsed.status().message();
-    if (!parsed.ok()) return nullptr;
-    compiler::CompileOptions options;
-    options.host = false;
-    options.cuda = true;
-    options.tf32 = false;  // f32 GEMMs in f32, as the evaluator computes them
-    auto artifact = compiler::CompileModule(**parsed, options);
-    EXPECT_TRUE(artifact.ok()) << artifact.status().message();
-    if (!artifact.ok()) return nullptr;
-    auto exe = runtime::LoadedExecutable::Load(*device_, *artifact);
-    EXPECT_TRUE(exe.ok()) << exe.status().message();
-    *module = std::move(*parsed);
-    return exe.ok() ? std::move(*exe) : nullptr;
+    return CompileAndLoadForCuda(text, *device_, module);
   }
 
   // `args` uploaded into new device buffers (new addresses every call).

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdlib>
+#include <memory>
 #include <optional>
 #include <random>
 #include <string>
@@ -81,6 +82,32 @@ inline std::optional<bef::Artifact> CompileForHostAndCuda(const std::string& tex
   EXPECT_TRUE(artifact.ok()) << artifact.status().message();
   if (!artifact.ok()) return std::nullopt;
   return std::move(*artifact);
+}
+
+// `text` compiled for CUDA alone (f32 GEMMs in f32, as the evaluator
+// computes them) with `streams` program streams and loaded on `device`;
+// its module in *module and, when asked, its program in *program. Null,
+// failing the test, when it does not parse, compile or load.
+inline std::unique_ptr<runtime::LoadedExecutable> CompileAndLoadForCuda(const std::string& text, runtime::Device& device,
+                                                                        std::unique_ptr<hlo::HloModule>* module,
+                                                                        int streams = 1,
+                                                                        thunks::ThunkProgram* program = nullptr) {
+  auto parsed = hlo::ParseHloModule(text);
+  EXPECT_TRUE(parsed.ok()) << parsed.status().message();
+  if (!parsed.ok()) return nullptr;
+  compiler::CompileOptions options;
+  options.host = false;
+  options.cuda = true;
+  options.tf32 = false;
+  options.streams = streams;
+  auto artifact = compiler::CompileModule(**parsed, options);
+  EXPECT_TRUE(artifact.ok()) << artifact.status().message();
+  if (!artifact.ok()) return nullptr;
+  if (program) *program = artifact->program;
+  auto exe = runtime::LoadedExecutable::Load(device, *artifact);
+  EXPECT_TRUE(exe.ok()) << exe.status().message();
+  *module = std::move(*parsed);
+  return exe.ok() ? std::move(*exe) : nullptr;
 }
 
 // The CUDA artifact's kernels: (grid, block x, block y) each, and its PTX.

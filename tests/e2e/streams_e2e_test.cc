@@ -1,7 +1,8 @@
 // Multi-stream programs end to end: modules with independent branches
 // compiled with --streams=1 and --streams=4 give the reference evaluator's
 // results, run after run (the host runs the streams concurrently on four
-// threads; CUDA runs the root in order, which every event allows). The
+// threads; CUDA on one CUstream per program stream with events between
+// them, cuda_program_streams_e2e_test covering graphs and overlap). The
 // compiled program really uses several streams with events between them,
 // and the host profile puts thunks on more than one program stream.
 #include <gtest/gtest.h>
@@ -103,7 +104,7 @@ class StreamsE2E : public ::testing::Test {
     StatusOr<bef::Artifact> artifact = compiler::CompileModule(**module, copts);
     EXPECT_TRUE(artifact.ok()) << artifact.status().message();
     if (!artifact.ok()) return {};
-    // The emulator runs the root in order: two runs say as much as many.
+    // The emulator runs work in issue order: two runs say as much as many.
     if (E2EDeviceKind() != runtime::DeviceKind::kHost) runs = std::min(runs, 2);
     for (int run = 0; run < runs; ++run) {
       std::vector<Literal> args = RandomArgs(**module, 100 + run);
