@@ -211,6 +211,82 @@ ENTRY e {
 })", 7, {1e-4, 1e-4});
 }
 
+// The done right after its start in the text; the schedule puts the dot
+// chain, which does not need the all-reduce, between them (latency hiding,
+// compiler/pipeline/latency_hiding.h), and the results stay the
+// evaluator's.
+std::string OverlapModule() {
+  return "HloModule m, replica_count=2\n" + Reducer("add", "f32", "add") + R"(
+ENTRY e {
+  p = f32[256] parameter(0)
+  a = f32[32,32] parameter(1)
+  b = f32[32,32] parameter(2)
+  ars = f32[256] all-reduce-start(p), replica_groups={}, to_apply=add
+  ard = f32[256] all-reduce-done(ars)
+  x = f32[256] negate(ard)
+  d = f32[32,32] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  t = f32[32,32] tanh(d)
+  ROOT r = (f32[256], f32[32,32]) tuple(x, t)
+})";
+}
+
+TEST(CollectivesE2E, ComputeRunsBetweenAnAsyncStartAndItsDone) {
+  auto module = hlo::ParseHloModule(OverlapModule());
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  StatusOr<bef::Artifact> artifact = compiler::CompileModule(**module, SpmdCompileOptions());
+  ASSERT_TRUE(artifact.ok()) << artifact.status().message();
+  // The top-level thunks, in order, as the HLO instructions they run.
+  std::vector<std::string> order;
+  int64_t start = -1, done = -1;
+  for (const thunks::Thunk& t : artifact->program.root.thunks) {
+    const thunks::CollectiveConfig* config = thunks::CollectiveConfigOf(t);
+    if (config && config->async_id) start = static_cast<int64_t>(order.size());
+    if (t.As<thunks::CollectiveDoneThunk>()) done = static_cast<int64_t>(order.size());
+    std::string names;
+    for (const thunks::HloInstructionRef& h : t.info.hlo) names += h.name + " ";
+    order.push_back(names);
+  }
+  ASSERT_GE(start, 0);
+  ASSERT_GT(done, start);
+  // The dot and tanh (fused or not, maybe renamed with a suffix) run there.
+  std::string between;
+  for (int64_t i = start + 1; i < done; ++i) between += " " + order[i];
+  EXPECT_TRUE(between.find(" t ") != std::string::npos || between.find(" t.") != std::string::npos ||
+              between.find(" d ") != std::string::npos || between.find(" d.") != std::string::npos)
+      << "between the start and the done:" << between;
+  EXPECT_EQ(CompareSpmdWithEvaluator(**module, 3, {1e-4, 1e-4}), "");
+}
+
+// XLA's async form of a reduce-scatter (no -start op of its own): a real
+// async pair, the reduce-scatter thunk started at the async-start and
+// awaited at the async-done, not a synchronous call.
+TEST(CollectivesE2E, WrappedAsyncCollectiveIsAnAsyncPair) {
+  auto module = hlo::ParseHloModule("HloModule m, replica_count=4\n" + Reducer("add", "f32", "add") + R"(
+rs {
+  x = f32[8,2] parameter(0)
+  ROOT r = f32[2,2] reduce-scatter(x), replica_groups={}, dimensions={0}, to_apply=add
+}
+ENTRY e {
+  p = f32[8,2] parameter(0)
+  q = f32[16] parameter(1)
+  s = ((f32[8,2]), f32[2,2]) async-start(p), calls=rs
+  d = f32[2,2] async-done(s)
+  e = f32[16] exponential(q)
+  ROOT t = (f32[2,2], f32[16]) tuple(d, e)
+})");
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  StatusOr<bef::Artifact> artifact = compiler::CompileModule(**module, SpmdCompileOptions());
+  ASSERT_TRUE(artifact.ok()) << artifact.status().message();
+  int started = 0, done = 0;
+  thunks::ForEachThunk(artifact->program.root, [&](const thunks::Thunk& t, int) {
+    if (const auto* rs = t.As<thunks::ReduceScatterThunk>(); rs && rs->config.async_id) ++started;
+    if (t.As<thunks::CollectiveDoneThunk>()) ++done;
+  });
+  EXPECT_EQ(started, 1);
+  EXPECT_EQ(done, 1);
+  EXPECT_EQ(CompareSpmdWithEvaluator(**module, 5, {1e-4, 1e-4}), "");
+}
+
 TEST(CollectivesE2E, CollectiveInsideAWhileLoop) {
   ExpectSpmdMatchesEvaluator(AllReduceLoopModule(2, "s32", 4, 3));
 }
