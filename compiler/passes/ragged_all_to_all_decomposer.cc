@@ -47,6 +47,15 @@ StatusOr<HloInstruction*> Decompose(HloInstruction* ragged, NameUniquer& names) 
         ragged->operand(i)->shape().element_type() != offsets.element_type())
       return Error(ragged->DebugName() + ": offsets and sizes must have one shape");
   const int64_t n = offsets.dim(0);
+  // One offset per participant (XLA also allows several, its multi-update form).
+  int64_t group_size = comp.parent()->config().replica_count;
+  if (const auto* groups = ragged->GetAttribute<hlo::ReplicaGroups>("replica_groups"); groups && !groups->groups.empty())
+    group_size = static_cast<int64_t>(groups->groups[0].size());
+  else if (ragged->HasAttribute("channel_id"))
+    group_size = comp.parent()->config().num_partitions;
+  if (group_size != n)
+    return Error(ragged->DebugName() + ": bef-compile supports one offset per participant (" +
+                 std::to_string(group_size) + "), not " + std::to_string(n));
   const int64_t rows = in.dim(0);
   const ElementType index_type = offsets.element_type();
   std::vector<int64_t> inner(in.dims().begin() + 1, in.dims().end());
