@@ -25,6 +25,7 @@
 #include "compiler/hlo/printer.h"
 #include "compiler/passes/optimization_pipeline.h"
 #include "compiler/passes/sequential_computations.h"
+#include "compiler/pipeline/latency_hiding.h"
 #include "compiler/pipeline/list_scheduler.h"
 #include "thunks/initialization_analysis.h"
 #include "thunks/program_text.h"
@@ -379,6 +380,10 @@ Status RunMiddleEnd(const hlo::HloModule& input, const CompileOptions& options, 
   std::string report;
   for (const hlo::HloComputation* c : passes::SequentialComputations(*module)) {
     KILN_ASSIGN_OR_RETURN(pipeline::BufferAssignment ba, pipeline::AssignBuffersMinimizingMemory(*c));
+    // The schedule the emitter uses: async collectives' latency hidden.
+    KILN_ASSIGN_OR_RETURN(std::optional<pipeline::BufferAssignment> overlapped,
+                          pipeline::AssignBuffersHidingLatency(*c, ba, {}));
+    if (overlapped) ba = std::move(*overlapped);
     s.temp_peak_bytes += ba.peak_temp_bytes();
     s.temp_lower_bound_bytes += ba.temp_lower_bound();
     report += "computation " + c->name() + ":\n" + ba.ToString() + "\n";

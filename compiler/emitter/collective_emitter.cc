@@ -15,6 +15,7 @@
 #include "compiler/emitter/cost_model.h"
 #include "compiler/emitter/program_builder.h"
 #include "compiler/evaluator/collective_groups.h"
+#include "compiler/passes/wrapped_collective.h"
 
 namespace kiln::emitter {
 
@@ -121,7 +122,7 @@ bool IsReducibleType(ElementType t) {
 // itself, element i of a tuple, or within element 1 of a -start's tuple.
 ShapeIndex ResultIndex(const HloInstruction& inst, size_t i, size_t count) {
   const bool start = inst.opcode() == HloOpcode::kAllGatherStart ||
-                     inst.opcode() == HloOpcode::kCollectivePermuteStart;
+                     inst.opcode() == HloOpcode::kCollectivePermuteStart || inst.opcode() == HloOpcode::kAsyncStart;
   ShapeIndex index;
   if (start) index.push_back(1);
   if (count > 1) index.push_back(static_cast<int64_t>(i));
@@ -163,7 +164,8 @@ StatusOr<std::vector<th::CollectiveBuffer>> ComputationEmitter::CollectiveBuffer
   return buffers;
 }
 
-StatusOr<th::CollectiveConfig> ComputationEmitter::CollectiveConfigFor(const HloInstruction& inst) {
+StatusOr<th::CollectiveConfig> ComputationEmitter::CollectiveConfigFor(const HloInstruction& inst,
+                                                                         const HloInstruction& at) {
   th::CollectiveConfig config;
   if (const auto* groups = inst.GetAttribute<hlo::IntListList>("replica_groups")) config.replica_groups = groups->lists;
   if (const int64_t* channel = inst.GetAttribute<int64_t>("channel_id")) config.channel_id = *channel;
@@ -173,15 +175,21 @@ StatusOr<th::CollectiveConfig> ComputationEmitter::CollectiveConfigFor(const Hlo
   }
   const HloOpcode op = inst.opcode();
   if (op == HloOpcode::kAllReduceStart || op == HloOpcode::kAllGatherStart ||
-      op == HloOpcode::kCollectivePermuteStart) {
+      op == HloOpcode::kCollectivePermuteStart || at.opcode() == HloOpcode::kAsyncStart) {
     config.async_id = builder_.NextAsyncId();
-    async_ids_[&inst] = *config.async_id;
+    async_ids_[&at] = *config.async_id;
   }
   return config;
 }
 
-Status ComputationEmitter::EmitCollective(const HloInstruction& inst, th::SequenceThunk& seq) {
-  KILN_ASSIGN_OR_RETURN(th::CollectiveConfig config, CollectiveConfigFor(inst));
+Status ComputationEmitter::EmitCollective(const HloInstruction& at, th::SequenceThunk& seq) {
+  // `inst` is the collective (its opcode and attributes), `at` the
+  // instruction whose operands and result hold its buffers: the same, or an
+  // async-start wrapping it.
+  const HloInstruction* wrapped = at.opcode() == HloOpcode::kAsyncStart ? passes::WrappedCollective(at) : &at;
+  if (!wrapped) return Error(at.DebugName() + ": bef-compile runs async-start only around a single collective");
+  const HloInstruction& inst = *wrapped;
+  KILN_ASSIGN_OR_RETURN(th::CollectiveConfig config, CollectiveConfigFor(inst, at));
   th::ThunkBody body;
   switch (inst.opcode()) {
     case HloOpcode::kAllReduce:
@@ -189,7 +197,7 @@ Status ComputationEmitter::EmitCollective(const HloInstruction& inst, th::Sequen
       th::AllReduceThunk t;
       t.config = std::move(config);
       KILN_ASSIGN_OR_RETURN(t.reduction, ReductionOf(inst));
-      KILN_ASSIGN_OR_RETURN(t.buffers, CollectiveBuffers(inst, true));
+      KILN_ASSIGN_OR_RETURN(t.buffers, CollectiveBuffers(at, true));
       body = std::move(t);
       break;
     }
@@ -197,7 +205,7 @@ Status ComputationEmitter::EmitCollective(const HloInstruction& inst, th::Sequen
       th::ReduceScatterThunk t;
       t.config = std::move(config);
       KILN_ASSIGN_OR_RETURN(t.reduction, ReductionOf(inst));
-      KILN_ASSIGN_OR_RETURN(t.buffers, CollectiveBuffers(inst, true));
+      KILN_ASSIGN_OR_RETURN(t.buffers, CollectiveBuffers(at, true));
       KILN_ASSIGN_OR_RETURN(t.dimension, SingleDimension(inst));
       body = std::move(t);
       break;
@@ -206,7 +214,7 @@ Status ComputationEmitter::EmitCollective(const HloInstruction& inst, th::Sequen
     case HloOpcode::kAllGatherStart: {
       th::AllGatherThunk t;
       t.config = std::move(config);
-      KILN_ASSIGN_OR_RETURN(t.buffers, CollectiveBuffers(inst, false));
+      KILN_ASSIGN_OR_RETURN(t.buffers, CollectiveBuffers(at, false));
       // PyTorch/XLA threads a scalar through combined all-gathers as an
       // ordering token: it passes through unchanged (as the evaluator and
       // the verifier have it).
@@ -216,7 +224,7 @@ Status ComputationEmitter::EmitCollective(const HloInstruction& inst, th::Sequen
           if (!b.dims.empty()) {
             gathered.push_back(std::move(b));
           } else if (b.source != b.destination) {
-            th::ThunkInfo info = InfoFor(inst);
+            th::ThunkInfo info = InfoFor(at);
             info.profile_name += ".token";
             info.cost = CopyCost(b.source.size);
             seq.thunks.push_back(th::Thunk{std::move(info), th::CopyThunk{b.source, b.destination}});
@@ -231,7 +239,7 @@ Status ComputationEmitter::EmitCollective(const HloInstruction& inst, th::Sequen
     case HloOpcode::kAllToAll: {
       th::AllToAllThunk t;
       t.config = std::move(config);
-      KILN_ASSIGN_OR_RETURN(t.buffers, CollectiveBuffers(inst, false));
+      KILN_ASSIGN_OR_RETURN(t.buffers, CollectiveBuffers(at, false));
       std::vector<int64_t> dims = inst.dimensions();
       if (dims.size() > 1) return Error(inst.DebugName() + ": needs at most one split dimension");
       if (!dims.empty()) t.split_dimension = dims[0];
@@ -248,7 +256,7 @@ Status ComputationEmitter::EmitCollective(const HloInstruction& inst, th::Sequen
       if (const auto* p = inst.GetAttribute<hlo::IntListList>("source_target_pairs"))
         for (const auto& pair : p->lists)
           if (pair.size() == 2) t.source_target_pairs.emplace_back(pair[0], pair[1]);
-      KILN_ASSIGN_OR_RETURN(std::vector<th::CollectiveBuffer> buffers, CollectiveBuffers(inst, false));
+      KILN_ASSIGN_OR_RETURN(std::vector<th::CollectiveBuffer> buffers, CollectiveBuffers(at, false));
       t.buffer = std::move(buffers[0]);
       KILN_ASSIGN_OR_RETURN(t.device_pairs, ResolvePermutePairs(inst, builder_.program()));
       body = std::move(t);
@@ -257,13 +265,13 @@ Status ComputationEmitter::EmitCollective(const HloInstruction& inst, th::Sequen
     case HloOpcode::kCollectiveBroadcast: {
       th::CollectiveBroadcastThunk t;
       t.config = std::move(config);
-      KILN_ASSIGN_OR_RETURN(t.buffers, CollectiveBuffers(inst, false));
+      KILN_ASSIGN_OR_RETURN(t.buffers, CollectiveBuffers(at, false));
       body = std::move(t);
       break;
     }
     default: return Error(inst.DebugName() + ": not a collective");
   }
-  th::ThunkInfo info = InfoFor(inst);
+  th::ThunkInfo info = InfoFor(at);
   std::visit(
       [&](const auto& b) {
         if constexpr (requires { b.buffers; }) info.cost = CopyCost(TotalBytes(b.buffers));
@@ -278,6 +286,8 @@ Status ComputationEmitter::EmitCollective(const HloInstruction& inst, th::Sequen
 // the done's own buffers where buffer assignment gave it separate ones.
 Status ComputationEmitter::EmitCollectiveDone(const HloInstruction& done, th::SequenceThunk& seq) {
   const HloInstruction* start = done.operand_count() == 1 ? done.operand(0) : nullptr;
+  while (start && start->opcode() == HloOpcode::kAsyncUpdate && start->operand_count() == 1)
+    start = start->operand(0);
   auto it = start ? async_ids_.find(start) : async_ids_.end();
   if (it == async_ids_.end()) return Error(done.DebugName() + ": its operand is not a collective start");
   seq.thunks.push_back(th::Thunk{InfoFor(done), th::CollectiveDoneThunk{it->second}});

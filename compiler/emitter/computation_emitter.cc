@@ -166,9 +166,11 @@ Status ComputationEmitter::EmitInstruction(const HloInstruction& inst, th::Seque
     case HloOpcode::kCollectivePermute:
     case HloOpcode::kCollectivePermuteStart:
     case HloOpcode::kCollectiveBroadcast: return EmitCollective(inst, seq);
+    case HloOpcode::kAsyncStart: return EmitCollective(inst, seq);  // wrapped_collective.h
     case HloOpcode::kAllReduceDone:
     case HloOpcode::kAllGatherDone:
-    case HloOpcode::kCollectivePermuteDone: return EmitCollectiveDone(inst, seq);
+    case HloOpcode::kCollectivePermuteDone:
+    case HloOpcode::kAsyncDone: return EmitCollectiveDone(inst, seq);
     default:
       return Error(inst.DebugName() + ": bef-compile does not support opcode '" +
                    std::string(hlo::OpcodeName(inst.opcode())) + "' yet (supported: " + SupportedOpsSummary() + ")");

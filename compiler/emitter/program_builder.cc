@@ -8,6 +8,7 @@
 
 #include "compiler/emitter/program_builder.h"
 #include "compiler/pipeline/in_place.h"
+#include "compiler/pipeline/latency_hiding.h"
 #include "compiler/pipeline/list_scheduler.h"
 #include "compiler/passes/hlo_builder.h"
 
@@ -183,6 +184,12 @@ Status ComputationEmitter::Init() {
       StatusOr<pipeline::BufferAssignment> in_place = pipeline::AssignBuffers(comp_, std::move(reordered), options_);
       if (in_place.ok() && in_place->peak_temp_bytes() <= ba.peak_temp_bytes()) ba = std::move(*in_place);
     }
+  }
+  if (!options_.concurrent_temps) {
+    // Independent compute between each async collective's start and done.
+    KILN_ASSIGN_OR_RETURN(std::optional<pipeline::BufferAssignment> overlapped,
+                          pipeline::AssignBuffersHidingLatency(comp_, ba, options_));
+    if (overlapped) ba = std::move(*overlapped);
   }
   assignment_.emplace(std::move(ba));
   const auto& local = assignment_->allocations();

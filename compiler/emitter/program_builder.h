@@ -93,11 +93,15 @@ class ComputationEmitter {
   Status EmitWhile(const hlo::HloInstruction& loop, thunks::SequenceThunk& seq);
   Status EmitConditional(const hlo::HloInstruction& cond, thunks::SequenceThunk& seq);
   // collective_emitter.cc: collectives, their -done ops, replica-id and partition-id.
-  Status EmitCollective(const hlo::HloInstruction& inst, thunks::SequenceThunk& seq);
+  // `at`: the collective, or an async-start wrapping one.
+  Status EmitCollective(const hlo::HloInstruction& at, thunks::SequenceThunk& seq);
   Status EmitCollectiveDone(const hlo::HloInstruction& done, thunks::SequenceThunk& seq);
   Status EmitDeviceId(const hlo::HloInstruction& inst, thunks::SequenceThunk& seq);
-  StatusOr<thunks::CollectiveConfig> CollectiveConfigFor(const hlo::HloInstruction& inst);
-  // One buffer per operand; `reduces`: the element types must be reducible.
+  // `inst`'s groups; an async id (for `at`'s done) when `at` starts it.
+  StatusOr<thunks::CollectiveConfig> CollectiveConfigFor(const hlo::HloInstruction& inst,
+                                                         const hlo::HloInstruction& at);
+  // One buffer per operand of `at` (the collective or its async-start);
+  // `reduces`: the element types must be reducible.
   StatusOr<std::vector<thunks::CollectiveBuffer>> CollectiveBuffers(const hlo::HloInstruction& inst,
                                                                     bool reduces) const;
   // Copies every array leaf of `from` (a value of `callee`'s emitter) to

@@ -2,6 +2,7 @@
 #include "compiler/evaluator/collective_groups.h"
 
 #include <algorithm>
+#include <cctype>
 
 namespace kiln::hlo {
 
@@ -65,6 +66,10 @@ std::string CollectiveGroupModeName(CollectiveGroupMode mode) {
 }
 
 StatusOr<CollectiveGroupMode> GroupModeOf(const HloInstruction& inst) {
+  if (inst.opcode() == HloOpcode::kSend || inst.opcode() == HloOpcode::kRecv) {
+    const int64_t* channel = inst.GetAttribute<int64_t>("channel_id");
+    return channel && *channel > 0 ? CollectiveGroupMode::kCrossPartition : CollectiveGroupMode::kCrossReplica;
+  }
   const bool has_channel = inst.HasAttribute("channel_id");
   const bool global_ids = inst.GetBool("use_global_device_ids", false);
   if (!has_channel) {
@@ -150,6 +155,82 @@ std::optional<int64_t> ShapeImpliedGroupSize(const HloInstruction& inst) {
   const int64_t large = gather ? result->dim(d) : operand.dim(d);
   if (small <= 0 || large % small != 0) return std::nullopt;
   return large / small;
+}
+
+namespace {
+
+// The quoted value of `key` in the instruction's frontend_attributes.
+std::optional<std::string> FrontendAttribute(const HloInstruction& inst, const std::string& key) {
+  const Attribute* attr = inst.FindAttribute("frontend_attributes");
+  const auto* raw = attr ? std::get_if<RawAttr>(&attr->value) : nullptr;
+  if (!raw) return std::nullopt;
+  const std::string& t = raw->text;
+  for (size_t at = t.find(key); at != std::string::npos; at = t.find(key, at + 1)) {
+    const bool starts_word = at == 0 || !(std::isalnum(static_cast<unsigned char>(t[at - 1])) || t[at - 1] == '_');
+    size_t i = at + key.size();
+    while (i < t.size() && std::isspace(static_cast<unsigned char>(t[i]))) ++i;
+    if (!starts_word || i >= t.size() || t[i] != '=') continue;
+    ++i;
+    while (i < t.size() && std::isspace(static_cast<unsigned char>(t[i]))) ++i;
+    if (i >= t.size() || t[i] != '"') return std::nullopt;
+    const size_t end = t.find('"', i + 1);
+    if (end == std::string::npos) return std::nullopt;
+    return t.substr(i + 1, end - i - 1);
+  }
+  return std::nullopt;
+}
+
+// "{{a,b},{c,d}}" as pairs.
+StatusOr<SourceTargetPairs> ParsePairs(const HloInstruction& inst, const std::string& key, const std::string& text) {
+  SourceTargetPairs pairs;
+  std::vector<int64_t> numbers;
+  int depth = 0;
+  std::string digits;
+  auto flush = [&]() {
+    if (!digits.empty()) numbers.push_back(std::stoll(digits));
+    digits.clear();
+  };
+  for (char c : text) {
+    if (std::isdigit(static_cast<unsigned char>(c)) || (c == '-' && digits.empty())) {
+      digits += c;
+      continue;
+    }
+    flush();
+    if (c == '{') {
+      ++depth;
+    } else if (c == '}') {
+      if (depth == 2) {
+        if (numbers.size() != 2) return Error(inst.DebugName() + ": " + key + " entries must be pairs");
+        pairs.emplace_back(numbers[0], numbers[1]);
+        numbers.clear();
+      }
+      --depth;
+    } else if (c != ',' && !std::isspace(static_cast<unsigned char>(c))) {
+      return Error(inst.DebugName() + ": malformed " + key + " \"" + text + "\"");
+    }
+    if (depth < 0 || depth > 2) return Error(inst.DebugName() + ": malformed " + key + " \"" + text + "\"");
+  }
+  if (depth != 0 || !digits.empty()) return Error(inst.DebugName() + ": malformed " + key + " \"" + text + "\"");
+  return pairs;
+}
+
+}  // namespace
+
+StatusOr<SourceTargetPairs> SendRecvPairs(const HloInstruction& inst) {
+  const std::string key = "_xla_send_recv_source_target_pairs";
+  std::optional<std::string> text = FrontendAttribute(inst, key);
+  if (!text) return SourceTargetPairs{};
+  return ParsePairs(inst, key, *text);
+}
+
+StatusOr<std::optional<SourceTargetPairs>> SendRecvValidation(const HloInstruction& inst) {
+  const std::string key = "_xla_send_recv_validation";
+  std::optional<std::string> text = FrontendAttribute(inst, key);
+  if (!text) return std::optional<SourceTargetPairs>();
+  // XLA's "invalid": the pair never transfers.
+  if (*text == "invalid") return std::optional<SourceTargetPairs>(SourceTargetPairs{});
+  KILN_ASSIGN_OR_RETURN(SourceTargetPairs bounds, ParsePairs(inst, key, *text));
+  return std::optional<SourceTargetPairs>(std::move(bounds));
 }
 
 }  // namespace kiln::hlo

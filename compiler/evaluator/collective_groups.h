@@ -66,4 +66,15 @@ StatusOr<std::vector<int64_t>> PermutePlane(const HloInstruction& inst, const De
 // no replica_count; this is the device count they were written for.
 std::optional<int64_t> ShapeImpliedGroupSize(const HloInstruction& inst);
 
+// send / recv: XLA gives their source-target pairs as the frontend
+// attribute _xla_send_recv_source_target_pairs="{{s,t},...}" (ids on the
+// PermutePlane: replica ids when channel_id is 0 or absent, partition ids
+// when it is positive, as XLA's GPU P2P thunks read them), and optionally
+// _xla_send_recv_validation="{{lo,hi},...}": pair i transfers only in the
+// executions lo..hi of the instruction (the iterations of its loop).
+// Absent attributes give no pairs; malformed ones are an error.
+using SourceTargetPairs = std::vector<std::pair<int64_t, int64_t>>;
+StatusOr<SourceTargetPairs> SendRecvPairs(const HloInstruction& inst);
+StatusOr<std::optional<SourceTargetPairs>> SendRecvValidation(const HloInstruction& inst);
+
 }  // namespace kiln::hlo

@@ -14,6 +14,13 @@
 //   collective-permute  source_target_pairs; a device that receives nothing
 //                    gets zeros
 //   collective-broadcast  the group's first device's value
+//   ragged-all-to-all  (input, output, input_offsets, send_sizes,
+//                    output_offsets, recv_sizes): participant i's rows
+//                    input[input_offsets[j] .. + send_sizes[j]) land at
+//                    rows output_offsets[j].. of participant j's result,
+//                    which starts as j's output operand (offsets and sizes
+//                    in rows of the leading dimension, indexed by group
+//                    position; XLA's operation semantics)
 // The -start ops compute the value; -done ops unpack it: all-reduce-start has
 // the result's shape, all-gather-start and collective-permute-start produce
 // (operand(s), result(s), ...context) tuples.
@@ -28,8 +35,6 @@
 
 namespace kiln::hlo {
 
-namespace {
-
 DeviceGrid GridOf(EvalContext& ctx) {
   DeviceGrid grid;
   grid.replica_count = std::max<int64_t>(ctx.module().config().replica_count, 1);
@@ -38,6 +43,8 @@ DeviceGrid GridOf(EvalContext& ctx) {
   grid.partition = ctx.partition_id();
   return grid;
 }
+
+namespace {
 
 // Meets the other participants of this execution of `inst` and returns every
 // participant's contribution in `participants` order.
@@ -344,6 +351,48 @@ StatusOr<Literal> CollectiveBroadcast(const HloInstruction& inst, const Operands
   return std::move(all[0]);
 }
 
+// --- ragged-all-to-all ---
+
+StatusOr<Literal> RaggedAllToAll(const HloInstruction& inst, const Operands& operands, EvalContext& ctx) {
+  if (operands.size() != 6) return Error(inst.DebugName() + ": ragged-all-to-all takes 6 operands");
+  const Literal& input = *operands[0];
+  const Literal& output = *operands[1];
+  if (!input.shape().IsArray() || !output.shape().IsArray() || input.shape().rank() < 1 ||
+      input.shape().rank() != output.shape().rank() || input.element_type() != output.element_type())
+    return Error(inst.DebugName() + ": input and output must be arrays of one type and rank");
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> participants, CollectiveParticipants(inst, GridOf(ctx)));
+  const int64_t n = static_cast<int64_t>(participants.size());
+  const int64_t me = PositionOf(participants, ctx.device_id());
+  for (size_t i = 2; i < 6; ++i)
+    if (!operands[i]->shape().IsArray() || operands[i]->shape().ElementCount() != n)
+      return Error(inst.DebugName() + ": offsets and sizes need one entry per participant (" +
+                   std::to_string(n) + ")");
+  // Each participant's input with its input offsets, send sizes and output offsets.
+  KILN_ASSIGN_OR_RETURN(std::vector<Literal> all,
+                        Exchange(inst, ctx, participants,
+                                 Literal::MakeTuple({input, *operands[2], *operands[3], *operands[4]})));
+  Literal result = output;
+  const int64_t row_bytes = InnerElements(output.shape().dims(), 0) * StorageBytes(output.element_type());
+  const int64_t out_rows = output.shape().dim(0);
+  for (int64_t i = 0; i < n; ++i) {
+    const Literal& from = all[i].element(0);
+    if (!from.shape().Compatible(input.shape()))
+      return Error(inst.DebugName() + ": participants contributed different shapes");
+    const int64_t start = all[i].element(1).GetS64(me);
+    const int64_t rows = all[i].element(2).GetS64(me);
+    const int64_t at = all[i].element(3).GetS64(me);
+    if (rows != operands[5]->GetS64(i))
+      return Error(inst.DebugName() + ": recv_sizes[" + std::to_string(i) + "] is " +
+                   std::to_string(operands[5]->GetS64(i)) + " but participant " + std::to_string(i) + " sends " +
+                   std::to_string(rows) + " rows");
+    if (rows < 0 || start < 0 || at < 0 || start + rows > from.shape().dim(0) || at + rows > out_rows)
+      return Error(inst.DebugName() + ": participant " + std::to_string(i) + "'s rows [" + std::to_string(start) +
+                   ", +" + std::to_string(rows) + ") to output row " + std::to_string(at) + " are out of bounds");
+    if (rows > 0) std::memcpy(result.raw() + at * row_bytes, from.raw() + start * row_bytes, rows * row_bytes);
+  }
+  return result;
+}
+
 // (operand(s), result(s), context...) as an -start op declares it.
 StatusOr<Literal> StartTuple(const HloInstruction& inst, const Operands& operands, Literal result) {
   const Shape& shape = inst.shape();
@@ -398,6 +447,8 @@ StatusOr<Literal> EvalCollectiveOp(const HloInstruction& inst, const Operands& o
     }
     case HloOpcode::kCollectiveBroadcast:
       return CollectiveBroadcast(inst, operands, ctx);
+    case HloOpcode::kRaggedAllToAll:
+      return RaggedAllToAll(inst, operands, ctx);
     default:
       return UnsupportedOp(inst);
   }

@@ -5,9 +5,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
+#include <map>
 #include <thread>
 #include <unordered_map>
 
+#include "compiler/evaluator/collective_groups.h"
 #include "compiler/evaluator/cpu_custom_calls.h"
 #include "compiler/evaluator/cudnn_conv_calls.h"
 #include "compiler/evaluator/op_evaluators.h"
@@ -62,6 +65,7 @@ class DeviceEvaluator final : public EvalContext {
   }
   Rendezvous& rendezvous() override { return rendezvous_; }
   int64_t ExecutionCount(const HloInstruction& inst) override { return executions_[&inst]++; }
+  std::deque<Literal>& ReceivedOn(int64_t channel) override { return received_[channel]; }
 
  private:
   // How to run one computation, computed once: scalar computations (reducers,
@@ -276,8 +280,11 @@ class DeviceEvaluator final : public EvalContext {
       case HloOpcode::kReduceScatter: case HloOpcode::kAllToAll:
       case HloOpcode::kCollectivePermute: case HloOpcode::kCollectivePermuteStart:
       case HloOpcode::kCollectivePermuteDone: case HloOpcode::kCollectiveBroadcast:
+      case HloOpcode::kRaggedAllToAll:
       case HloOpcode::kReplicaId: case HloOpcode::kPartitionId:
         return EvalCollectiveOp(inst, operands, *this);
+      case HloOpcode::kSend: case HloOpcode::kRecv: case HloOpcode::kSendDone: case HloOpcode::kRecvDone:
+        return EvalSendRecvOp(inst, operands, *this);
       default:
         if (IsElementwise(inst.opcode()) || inst.opcode() == HloOpcode::kMap ||
             inst.opcode() == HloOpcode::kBitcastConvert)
@@ -363,6 +370,7 @@ class DeviceEvaluator final : public EvalContext {
   int64_t replica_id_;
   int64_t partition_id_;
   std::unordered_map<const HloInstruction*, int64_t> executions_;
+  std::map<int64_t, std::deque<Literal>> received_;  // by channel
   std::unordered_map<const HloComputation*, Plan> plans_;
   std::chrono::steady_clock::time_point deadline_;
 };
@@ -379,6 +387,9 @@ int64_t RequiredDeviceCount(const HloModule& module) {
       if (const auto* pairs = inst->GetAttribute<IntListList>("source_target_pairs"))
         for (const auto& pair : pairs->lists)
           for (int64_t id : pair) max_id = std::max(max_id, id);
+      if (inst->opcode() == HloOpcode::kSend || inst->opcode() == HloOpcode::kRecv)
+        if (StatusOr<SourceTargetPairs> pairs = SendRecvPairs(*inst); pairs.ok())
+          for (const auto& [source, target] : *pairs) max_id = std::max({max_id, source, target});
     }
   }
   return max_id + 1;

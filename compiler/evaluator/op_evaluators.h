@@ -5,12 +5,14 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "common/literal.h"
 #include "common/status.h"
+#include "compiler/evaluator/collective_groups.h"
 #include "compiler/hlo/module.h"
 
 namespace kiln::hlo {
@@ -31,9 +33,17 @@ class EvalContext {
   // How many times this device has executed `inst` before (0 the first
   // time): together with the instruction it keys a collective's rendezvous.
   virtual int64_t ExecutionCount(const HloInstruction& inst) = 0;
+  // What this device's sends of `channel` received, oldest first, for the
+  // recv-dones (send_recv_ops.cc).
+  virtual std::deque<Literal>& ReceivedOn(int64_t channel) = 0;
 };
 
 using Operands = std::vector<const Literal*>;
+
+// Where the evaluating device sits in the module's device grid.
+DeviceGrid GridOf(EvalContext& ctx);
+// send, recv, send-done, recv-done (send_recv_ops.cc).
+StatusOr<Literal> EvalSendRecvOp(const HloInstruction& inst, const Operands& operands, EvalContext& ctx);
 
 // Error for an opcode a group does not implement.
 Status UnsupportedOp(const HloInstruction& inst);

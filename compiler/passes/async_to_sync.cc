@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "compiler/passes/hlo_builder.h"
+#include "compiler/passes/wrapped_collective.h"
 
 namespace kiln::passes {
 namespace {
@@ -27,6 +28,7 @@ HloInstruction* SyncForm(HloInstruction* done, NameUniquer& names) {
     return AddInstruction(comp, HloOpcode::kCopy, done->shape(), {start->operand(0)}, names.Get(done->name()));
   }
   HloInstruction* start = AsyncStartOf(done);
+  if (start && WrappedCollective(*start)) return nullptr;  // a real async pair
   hlo::HloComputation* callee = start ? start->called_computation("calls") : nullptr;
   if (!callee || callee->parameter_count() != start->operand_count()) return nullptr;
   HloInstruction* call = AddInstruction(comp, HloOpcode::kCall, done->shape(), start->operands(),

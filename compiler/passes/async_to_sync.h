@@ -4,7 +4,9 @@
 //   async-done([async-update(...)] async-start(operands), calls=f)
 //                                               -> call(operands), to_apply=f
 // (CallInliner then inlines the call). Async collectives (all-reduce-start,
-// ...) are multi-device ops and are left as they are.
+// ...) are multi-device ops and are left as they are, and so is an
+// async-start/async-done pair that wraps a single collective
+// (wrapped_collective.h): the runtime runs those asynchronously.
 #pragma once
 
 #include "compiler/passes/hlo_pass.h"

@@ -22,9 +22,11 @@
 #include "compiler/passes/map_inliner.h"
 #include "compiler/passes/passes.h"
 #include "compiler/passes/radix_sort_rewriter.h"
+#include "compiler/passes/ragged_all_to_all_decomposer.h"
 #include "compiler/passes/ragged_dot_expander.h"
 #include "compiler/passes/rng_bit_generator_expander.h"
 #include "compiler/passes/row_normalization_fusion.h"
+#include "compiler/passes/send_recv_to_permute.h"
 #include "compiler/passes/topk_custom_call_rewriter.h"
 #include "compiler/passes/triangular_solve_upcast.h"
 #include "compiler/passes/tuple_simplifier.h"
@@ -53,7 +55,11 @@ Status RunOptimizationPipeline(hlo::HloModule& module, const PipelineOptions& op
   pipeline.set_before_pass(options.before_pass);
   if (options.verify_each_pass) pipeline.set_verify_each_pass(*options.verify_each_pass);
   // The whole dataflow in one computation per loop body, in logical shapes.
-  // Async wrappers become calls, which CallInliner inlines.
+  // Send/recv pairs become collective-permutes, ragged-all-to-all dense
+  // all-to-alls and a scatter; async wrappers become
+  // calls, which CallInliner inlines (those of a collective stay async).
+  pipeline.AddPass<SendRecvToPermute>();
+  pipeline.AddPass<RaggedAllToAllDecomposer>();  // as dense all-to-alls
   pipeline.AddPass<AsyncToSync>();
   pipeline.AddPass<MapInliner>();
   pipeline.AddPass<BatchNormExpander>();

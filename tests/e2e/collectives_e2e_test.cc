@@ -211,6 +211,148 @@ ENTRY e {
 })", 7, {1e-4, 1e-4});
 }
 
+// The done right after its start in the text; the schedule puts the dot
+// chain, which does not need the all-reduce, between them (latency hiding,
+// compiler/pipeline/latency_hiding.h), and the results stay the
+// evaluator's.
+std::string OverlapModule() {
+  return "HloModule m, replica_count=2\n" + Reducer("add", "f32", "add") + R"(
+ENTRY e {
+  p = f32[256] parameter(0)
+  a = f32[32,32] parameter(1)
+  b = f32[32,32] parameter(2)
+  ars = f32[256] all-reduce-start(p), replica_groups={}, to_apply=add
+  ard = f32[256] all-reduce-done(ars)
+  x = f32[256] negate(ard)
+  d = f32[32,32] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  t = f32[32,32] tanh(d)
+  ROOT r = (f32[256], f32[32,32]) tuple(x, t)
+})";
+}
+
+TEST(CollectivesE2E, ComputeRunsBetweenAnAsyncStartAndItsDone) {
+  auto module = hlo::ParseHloModule(OverlapModule());
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  StatusOr<bef::Artifact> artifact = compiler::CompileModule(**module, SpmdCompileOptions());
+  ASSERT_TRUE(artifact.ok()) << artifact.status().message();
+  // The top-level thunks, in order, as the HLO instructions they run.
+  std::vector<std::string> order;
+  int64_t start = -1, done = -1;
+  for (const thunks::Thunk& t : artifact->program.root.thunks) {
+    const thunks::CollectiveConfig* config = thunks::CollectiveConfigOf(t);
+    if (config && config->async_id) start = static_cast<int64_t>(order.size());
+    if (t.As<thunks::CollectiveDoneThunk>()) done = static_cast<int64_t>(order.size());
+    std::string names;
+    for (const thunks::HloInstructionRef& h : t.info.hlo) names += h.name + " ";
+    order.push_back(names);
+  }
+  ASSERT_GE(start, 0);
+  ASSERT_GT(done, start);
+  // The dot and tanh (fused or not, maybe renamed with a suffix) run there.
+  std::string between;
+  for (int64_t i = start + 1; i < done; ++i) between += " " + order[i];
+  EXPECT_TRUE(between.find(" t ") != std::string::npos || between.find(" t.") != std::string::npos ||
+              between.find(" d ") != std::string::npos || between.find(" d.") != std::string::npos)
+      << "between the start and the done:" << between;
+  EXPECT_EQ(CompareSpmdWithEvaluator(**module, 3, {1e-4, 1e-4}), "");
+}
+
+// XLA's async form of a reduce-scatter (no -start op of its own): a real
+// async pair, the reduce-scatter thunk started at the async-start and
+// awaited at the async-done, not a synchronous call.
+TEST(CollectivesE2E, WrappedAsyncCollectiveIsAnAsyncPair) {
+  auto module = hlo::ParseHloModule("HloModule m, replica_count=4\n" + Reducer("add", "f32", "add") + R"(
+rs {
+  x = f32[8,2] parameter(0)
+  ROOT r = f32[2,2] reduce-scatter(x), replica_groups={}, dimensions={0}, to_apply=add
+}
+ENTRY e {
+  p = f32[8,2] parameter(0)
+  q = f32[16] parameter(1)
+  s = ((f32[8,2]), f32[2,2]) async-start(p), calls=rs
+  d = f32[2,2] async-done(s)
+  e = f32[16] exponential(q)
+  ROOT t = (f32[2,2], f32[16]) tuple(d, e)
+})");
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  StatusOr<bef::Artifact> artifact = compiler::CompileModule(**module, SpmdCompileOptions());
+  ASSERT_TRUE(artifact.ok()) << artifact.status().message();
+  int started = 0, done = 0;
+  thunks::ForEachThunk(artifact->program.root, [&](const thunks::Thunk& t, int) {
+    if (const auto* rs = t.As<thunks::ReduceScatterThunk>(); rs && rs->config.async_id) ++started;
+    if (t.As<thunks::CollectiveDoneThunk>()) ++done;
+  });
+  EXPECT_EQ(started, 1);
+  EXPECT_EQ(done, 1);
+  EXPECT_EQ(CompareSpmdWithEvaluator(**module, 5, {1e-4, 1e-4}), "");
+}
+
+// send/recv pairs (XLA's lowered collective-permute) on 4 replicas: 0 -> 1
+// -> 2 -> 3, replica 0 receiving nothing; compute between them.
+TEST(CollectivesE2E, SendRecvPairs) {
+  ExpectSpmdMatchesEvaluator(R"(HloModule m, replica_count=4
+ENTRY e {
+  p = f32[8] parameter(0)
+  q = f32[8] parameter(1)
+  t0 = token[] after-all()
+  recv = (f32[8], u32[], token[]) recv(t0), channel_id=0, frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1},{1,2},{2,3}}"}
+  send = (f32[8], u32[], token[]) send(p, t0), channel_id=0, control-predecessors={recv}, frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1},{1,2},{2,3}}"}
+  recv-done = (f32[8], token[]) recv-done(recv), channel_id=0
+  data = f32[8] get-tuple-element(recv-done), index=0
+  send-done = token[] send-done(send), channel_id=0
+  e = f32[8] exponential(q)
+  ROOT s = f32[8] add(data, e)
+})", 11, {1e-5, 1e-5});
+}
+
+TEST(CollectivesE2E, SendRecvValidationThatSkipsIsAOneLineCompileError) {
+  auto module = hlo::ParseHloModule(R"(HloModule m, replica_count=2
+ENTRY e {
+  p = f32[8] parameter(0)
+  t0 = token[] after-all()
+  recv = (f32[8], u32[], token[]) recv(t0), channel_id=0, frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1}}", _xla_send_recv_validation="{{1,1}}"}
+  send = (f32[8], u32[], token[]) send(p, t0), channel_id=0, frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1}}", _xla_send_recv_validation="{{1,1}}"}
+  recv-done = (f32[8], token[]) recv-done(recv), channel_id=0
+  send-done = token[] send-done(send), channel_id=0
+  ROOT data = f32[8] get-tuple-element(recv-done), index=0
+})");
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  StatusOr<bef::Artifact> artifact = compiler::CompileModule(**module, SpmdCompileOptions());
+  ASSERT_FALSE(artifact.ok());
+  EXPECT_NE(artifact.status().message().find("_xla_send_recv_validation"), std::string::npos)
+      << artifact.status().message();
+  EXPECT_EQ(artifact.status().message().find('\n'), std::string::npos);
+}
+
+// ragged-all-to-all of rows of 3 on 4 replicas with an uneven routing
+// (SetRaggedRouting), decomposed into dense all-to-alls and a scatter; the
+// rows nobody writes keep the output operand's values.
+TEST(CollectivesE2E, RaggedAllToAll) {
+  auto module = hlo::ParseHloModule(R"(HloModule m, replica_count=4
+ENTRY e {
+  input = f32[12,3] parameter(0)
+  output = f32[12,3] parameter(1)
+  input_offsets = s32[4] parameter(2)
+  send_sizes = s32[4] parameter(3)
+  output_offsets = s32[4] parameter(4)
+  recv_sizes = s32[4] parameter(5)
+  ROOT r = f32[12,3] ragged-all-to-all(input, output, input_offsets, send_sizes, output_offsets, recv_sizes), replica_groups={{0,1,2,3}}
+})");
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  StatusOr<bef::Artifact> artifact = compiler::CompileModule(**module, SpmdCompileOptions());
+  ASSERT_TRUE(artifact.ok()) << artifact.status().message();
+  std::vector<std::vector<Literal>> args = DeviceArgs(**module, 4, 13);
+  ASSERT_TRUE(SetRaggedRouting(**module, args));
+  StatusOr<std::vector<Literal>> expected = EvaluateOnGrid(**module, *artifact, args);
+  ASSERT_TRUE(expected.ok()) << expected.status().message();
+  std::vector<StatusOr<Literal>> actual = RunOnHostDevices(*artifact, (*module)->entry()->root()->shape(), args);
+  for (int64_t d = 0; d < 4; ++d) {
+    ASSERT_TRUE(actual[d].ok()) << actual[d].status().message();
+    Status s = CompareValues(*actual[d], (*expected)[d], "device " + std::to_string(d), {0, 0});
+    EXPECT_TRUE(s.ok()) << s.message();
+  }
+}
+
 TEST(CollectivesE2E, CollectiveInsideAWhileLoop) {
   ExpectSpmdMatchesEvaluator(AllReduceLoopModule(2, "s32", 4, 3));
 }

@@ -44,7 +44,8 @@ bool HasMultiDeviceOp(const hlo::HloModule& module) {
       hlo::HloOpcode::kAllReduce,        hlo::HloOpcode::kAllReduceStart,        hlo::HloOpcode::kAllGather,
       hlo::HloOpcode::kAllGatherStart,   hlo::HloOpcode::kReduceScatter,         hlo::HloOpcode::kAllToAll,
       hlo::HloOpcode::kCollectivePermute, hlo::HloOpcode::kCollectivePermuteStart,
-      hlo::HloOpcode::kCollectiveBroadcast, hlo::HloOpcode::kReplicaId,         hlo::HloOpcode::kPartitionId};
+      hlo::HloOpcode::kCollectiveBroadcast, hlo::HloOpcode::kReplicaId,         hlo::HloOpcode::kPartitionId,
+      hlo::HloOpcode::kSend,             hlo::HloOpcode::kRecv,                  hlo::HloOpcode::kRaggedAllToAll};
   for (const hlo::HloComputation* c : module.computations())
     for (const hlo::HloInstruction* inst : c->instructions())
       if (kOps.count(inst->opcode())) return true;
@@ -91,6 +92,7 @@ TEST_P(CorpusSpmd, MatchesTheEvaluatorOnEveryDevice) {
   grid->config().replica_count = artifact->program.replica_count;
   grid->config().num_partitions = artifact->program.num_partitions;
   std::vector<std::vector<Literal>> args = DeviceArgs(**module, n, 42);
+  SetRaggedRouting(**module, args);  // random offsets and sizes would be out of bounds
   hlo::EvaluatorOptions eopts;
   eopts.time_limit_seconds = kEvaluatorSeconds;
   eopts.collective_timeout_seconds = 120;

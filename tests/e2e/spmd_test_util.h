@@ -111,6 +111,37 @@ inline std::vector<std::vector<Literal>> DeviceArgs(const hlo::HloModule& module
   return args;
 }
 
+// For a module whose entry runs ragged-all-to-all(input, output,
+// input_offsets, send_sizes, output_offsets, recv_sizes) on entry
+// parameters over all `args.size()` devices in one group: replaces the
+// four index arguments with a valid, uneven routing. With n devices and
+// B = R / n rows per block of the input's R rows, device s sends the first
+// (s + 2t) % (B + 1) rows of its block t to device t, which places them at
+// its block s. False when the module has no such instruction.
+inline bool SetRaggedRouting(const hlo::HloModule& module, std::vector<std::vector<Literal>>& args) {
+  for (const hlo::HloInstruction* inst : module.entry()->instructions()) {
+    if (inst->opcode() != hlo::HloOpcode::kRaggedAllToAll || inst->operand_count() != 6) continue;
+    const int64_t n = static_cast<int64_t>(args.size());
+    const int64_t block = inst->operand(0)->shape().dim(0) / n;
+    if (inst->operand(2)->shape().ElementCount() != n || inst->operand(1)->shape().dim(0) < n * block) return false;
+    auto size = [&](int64_t s, int64_t t) { return (s + 2 * t) % (block + 1); };
+    for (int64_t d = 0; d < n; ++d) {
+      for (int64_t k = 2; k < 6; ++k) {
+        const hlo::HloInstruction* p = inst->operand(k);
+        if (p->opcode() != hlo::HloOpcode::kParameter) return false;
+        Literal values(p->shape());
+        for (int64_t j = 0; j < n; ++j) {
+          const int64_t v = k == 2 ? j * block : k == 3 ? size(d, j) : k == 4 ? d * block : size(j, d);
+          values.SetS64(j, v);
+        }
+        args[d][p->parameter_number()] = std::move(values);
+      }
+    }
+    return true;
+  }
+  return false;
+}
+
 // A reducer computation `name` applying `op` to two `type` scalars.
 inline std::string Reducer(const std::string& name, const std::string& type, const std::string& op) {
   return name + " {\n  x = " + type + "[] parameter(0)\n  y = " + type + "[] parameter(1)\n  ROOT r = " + type +

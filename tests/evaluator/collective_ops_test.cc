@@ -439,5 +439,120 @@ ENTRY e {
   EXPECT_FALSE(r.ok());
 }
 
+// send/recv pairs as XLA's collective tests write them (the corpus'
+// SendRecv_Simple): replica 1 sends its [11, 11] to replica 0; replica 1
+// receives nothing (zeros).
+TEST(CollectiveTest, SendRecvPair) {
+  std::string text = R"(HloModule m, replica_count=2
+ENTRY e {
+  replica = u32[] replica-id()
+  ten = u32[] constant(10)
+  sum = u32[] add(replica, ten)
+  p = u32[2] broadcast(sum), dimensions={}
+  after-all = token[] after-all()
+  recv = (u32[2], u32[], token[]) recv(after-all), channel_id=0, frontend_attributes={_xla_send_recv_source_target_pairs="{{1,0}}"}
+  send = (u32[2], u32[], token[]) send(p, after-all), channel_id=0, control-predecessors={recv}, frontend_attributes={_xla_send_recv_source_target_pairs="{{1,0}}"}
+  recv-done = (u32[2], token[]) recv-done(recv), channel_id=0
+  recv-data = u32[2] get-tuple-element(recv-done), index=0
+  send-done = token[] send-done(send), channel_id=0, control-predecessors={recv}
+  ROOT copy = u32[2] copy(recv-data)
+})";
+  auto r = RunOnDevices(text, 2, [](int64_t) { return std::vector<Literal>{}; });
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(Values((*r)[0]), (std::vector<double>{11, 11}));
+  EXPECT_EQ(Values((*r)[1]), (std::vector<double>{0, 0}));
+}
+
+// Two pairs in a loop of two iterations, each send matched with the recv
+// of its order; the validation bounds {0,1} cover both iterations. State
+// starts at [r, r] on replica r. Iteration 0: replica 0 receives replica
+// 1's [1,1] (pair {1,0}), replica 1 receives replica 0's [0,0] (pair
+// {0,1}); each adds 1: [2,2] and [1,1]. Iteration 1: replica 0 receives
+// [1,1], replica 1 receives [2,2]: [2,2] and [3,3]. A bound that excludes
+// iteration 1 ({0,0}) leaves replica 0 with zeros then: [1,1].
+TEST(CollectiveTest, SendRecvInALoopWithValidation) {
+  auto module_text = [](const std::string& bounds) {
+    return std::string(R"(HloModule m, replica_count=2
+cond {
+  param = (u32[], u32[2]) parameter(0)
+  count = u32[] get-tuple-element(param), index=0
+  ub = u32[] constant(2)
+  ROOT result = pred[] compare(count, ub), direction=LT
+}
+body {
+  param = (u32[], u32[2]) parameter(0)
+  count = u32[] get-tuple-element(param), index=0
+  send-data = u32[2] get-tuple-element(param), index=1
+  a0 = token[] after-all()
+  recv.0 = (u32[2], u32[], token[]) recv(a0), channel_id=0, frontend_attributes={_xla_send_recv_source_target_pairs="{{1,0}}", _xla_send_recv_validation=")") + bounds + R"("}
+  send.0 = (u32[2], u32[], token[]) send(send-data, a0), channel_id=0, frontend_attributes={_xla_send_recv_source_target_pairs="{{1,0}}", _xla_send_recv_validation=")" + bounds + R"("}
+  recv-done.0 = (u32[2], token[]) recv-done(recv.0), channel_id=0
+  data.0 = u32[2] get-tuple-element(recv-done.0), index=0
+  send-done.0 = token[] send-done(send.0), channel_id=0
+  a1 = token[] after-all()
+  recv.1 = (u32[2], u32[], token[]) recv(a1), channel_id=0, frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1}}"}
+  send.1 = (u32[2], u32[], token[]) send(send-data, a1), channel_id=0, frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1}}"}
+  recv-done.1 = (u32[2], token[]) recv-done(recv.1), channel_id=0
+  data.1 = u32[2] get-tuple-element(recv-done.1), index=0
+  send-done.1 = token[] send-done(send.1), channel_id=0
+  replica = u32[] replica-id()
+  zero = u32[] constant(0)
+  first = pred[] compare(replica, zero), direction=EQ
+  firsts = pred[2] broadcast(first), dimensions={}
+  data = u32[2] select(firsts, data.0, data.1)
+  one = u32[] constant(1)
+  next = u32[] add(count, one)
+  ones = u32[2] broadcast(one), dimensions={}
+  s = u32[2] add(ones, data)
+  ROOT result = (u32[], u32[2]) tuple(next, s)
+}
+ENTRY e {
+  c0 = u32[] constant(0)
+  r = u32[] replica-id()
+  init = u32[2] broadcast(r), dimensions={}
+  start = (u32[], u32[2]) tuple(c0, init)
+  loop = (u32[], u32[2]) while(start), body=body, condition=cond
+  ROOT result = u32[2] get-tuple-element(loop), index=1
+})";
+  };
+  auto r = RunOnDevices(module_text("{{0,1}}"), 2, [](int64_t) { return std::vector<Literal>{}; });
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(Values((*r)[0]), (std::vector<double>{2, 2}));
+  EXPECT_EQ(Values((*r)[1]), (std::vector<double>{3, 3}));
+  auto first_only = RunOnDevices(module_text("{{0,0}}"), 2, [](int64_t) { return std::vector<Literal>{}; });
+  ASSERT_TRUE(first_only.ok()) << first_only.status().message();
+  EXPECT_EQ(Values((*first_only)[0]), (std::vector<double>{1, 1}));
+  EXPECT_EQ(Values((*first_only)[1]), (std::vector<double>{3, 3}));
+}
+
+// ragged-all-to-all on 2 replicas, hand-routed. Replica 0 (input
+// [1,2,3,4]) sends row 0 to itself at row 0 and rows 1..3 to replica 1 at
+// its row 1; replica 1 (input [5,6,7,8]) sends rows 2..3 to replica 0 at
+// its row 1 and nothing to itself. Outputs start as [-1 x4] and [-2 x4]:
+// replica 0 ends [1,7,8,-1], replica 1 [-2,2,3,4].
+TEST(CollectiveTest, RaggedAllToAll) {
+  std::string text = R"(HloModule m, replica_count=2
+ENTRY e {
+  input = f32[4] parameter(0)
+  output = f32[4] parameter(1)
+  input_offsets = s64[2] parameter(2)
+  send_sizes = s64[2] parameter(3)
+  output_offsets = s64[2] parameter(4)
+  recv_sizes = s64[2] parameter(5)
+  ROOT r = f32[4] ragged-all-to-all(input, output, input_offsets, send_sizes, output_offsets, recv_sizes), replica_groups={{0,1}}
+})";
+  auto r = RunOnDevices(text, 2, [](int64_t d) {
+    auto s64 = [](std::vector<double> v) { return Array(ElementType::kS64, {2}, v); };
+    if (d == 0)
+      return std::vector<Literal>{Array(ElementType::kF32, {4}, {1, 2, 3, 4}), Array(ElementType::kF32, {4}, {-1, -1, -1, -1}),
+                                  s64({0, 1}), s64({1, 3}), s64({0, 1}), s64({1, 2})};
+    return std::vector<Literal>{Array(ElementType::kF32, {4}, {5, 6, 7, 8}), Array(ElementType::kF32, {4}, {-2, -2, -2, -2}),
+                                s64({2, 0}), s64({2, 0}), s64({1, 0}), s64({3, 0})};
+  });
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(Values((*r)[0]), (std::vector<double>{1, 7, 8, -1}));
+  EXPECT_EQ(Values((*r)[1]), (std::vector<double>{-2, 2, 3, 4}));
+}
+
 }  // namespace
 }  // namespace kiln::hlo

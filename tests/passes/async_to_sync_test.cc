@@ -1,5 +1,6 @@
 // AsyncToSync: copy-start/copy-done become a copy, async-start/update/done
-// a call of the wrapped computation; async collectives stay. Checked against
+// a call of the wrapped computation; async collectives, and async-start/
+// async-done around a single collective, stay. Checked against
 // hand-written expected modules and, before and after, the reference
 // evaluator.
 #include "compiler/passes/async_to_sync.h"
@@ -64,6 +65,30 @@ ENTRY e {
   ROOT done.1 = f32[4,2] call(a, b), to_apply=wrapped
 }
 )");
+}
+
+TEST(AsyncToSync, LeavesAWrappedCollectiveAsync) {
+  AsyncToSync pass;
+  CheckPass(pass, R"(HloModule m
+
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+
+wrapped {
+  x = f32[4] parameter(0)
+  ROOT ar = f32[4] all-reduce(x), replica_groups={}, to_apply=add
+}
+
+ENTRY e {
+  p = f32[4] parameter(0)
+  start = ((f32[4]), f32[4]) async-start(p), calls=wrapped
+  ROOT done = f32[4] async-done(start)
+}
+)",
+            false);
 }
 
 TEST(AsyncToSync, LeavesOtherOpsAlone) {

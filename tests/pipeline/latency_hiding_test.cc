@@ -1,0 +1,116 @@
+// Latency hiding: where async collectives' starts and dones land, on
+// hand-ordered schedules, and the memory bound that keeps or rejects them.
+#include "compiler/pipeline/latency_hiding.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "compiler/hlo/parser.h"
+
+namespace kiln::pipeline {
+namespace {
+
+// x needs the all-reduce; the dot chain d -> t does not.
+constexpr const char* kModule = R"(
+HloModule overlap, replica_count=2
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT r = f32[] add(x, y)
+}
+ENTRY main {
+  p = f32[64] parameter(0)
+  a = f32[32,32] parameter(1)
+  b = f32[32,32] parameter(2)
+  ars = f32[64] all-reduce-start(p), replica_groups={}, to_apply=add
+  ard = f32[64] all-reduce-done(ars)
+  x = f32[64] negate(ard)
+  d = f32[32,32] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  t = f32[32,32] tanh(d)
+  ROOT r = (f32[64], f32[32,32]) tuple(x, t)
+})";
+
+SequentialSchedule ScheduleOf(const hlo::HloComputation& comp, const std::vector<std::string>& names) {
+  SequentialSchedule s;
+  s.computation = &comp;
+  for (const std::string& name : names)
+    for (const hlo::HloInstruction* inst : comp.instructions())
+      if (inst->name() == name) s.sequence.push_back(inst);
+  s.Reindex();
+  return s;
+}
+
+std::vector<std::string> Names(const SequentialSchedule& s) {
+  std::vector<std::string> names;
+  for (const hlo::HloInstruction* inst : s.sequence) names.push_back(inst->name());
+  return names;
+}
+
+const std::vector<std::string> kDoneRightAfterStart = {"p", "ars", "ard", "x", "a", "b", "d", "t", "r"};
+
+TEST(LatencyHiding, ReorderMovesIndependentComputeBetweenStartAndDone) {
+  auto m = hlo::ParseHloModule(kModule);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  const hlo::HloComputation& comp = *(*m)->entry();
+  SequentialSchedule base = ScheduleOf(comp, kDoneRightAfterStart);
+  ASSERT_TRUE(VerifySchedule(base).ok());
+  SequentialSchedule out = HideCollectiveLatency(base, OverlapMode::kReorder);
+  ASSERT_TRUE(VerifySchedule(out).ok());
+  // The start as soon as p is there, the done when only x (its user) is left.
+  EXPECT_EQ(Names(out), (std::vector<std::string>{"p", "ars", "a", "b", "d", "t", "ard", "x", "r"}));
+}
+
+TEST(LatencyHiding, MoveOnlyKeepsTheOrderOfOtherInstructions) {
+  auto m = hlo::ParseHloModule(kModule);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  const hlo::HloComputation& comp = *(*m)->entry();
+  // x comes right after the done in the given order: nothing to move.
+  EXPECT_EQ(Names(HideCollectiveLatency(ScheduleOf(comp, kDoneRightAfterStart), OverlapMode::kMoveOnly)),
+            kDoneRightAfterStart);
+  // With x after the dot chain, the chain runs while the all-reduce does;
+  // the start moves up to right after p.
+  SequentialSchedule late_user = ScheduleOf(comp, {"a", "b", "p", "d", "ars", "ard", "t", "x", "r"});
+  ASSERT_TRUE(VerifySchedule(late_user).ok());
+  SequentialSchedule out = HideCollectiveLatency(late_user, OverlapMode::kMoveOnly);
+  ASSERT_TRUE(VerifySchedule(out).ok());
+  EXPECT_EQ(Names(out), (std::vector<std::string>{"a", "b", "p", "ars", "d", "t", "ard", "x", "r"}));
+}
+
+TEST(LatencyHiding, AssignmentKeepsTheOverlapWithinTheMemoryLimit) {
+  auto m = hlo::ParseHloModule(kModule);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  const hlo::HloComputation& comp = *(*m)->entry();
+  auto base = AssignBuffers(comp, ScheduleOf(comp, kDoneRightAfterStart));
+  ASSERT_TRUE(base.ok()) << base.status().message();
+  // The limit: the given arena plus the larger of a quarter of it and the
+  // bytes of the async results (one f32[64] done: 256).
+  EXPECT_EQ(OverlapMemoryLimit(comp, 4096), 4096 + 1024);
+  EXPECT_EQ(OverlapMemoryLimit(comp, 0), 256);
+  auto overlapped = AssignBuffersHidingLatency(comp, *base, {});
+  ASSERT_TRUE(overlapped.ok()) << overlapped.status().message();
+  ASSERT_TRUE(overlapped->has_value());
+  EXPECT_EQ(Names((*overlapped)->schedule()),
+            (std::vector<std::string>{"p", "ars", "a", "b", "d", "t", "ard", "x", "r"}));
+  EXPECT_LE((*overlapped)->peak_temp_bytes(), OverlapMemoryLimit(comp, base->peak_temp_bytes()));
+}
+
+TEST(LatencyHiding, NoAsyncCollectiveLeavesTheScheduleAlone) {
+  auto m = hlo::ParseHloModule(R"(
+HloModule plain
+ENTRY main {
+  p = f32[8] parameter(0)
+  ROOT n = f32[8] negate(p)
+})");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  const hlo::HloComputation& comp = *(*m)->entry();
+  auto base = AssignBuffers(comp, PostOrderSchedule(comp));
+  ASSERT_TRUE(base.ok());
+  auto overlapped = AssignBuffersHidingLatency(comp, *base, {});
+  ASSERT_TRUE(overlapped.ok());
+  EXPECT_FALSE(overlapped->has_value());
+}
+
+}  // namespace
+}  // namespace kiln::pipeline
