@@ -7,9 +7,11 @@
 // or LLVM headers here.
 #include "compiler/codegen/kernel_codegen.h"
 
+#include <memory>
 #include <mutex>
 
 #include "compiler/codegen/codegen_internal.h"
+#include "compiler/codegen/codegen_session.h"
 #include "compiler/codegen/host_level_policy.h"
 #include "compiler/codegen/kernel_image_linker.h"
 #include "compiler/codegen/kernel_object.h"
@@ -78,7 +80,7 @@ struct JobCounts {
 // wider levels is compiled once, for the lowest, and its object serves the
 // levels above (host_level_policy.h).
 void RunHostJob(const Job& job, const CodegenOptions& options, const std::vector<HostCpu>& host_cpus,
-                std::vector<StatusOr<KernelObject>>& results, JobCounts& counts) {
+                std::vector<StatusOr<KernelObject>>& results, JobCounts& counts, internal::CodegenSession& session) {
   std::vector<int> sources = HostObjectSources(host_cpus, GainsFromWiderIsa(*job.spec));
   std::vector<HostCpu> compiled_for;
   std::vector<int> slot(host_cpus.size());
@@ -92,7 +94,8 @@ void RunHostJob(const Job& job, const CodegenOptions& options, const std::vector
     }
   }
   StatusOr<std::vector<KernelObject>> objects =
-      CompileOneKernelForHostCpusCached(*job.spec, options, compiled_for, &counts.compiled, &counts.from_cache);
+      internal::CompileOneKernelForHostCpusCached(*job.spec, options, compiled_for, &counts.compiled,
+                                                  &counts.from_cache, &session);
   for (size_t c = 0; c < host_cpus.size(); ++c) {
     if (!objects.ok()) {
       results[job.tasks[c]] = objects.status();
@@ -116,10 +119,12 @@ std::vector<StatusOr<KernelObject>> CompileAll(const std::vector<Task>& tasks, c
   std::mutex progress_mutex;
   int64_t done = 0;
   RunTasks(static_cast<int64_t>(jobs.size()), options.jobs, [&](int) {
-    return [&](int64_t j) {
+    // One per thread (std::function wants a copyable closure).
+    auto session = std::make_shared<internal::CodegenSession>();
+    return [&, session](int64_t j) {
       const Job& job = jobs[j];
       if (job.target == CodegenTarget::kHost) {
-        RunHostJob(job, options, host_cpus, results, counts[j]);
+        RunHostJob(job, options, host_cpus, results, counts[j], *session);
       } else {
         bool cached = false;
         results[job.tasks.front()] =

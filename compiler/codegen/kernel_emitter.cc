@@ -28,6 +28,7 @@
 #include <map>
 #include <optional>
 
+#include "compiler/codegen/codegen_session.h"
 #include "compiler/codegen/elemental_emitter.h"
 #include "compiler/codegen/in_place_emitter.h"
 #include "compiler/codegen/kernel_module.h"
@@ -340,13 +341,25 @@ StatusOr<KernelInfo> EmitKernel(mlir::ModuleOp module, const KernelSpec& spec, K
 
 StatusOr<KernelModulePtr> EmitKernelModule(const std::vector<KernelSpec>& kernels, KernelTarget target,
                                            std::vector<KernelInfo>* infos, KernelCompileTimes* times) {
+  return EmitKernelModule(kernels, target, infos, times, nullptr);
+}
+
+StatusOr<KernelModulePtr> EmitKernelModule(const std::vector<KernelSpec>& kernels, KernelTarget target,
+                                           std::vector<KernelInfo>* infos, KernelCompileTimes* times,
+                                           CodegenSession* session) {
   std::optional<StageTimer> setup_timer(std::in_place, times ? &times->setup : nullptr);
   KernelModulePtr km(new KernelModule);
-  km->context.disableMultithreading();
-  LoadKernelDialects(km->context);
+  if (session) {
+    km->context = &session->mlir_context();
+  } else {
+    km->owned_context = std::make_unique<mlir::MLIRContext>();
+    km->context = km->owned_context.get();
+    km->context->disableMultithreading();
+    LoadKernelDialects(*km->context);
+  }
   setup_timer.reset();
   StageTimer emit_timer(times ? &times->emit : nullptr);
-  km->module = mlir::ModuleOp::create(mlir::UnknownLoc::get(&km->context));
+  km->module = mlir::ModuleOp::create(mlir::UnknownLoc::get(km->context));
   std::map<std::string, int> seen;
   infos->clear();
   for (const KernelSpec& spec : kernels) {
@@ -358,7 +371,7 @@ StatusOr<KernelModulePtr> EmitKernelModule(const std::vector<KernelSpec>& kernel
     infos->push_back(std::move(info));
   }
   std::string diagnostics;
-  mlir::ScopedDiagnosticHandler handler(&km->context, [&](mlir::Diagnostic& diag) {
+  mlir::ScopedDiagnosticHandler handler(km->context, [&](mlir::Diagnostic& diag) {
     diagnostics += (diagnostics.empty() ? "" : "; ") + diag.str();
     return mlir::success();
   });

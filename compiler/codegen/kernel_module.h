@@ -3,6 +3,8 @@
 // translation units.
 #pragma once
 
+#include <memory>
+
 #include "compiler/codegen/codegen_internal.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -10,9 +12,12 @@
 
 namespace kiln::codegen::internal {
 
+// The context is the module's own, or a CodegenSession's that outlives it
+// (codegen_session.h): `owned_context` is then null.
 struct KernelModule {
-  mlir::MLIRContext context;
-  mlir::OwningOpRef<mlir::ModuleOp> module;
+  std::unique_ptr<mlir::MLIRContext> owned_context;
+  mlir::MLIRContext* context = nullptr;
+  mlir::OwningOpRef<mlir::ModuleOp> module;  // destroyed before owned_context
 };
 
 // Dialects the kernel IR uses (func, arith, math, memref, scf).

@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 
 #include "compiler/codegen/codegen_internal.h"
+#include "compiler/codegen/codegen_session.h"
 
 namespace kiln::codegen {
 namespace {
@@ -71,11 +73,24 @@ int64_t NowNs() {
       .count();
 }
 
+namespace {
+
+// CPU time of the calling thread: a stage's cost whatever else the machine
+// runs (on a loaded machine, or with more jobs than cores, wall time would
+// count the waits for a core).
+int64_t ThreadCpuNs() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
+}
+
+}  // namespace
+
 StageTimer::StageTimer(double* into)
-    : into_(into), start_ns_(NowNs()) {}
+    : into_(into), start_ns_(ThreadCpuNs()) {}
 
 StageTimer::~StageTimer() {
-  if (into_) *into_ += static_cast<double>(NowNs() - start_ns_) * 1e-9;
+  if (into_) *into_ += static_cast<double>(ThreadCpuNs() - start_ns_) * 1e-9;
 }
 
 }  // namespace internal
@@ -99,20 +114,30 @@ StatusOr<KernelObject> CompileOneKernel(const KernelSpec& spec, CodegenTarget ta
 StatusOr<std::vector<KernelObject>> CompileOneKernelForHostCpus(const KernelSpec& spec,
                                                                 const CodegenOptions& options,
                                                                 const std::vector<HostCpu>& cpus) {
+  return internal::CompileOneKernelForHostCpus(spec, options, cpus, nullptr);
+}
+
+namespace internal {
+
+StatusOr<std::vector<KernelObject>> CompileOneKernelForHostCpus(const KernelSpec& spec, const CodegenOptions& options,
+                                                                const std::vector<HostCpu>& cpus,
+                                                                CodegenSession* session) {
   std::vector<KernelInfo> infos;
   std::vector<KernelObject> objects(cpus.size());
   KernelObject& first = objects.front();
-  KILN_ASSIGN_OR_RETURN(internal::KernelModulePtr module,
-                        internal::EmitKernelModule({spec}, internal::KernelTarget::kHost, &infos, &first.times));
-  if (options.keep_kernel_ir) first.kernel_ir = internal::PrintKernelModule(*module);
+  KILN_ASSIGN_OR_RETURN(KernelModulePtr module,
+                        EmitKernelModule({spec}, KernelTarget::kHost, &infos, &first.times, session));
+  if (options.keep_kernel_ir) first.kernel_ir = PrintKernelModule(*module);
   KILN_ASSIGN_OR_RETURN(std::vector<std::vector<uint8_t>> code,
-                        internal::LowerToHostObjects(*module, {infos.front()}, cpus, &first.times));
+                        LowerToHostObjects(*module, {infos.front()}, cpus, &first.times, session));
   for (size_t i = 0; i < cpus.size(); ++i) {
     objects[i].host_object = std::move(code[i]);
     objects[i].kernel = HostKernel(infos.front());
   }
   return objects;
 }
+
+}  // namespace internal
 
 StatusOr<std::string> PrintKernelIr(const KernelSpec& spec) {
   std::vector<KernelInfo> infos;

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "compiler/cache/cache_key.h"
+#include "compiler/codegen/codegen_session.h"
 #include "compiler/cache/compile_cache.h"
 #include "compiler/hlo/structural_fingerprint.h"
 
@@ -156,6 +157,16 @@ StatusOr<std::vector<KernelObject>> CompileOneKernelForHostCpusCached(const Kern
                                                                       const CodegenOptions& options,
                                                                       const std::vector<HostCpu>& cpus,
                                                                       int64_t* compiled, int64_t* from_cache) {
+  return internal::CompileOneKernelForHostCpusCached(spec, options, cpus, compiled, from_cache, nullptr);
+}
+
+namespace internal {
+
+StatusOr<std::vector<KernelObject>> CompileOneKernelForHostCpusCached(const KernelSpec& spec,
+                                                                      const CodegenOptions& options,
+                                                                      const std::vector<HostCpu>& cpus,
+                                                                      int64_t* compiled, int64_t* from_cache,
+                                                                      CodegenSession* session) {
   const KernelObjectCache* cache = options.keep_kernel_ir ? nullptr : options.kernel_cache;
   std::vector<std::optional<KernelObject>> found(cpus.size());
   std::vector<HostCpu> missing;
@@ -167,7 +178,7 @@ StatusOr<std::vector<KernelObject>> CompileOneKernelForHostCpusCached(const Kern
   *compiled += static_cast<int64_t>(missing.size());
   std::vector<KernelObject> fresh;
   if (!missing.empty()) {
-    KILN_ASSIGN_OR_RETURN(fresh, CompileOneKernelForHostCpus(spec, options, missing));
+    KILN_ASSIGN_OR_RETURN(fresh, CompileOneKernelForHostCpus(spec, options, missing, session));
   }
   std::vector<KernelObject> objects;
   size_t next = 0;
@@ -181,5 +192,7 @@ StatusOr<std::vector<KernelObject>> CompileOneKernelForHostCpusCached(const Kern
   }
   return objects;
 }
+
+}  // namespace internal
 
 }  // namespace kiln::codegen

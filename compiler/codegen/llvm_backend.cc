@@ -211,31 +211,43 @@ std::string FindLibdevice() {
   return "";
 }
 
-Status SimplifyHostModule(llvm::Module& module, const std::vector<KernelInfo>& kernels, KernelCompileTimes* times) {
-  std::unique_ptr<llvm::TargetMachine> tm;
-  {
-    StageTimer timer(times ? &times->setup : nullptr);
-    const HostCpu baseline = BaselineHostCpu();
-    KILN_ASSIGN_OR_RETURN(tm, CreateTargetMachine(kHostTriple, baseline.llvm_cpu, baseline.llvm_features,
-                                                  llvm::Reloc::PIC_, llvm::CodeGenOptLevel::Default));
-  }
+StatusOr<std::unique_ptr<llvm::TargetMachine>> CreateHostTargetMachine(const HostCpu& cpu) {
+  return CreateTargetMachine(kHostTriple, cpu.llvm_cpu, cpu.llvm_features, llvm::Reloc::PIC_,
+                             llvm::CodeGenOptLevel::Default);
+}
+
+namespace {
+
+// `session`'s target machine for `cpu`, or a new one kept in `owned`.
+StatusOr<llvm::TargetMachine*> HostTargetMachine(const HostCpu& cpu, CodegenSession* session,
+                                                 std::unique_ptr<llvm::TargetMachine>& owned,
+                                                 KernelCompileTimes* times) {
+  StageTimer timer(times ? &times->setup : nullptr);
+  if (session) return session->HostTargetMachine(cpu);
+  KILN_ASSIGN_OR_RETURN(owned, CreateHostTargetMachine(cpu));
+  return owned.get();
+}
+
+}  // namespace
+
+Status SimplifyHostModule(llvm::Module& module, const std::vector<KernelInfo>& kernels, KernelCompileTimes* times,
+                          CodegenSession* session) {
+  std::unique_ptr<llvm::TargetMachine> owned;
+  KILN_ASSIGN_OR_RETURN(llvm::TargetMachine* tm, HostTargetMachine(BaselineHostCpu(), session, owned, times));
   StageTimer timer(times ? &times->optimize : nullptr);
   PrepareModule(module, *tm);  // every x86-64 level has the same data layout
   for (const KernelInfo& kernel : kernels) KILN_RETURN_IF_ERROR(AddHostEntry(module, kernel));
   KILN_RETURN_IF_ERROR(Verify(module));
-  RunPipeline(module, tm.get(), [](llvm::PassBuilder& pb) {
+  RunPipeline(module, tm, [](llvm::PassBuilder& pb) {
     return pb.buildModuleSimplificationPipeline(llvm::OptimizationLevel::O2, llvm::ThinOrFullLTOPhase::None);
   });
   return Status::Ok();
 }
 
-StatusOr<std::vector<uint8_t>> EmitHostObject(llvm::Module& module, const HostCpu& cpu, KernelCompileTimes* times) {
-  std::unique_ptr<llvm::TargetMachine> tm;
-  {
-    StageTimer timer(times ? &times->setup : nullptr);
-    KILN_ASSIGN_OR_RETURN(tm, CreateTargetMachine(kHostTriple, cpu.llvm_cpu, cpu.llvm_features, llvm::Reloc::PIC_,
-                                                  llvm::CodeGenOptLevel::Default));
-  }
+StatusOr<std::vector<uint8_t>> EmitHostObject(llvm::Module& module, const HostCpu& cpu, KernelCompileTimes* times,
+                                              CodegenSession* session) {
+  std::unique_ptr<llvm::TargetMachine> owned;
+  KILN_ASSIGN_OR_RETURN(llvm::TargetMachine* tm, HostTargetMachine(cpu, session, owned, times));
   {
     StageTimer timer(times ? &times->optimize : nullptr);
     // The target machine's CPU and features apply to functions without
@@ -243,7 +255,7 @@ StatusOr<std::vector<uint8_t>> EmitHostObject(llvm::Module& module, const HostCp
     if (!cpu.tune_cpu.empty())
       for (llvm::Function& f : module)
         if (!f.isDeclaration()) f.addFnAttr("tune-cpu", cpu.tune_cpu);
-    RunPipeline(module, tm.get(), [](llvm::PassBuilder& pb) {
+    RunPipeline(module, tm, [](llvm::PassBuilder& pb) {
       return pb.buildModuleOptimizationPipeline(llvm::OptimizationLevel::O2, llvm::ThinOrFullLTOPhase::None);
     });
   }

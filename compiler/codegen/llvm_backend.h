@@ -3,14 +3,17 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "common/status.h"
 #include "compiler/codegen/codegen_internal.h"
+#include "compiler/codegen/codegen_session.h"
 
 namespace llvm {
 class Module;
+class TargetMachine;
 }
 
 namespace kiln::codegen::internal {
@@ -25,8 +28,16 @@ namespace kiln::codegen::internal {
 // optimization pipeline (vectorizers, unrolling, late cleanup) for `cpu` on
 // a simplified module and returns a PIC ELF relocatable object; the two in a
 // row are LLVM's O2 pipeline.
-Status SimplifyHostModule(llvm::Module& module, const std::vector<KernelInfo>& kernels, KernelCompileTimes* times);
-StatusOr<std::vector<uint8_t>> EmitHostObject(llvm::Module& module, const HostCpu& cpu, KernelCompileTimes* times);
+// Both run on `session`'s target machines when one is given (else on
+// target machines of their own).
+Status SimplifyHostModule(llvm::Module& module, const std::vector<KernelInfo>& kernels, KernelCompileTimes* times,
+                          CodegenSession* session = nullptr);
+StatusOr<std::vector<uint8_t>> EmitHostObject(llvm::Module& module, const HostCpu& cpu, KernelCompileTimes* times,
+                                              CodegenSession* session = nullptr);
+
+// The target machine host objects for `cpu` are compiled with (PIC, the
+// default codegen optimization level).
+StatusOr<std::unique_ptr<llvm::TargetMachine>> CreateHostTargetMachine(const HostCpu& cpu);
 
 // CUDA: gives the kernels the PTX kernel calling convention, links
 // libdevice when the module calls __nv_* functions, optimizes at O3 (which

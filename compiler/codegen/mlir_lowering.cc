@@ -799,11 +799,18 @@ StatusOr<std::vector<std::vector<uint8_t>>> LowerToHostObjects(const KernelModul
                                                                const std::vector<KernelInfo>& kernels,
                                                                const std::vector<HostCpu>& cpus,
                                                                KernelCompileTimes* times) {
+  return LowerToHostObjects(km, kernels, cpus, times, nullptr);
+}
+
+StatusOr<std::vector<std::vector<uint8_t>>> LowerToHostObjects(const KernelModule& km,
+                                                               const std::vector<KernelInfo>& kernels,
+                                                               const std::vector<HostCpu>& cpus,
+                                                               KernelCompileTimes* times, CodegenSession* session) {
   std::optional<StageTimer> timer(std::in_place, times ? &times->lower : nullptr);
   llvm::LLVMContext llvm_context;
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> m, LowerToHostLLVMIR(km, kernels, llvm_context));
   timer.reset();
-  KILN_RETURN_IF_ERROR(SimplifyHostModule(*m, kernels, times));
+  KILN_RETURN_IF_ERROR(SimplifyHostModule(*m, kernels, times, session));
   std::vector<std::vector<uint8_t>> objects;
   for (size_t i = 0; i < cpus.size(); ++i) {
     // The last CPU takes the module itself; the others a copy (optimization
@@ -813,7 +820,7 @@ StatusOr<std::vector<std::vector<uint8_t>>> LowerToHostObjects(const KernelModul
       StageTimer clone_timer(times ? &times->lower : nullptr);
       copy = llvm::CloneModule(*m);
     }
-    KILN_ASSIGN_OR_RETURN(std::vector<uint8_t> object, EmitHostObject(copy ? *copy : *m, cpus[i], times));
+    KILN_ASSIGN_OR_RETURN(std::vector<uint8_t> object, EmitHostObject(copy ? *copy : *m, cpus[i], times, session));
     objects.push_back(std::move(object));
   }
   return objects;

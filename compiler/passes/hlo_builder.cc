@@ -1,24 +1,38 @@
 // NameUniquer and instruction creation helpers for passes.
 #include "compiler/passes/hlo_builder.h"
 
+#include <algorithm>
+
 namespace kiln::passes {
 
 NameUniquer::NameUniquer(const hlo::HloModule& module) {
+  std::hash<std::string_view> hash;
   for (const hlo::HloComputation* c : module.computations()) {
-    used_.insert(c->name());
-    for (const hlo::HloInstruction* inst : c->instructions()) used_.insert(inst->name());
+    module_name_hashes_.push_back(hash(c->name()));
+    for (const hlo::HloInstruction* inst : c->instructions()) module_name_hashes_.push_back(hash(inst->name()));
   }
+  std::sort(module_name_hashes_.begin(), module_name_hashes_.end());
+}
+
+bool NameUniquer::Taken(const std::string& name) const {
+  return std::binary_search(module_name_hashes_.begin(), module_name_hashes_.end(),
+                            std::hash<std::string_view>()(name)) ||
+         handed_out_.count(name);
 }
 
 std::string NameUniquer::Get(std::string_view base) {
   std::string name(base);
-  if (used_.insert(name).second) return name;
+  if (!Taken(name)) {
+    handed_out_.insert(name);
+    return name;
+  }
   // Resume after the last suffix handed out for this base, so asking for
   // the same base many times ("param_0") stays linear overall.
   int64_t& next = next_suffix_[name];
   do {
     name = std::string(base) + "." + std::to_string(++next);
-  } while (!used_.insert(name).second);
+  } while (Taken(name));
+  handed_out_.insert(name);
   return name;
 }
 
