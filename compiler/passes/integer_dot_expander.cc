@@ -115,16 +115,22 @@ class Expander {
 }  // namespace
 
 // A real dot whose result is f32 or f64 (operands of any float type, which
-// convert exactly) and whose products are few.
+// convert exactly), with a vector side (a dot of vectors or a
+// matrix-vector product), and whose products are few.
 bool IsSmallFloatDot(const HloInstruction& inst) {
   if (inst.opcode() != HloOpcode::kDot || inst.operand_count() != 2 || !inst.shape().IsArray()) return false;
   const ElementType type = inst.shape().element_type();
   if (type != ElementType::kF32 && type != ElementType::kF64) return false;
   for (const HloInstruction* op : inst.operands())
     if (!op->shape().IsArray() || !IsFloat(op->shape().element_type())) return false;
+  const hlo::DotDimensionNumbers dn = inst.dot_dimension_numbers();
+  // A vector side: no dimension of its own beyond batch and contracting.
+  const bool vector_side =
+      inst.operand(0)->shape().rank() == static_cast<int64_t>(dn.lhs_batch.size() + dn.lhs_contracting.size()) ||
+      inst.operand(1)->shape().rank() == static_cast<int64_t>(dn.rhs_batch.size() + dn.rhs_contracting.size());
   int64_t contracted = 1;
-  for (int64_t d : inst.dot_dimension_numbers().lhs_contracting) contracted *= inst.operand(0)->shape().dim(d);
-  return inst.shape().ElementCount() * contracted <= SmallDotExpander::kMaxProducts;
+  for (int64_t d : dn.lhs_contracting) contracted *= inst.operand(0)->shape().dim(d);
+  return vector_side && inst.shape().ElementCount() * contracted <= SmallDotExpander::kMaxProducts;
 }
 
 StatusOr<bool> SmallDotExpander::Run(hlo::HloModule& module) {

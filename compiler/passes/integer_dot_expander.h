@@ -28,9 +28,11 @@ class IntegerDotExpander : public HloPass {
   bool keep_int8_gemms_ = false;
 };
 
-// SmallDotExpander: a real dot of few products (at most kMaxProducts:
-// result elements times contracted elements) with an f32 or f64 result
-// becomes the same multiply and reduce. A GEMM library call costs a
+// SmallDotExpander: a real dot of vectors or matrix-vector product (one
+// operand has no dimensions beyond batch and contracting ones) of few
+// products (at most kMaxProducts: result elements times contracted
+// elements) with an f32 or f64 result becomes the same multiply and reduce,
+// as XLA's dot strength reduction does. A GEMM library call costs a
 // dispatch and a call of its own, far more than a handful of
 // multiply-adds, and a dot in a library call keeps the loop around it out
 // of WhileLoopKernelFusion; as a reduce it fuses with its neighbours. The
