@@ -83,12 +83,10 @@ StatusOr<Value> ElementalEmitter::PickCarried(const std::vector<Value>& values, 
                  std::to_string(index.size()));
   int64_t constant = 0;
   bool is_constant = true;
-  Value linear;
   for (int64_t d = 0; d < leaf.rank(); ++d) {
     auto c = index[d].getDefiningOp<mlir::arith::ConstantIndexOp>();
     if (c) constant = constant * leaf.dim(d) + c.value();
     is_constant &= static_cast<bool>(c);
-    linear = d == 0 ? index[d] : Add(Mul(linear, Const(leaf.dim(d))), index[d]);
   }
   const int64_t count = leaf.ElementCount();
   if (count == 0) return Error("a loop state leaf without elements read");
@@ -98,6 +96,8 @@ StatusOr<Value> ElementalEmitter::PickCarried(const std::vector<Value>& values, 
   }
   // In-bounds indices only reach here (dynamic-slice and gather clamp): the
   // last element is the fallback of the chain.
+  Value linear = index[0];
+  for (int64_t d = 1; d < leaf.rank(); ++d) linear = Add(Mul(linear, Const(leaf.dim(d))), index[d]);
   Value picked = values[first + count - 1];
   for (int64_t e = count - 1; e-- > 0;)
     picked = ops_.Select(ops_.IndexCompare(mlir::arith::CmpIPredicate::eq, linear, Const(e)), values[first + e],

@@ -54,6 +54,18 @@ bool IsElementalOp(HloOpcode op) {
 // elemental ops only, each array operand read small unless indexed (a
 // dynamic-slice or gather of a large pass-through array reads a few
 // elements).
+// True if `inst` reads an operand larger than kMaxElements other than by
+// indexing it (a dynamic-slice, gather or slice of a large pass-through
+// array reads a few elements).
+bool ReadsLargeOperand(const HloInstruction& inst) {
+  const bool indexes = inst.opcode() == HloOpcode::kDynamicSlice || inst.opcode() == HloOpcode::kGather ||
+                       inst.opcode() == HloOpcode::kSlice;
+  if (indexes) return false;
+  for (const HloInstruction* op : inst.operands())
+    if (op->shape().IsArray() && op->shape().ElementCount() > WhileLoopKernelFusion::kMaxElements) return true;
+  return false;
+}
+
 // A scatter the elemental emitter computes per element (O(updates) each):
 // one operand, few updates.
 bool IsSmallScatter(const HloInstruction& inst) {
@@ -72,11 +84,7 @@ bool IsElementalComputation(const HloComputation& comp) {
       continue;
     }
     if (!root_tuple && !IsSmallArray(s)) return false;
-    const bool indexes = inst->opcode() == HloOpcode::kDynamicSlice || inst->opcode() == HloOpcode::kGather ||
-                         inst->opcode() == HloOpcode::kSlice;
-    for (const HloInstruction* op : inst->operands())
-      if (!indexes && op->shape().IsArray() && op->shape().ElementCount() > WhileLoopKernelFusion::kMaxElements)
-        return false;
+    if (ReadsLargeOperand(*inst)) return false;
     for (const HloComputation* called : inst->called_computations())
       if (!IsElementalComputation(*called)) return false;
   }
@@ -115,10 +123,7 @@ bool IsSmallLoopComputation(const HloComputation& comp) {
         if (!IsSmallArray(inst->shape()) || !IsElementalOp(inst->opcode()) || inst->opcode() == HloOpcode::kReduce ||
             (inst->opcode() == HloOpcode::kScatter && !IsSmallScatter(*inst)))
           return false;
-        for (const HloInstruction* op : inst->operands())
-          if (op->shape().IsArray() && op->shape().ElementCount() > WhileLoopKernelFusion::kMaxElements &&
-              inst->opcode() != HloOpcode::kDynamicSlice && inst->opcode() != HloOpcode::kGather)
-            return false;
+        if (ReadsLargeOperand(*inst)) return false;
     }
   }
   return true;
