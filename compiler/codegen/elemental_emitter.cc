@@ -180,6 +180,11 @@ StatusOr<Value> ElementalEmitter::EmitUncached(const HloInstruction& inst, const
       if (parameter_fn_ && tuple->opcode() == HloOpcode::kParameter)
         return parameter_fn_(tuple->parameter_number(), inst.tuple_index(), index);
       if (tuple->opcode() == HloOpcode::kWhile) return EmitLoopResult(*tuple, inst.tuple_index(), index);
+      if (tuple->opcode() == HloOpcode::kTuple) {
+        if (inst.tuple_index() < 0 || inst.tuple_index() >= tuple->operand_count())
+          return Error(inst.DebugName() + ": tuple index out of range");
+        return Emit(tuple->operand(inst.tuple_index()), index);
+      }
       KILN_ASSIGN_OR_RETURN(std::vector<Value> values, EmitAll(tuple, index));
       int64_t i = inst.tuple_index();
       if (i < 0 || i >= static_cast<int64_t>(values.size()) || !values[i])

@@ -222,7 +222,16 @@ class ElementalEmitter {
   StatusOr<mlir::Value> PickCarried(const std::vector<mlir::Value>& values, int64_t first, const Shape& leaf,
                                     const Index& index);
   StatusOr<std::vector<mlir::Value>> EmitWhile(const hlo::HloInstruction& inst, const Index& index);
+  // How a computation fused into `inst` reads its parameters: `inst`'s
+  // operands, through this emitter, at the same index.
+  ParameterFn FusedParameters(const hlo::HloInstruction& inst);
   StatusOr<std::vector<mlir::Value>> EmitNestedFusion(const hlo::HloInstruction& inst, const Index& index);
+  StatusOr<std::vector<mlir::Value>> EmitNestedLoop(const hlo::HloInstruction& inst, const Index& index);
+  // The carried values of the loop kernel `inst` calls (`loop` its while),
+  // emitted at the first call in this region.
+  StatusOr<std::vector<mlir::Value>> NestedLoopCarried(const hlo::HloInstruction& inst,
+                                                       const hlo::HloInstruction& loop);
+  Status EmitNestedLoopsUpFront(const hlo::HloComputation& comp);
   StatusOr<mlir::Value> EmitConstant(const hlo::HloInstruction& inst, const Index& index);
   StatusOr<mlir::Value> EmitReshape(const hlo::HloInstruction& inst, const Index& index);
   StatusOr<mlir::Value> EmitConcatenate(const hlo::HloInstruction& inst, const Index& index, int64_t lo,

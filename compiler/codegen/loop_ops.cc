@@ -37,6 +37,16 @@ bool PassesThrough(const hlo::HloComputation& body, int64_t j) {
          out->operand(0)->opcode() == HloOpcode::kParameter;
 }
 
+// True if `index` may be an element of `shape`: the same rank, and every
+// constant coordinate within its dimension.
+bool Addresses(const Shape& shape, const Index& index) {
+  if (static_cast<int64_t>(index.size()) != shape.rank()) return false;
+  for (int64_t d = 0; d < shape.rank(); ++d)
+    if (auto c = index[d].getDefiningOp<mlir::arith::ConstantIndexOp>())
+      if (c.value() < 0 || c.value() >= shape.dim(d)) return false;
+  return true;
+}
+
 }  // namespace
 
 Index ConstantIndex(ScalarOps& ops, const std::vector<int64_t>& dims, int64_t e) {
@@ -148,6 +158,7 @@ StatusOr<std::vector<Value>> ElementalEmitter::EmitWhile(const HloInstruction& i
     ScopeGuard region(*this);
     mlir::Block* before = b_.createBlock(&loop.getBefore(), {}, types, locs);
     ElementalEmitter cond_emitter(b_, loc_, pool_, state_reader(before), this);
+    KILN_RETURN_IF_ERROR(cond_emitter.EmitNestedLoopsUpFront(*cond));
     KILN_ASSIGN_OR_RETURN(Value go_on, cond_emitter.Emit(cond->root(), Index{}));
     mlir::scf::ConditionOp::create(b_, loc_, go_on, before->getArguments());
   }
@@ -155,6 +166,7 @@ StatusOr<std::vector<Value>> ElementalEmitter::EmitWhile(const HloInstruction& i
     ScopeGuard region(*this);
     mlir::Block* after = b_.createBlock(&loop.getAfter(), {}, types, locs);
     ElementalEmitter body_emitter(b_, loc_, pool_, state_reader(after), this);
+    KILN_RETURN_IF_ERROR(body_emitter.EmitNestedLoopsUpFront(*body));
     ScalarOps ops(b_, loc_);
     std::vector<Value> next;
     for (int64_t j = 0; j < leaves; ++j) {
@@ -184,21 +196,87 @@ StatusOr<Value> ElementalEmitter::EmitLoopResult(const HloInstruction& loop, int
   return PickCarried(carried, layout.first[leaf], loop.shape().tuple_shape(leaf), index);
 }
 
+ElementalEmitter::ParameterFn ElementalEmitter::FusedParameters(const HloInstruction& inst) {
+  return [this, &inst](int64_t param, int64_t leaf, const Index& at) -> StatusOr<Value> {
+    if (leaf >= 0 || param < 0 || param >= inst.operand_count())
+      return Error(inst.DebugName() + ": fused parameter out of range");
+    return Emit(inst.operand(param), at);
+  };
+}
+
 StatusOr<std::vector<Value>> ElementalEmitter::EmitNestedFusion(const HloInstruction& inst, const Index& index) {
   const hlo::HloComputation* fused = inst.called_computation("calls");
   if (!fused) return Error(inst.DebugName() + ": fusion without a computation");
-  ElementalEmitter nested(b_, loc_, pool_,
-                          [this, &inst](int64_t param, int64_t leaf, const Index& at) -> StatusOr<Value> {
-                            if (leaf >= 0 || param < 0 || param >= inst.operand_count())
-                              return Error(inst.DebugName() + ": fused parameter out of range");
-                            return Emit(inst.operand(param), at);
-                          },
-                          this);
+  if (IsLoopKernel(*fused) && fused->root()->opcode() != HloOpcode::kWhile) return EmitNestedLoop(inst, index);
+  ElementalEmitter nested(b_, loc_, pool_, FusedParameters(inst), this);
   const HloInstruction* root = fused->root();
   if (root->opcode() != HloOpcode::kTuple) return nested.EmitAll(root, index);
   std::vector<Value> values;
   for (const HloInstruction* out : root->operands()) {
     KILN_ASSIGN_OR_RETURN(Value v, nested.Emit(out, index));
+    values.push_back(v);
+  }
+  return values;
+}
+
+StatusOr<std::vector<Value>> ElementalEmitter::NestedLoopCarried(const HloInstruction& inst,
+                                                                  const HloInstruction& loop) {
+  const Key key{{&inst, 1}};
+  for (auto scope = scopes_.rbegin(); scope != scopes_.rend(); ++scope) {
+    auto it = scope->find(key);
+    if (it != scope->end()) return it->second;
+  }
+  ElementalEmitter nested(b_, loc_, pool_, FusedParameters(inst), this);
+  KILN_ASSIGN_OR_RETURN(std::vector<Value> values, nested.EmitAll(&loop, Index{}));
+  scopes_.back()[key] = values;
+  return values;
+}
+
+// The loop kernels nested in `comp` (a loop's condition or body), emitted
+// where the region starts: a read from inside a reduce's or an if's region
+// would otherwise run the inner loop there, once per read.
+Status ElementalEmitter::EmitNestedLoopsUpFront(const hlo::HloComputation& comp) {
+  for (const HloInstruction* inst : comp.instructions()) {
+    if (inst->opcode() != HloOpcode::kFusion) continue;
+    const hlo::HloComputation* fused = inst->called_computation("calls");
+    if (!fused || !IsLoopKernel(*fused) || fused->root()->opcode() == HloOpcode::kWhile) continue;
+    const HloInstruction* out = fused->root()->opcode() == HloOpcode::kTuple ? fused->root()->operand(0) : fused->root();
+    KILN_RETURN_IF_ERROR(NestedLoopCarried(*inst, *out->operand(0)).status());
+  }
+  return Status::Ok();
+}
+
+// A loop kernel nested in a loop body (an inner loop fused before its outer
+// one) runs once per outer iteration, whatever indices its outputs are read
+// at: its carried values are cached under the fusion itself, and each read
+// picks among them.
+StatusOr<std::vector<Value>> ElementalEmitter::EmitNestedLoop(const HloInstruction& inst, const Index& index) {
+  const hlo::HloComputation& fused = *inst.called_computation("calls");
+  const HloInstruction* root = fused.root();
+  std::vector<const HloInstruction*> outputs;
+  if (root->opcode() == HloOpcode::kTuple) {
+    for (const HloInstruction* out : root->operands()) outputs.push_back(out);
+  } else {
+    outputs.push_back(root);
+  }
+  const HloInstruction* loop = outputs[0]->operand(0);
+  for (const HloInstruction* out : outputs)
+    if (out->operand(0) != loop)
+      return Error(inst.DebugName() + ": a nested loop kernel's outputs come from more than one loop");
+  KILN_ASSIGN_OR_RETURN(const std::vector<Value> carried, NestedLoopCarried(inst, *loop));
+  // The outputs may differ in dimensions: an output `index` does not address
+  // gets no value (the tuple read of it reports that).
+  const CarriedLayout layout = LayoutOfLoop(*loop);
+  std::vector<Value> values;
+  for (const HloInstruction* out : outputs) {
+    const int64_t leaf = out->tuple_index();
+    if (leaf < 0 || leaf >= static_cast<int64_t>(layout.first.size()) || layout.first[leaf] < 0)
+      return Error(inst.DebugName() + ": output reads a leaf the loop does not carry");
+    if (!Addresses(out->shape(), index)) {
+      values.emplace_back();
+      continue;
+    }
+    KILN_ASSIGN_OR_RETURN(Value v, PickCarried(carried, layout.first[leaf], out->shape(), index));
     values.push_back(v);
   }
   return values;

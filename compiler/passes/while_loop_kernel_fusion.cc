@@ -91,6 +91,47 @@ bool IsElementalComputation(const HloComputation& comp) {
   return true;
 }
 
+// A kernel this pass made of an inner loop (FuseLoop's shape: parameters and
+// zero splats build the loop's state, its carried leaves are the outputs).
+// Inside an outer loop's kernel it runs once per outer iteration.
+bool IsFusedLoop(const HloComputation& fused) {
+  const HloInstruction* root = fused.root();
+  std::vector<const HloInstruction*> outputs;
+  if (root->opcode() == HloOpcode::kTuple) {
+    for (const HloInstruction* out : root->operands()) outputs.push_back(out);
+  } else {
+    outputs.push_back(root);
+  }
+  const HloInstruction* loop = nullptr;
+  for (const HloInstruction* out : outputs) {
+    if (out->opcode() != HloOpcode::kGetTupleElement || out->operand(0)->opcode() != HloOpcode::kWhile) return false;
+    if (loop && out->operand(0) != loop) return false;
+    loop = out->operand(0);
+  }
+  if (!loop || loop->operand(0)->opcode() != HloOpcode::kTuple || !IsKernelFusibleLoop(*loop)) return false;
+  for (const HloInstruction* inst : fused.instructions()) {
+    switch (inst->opcode()) {
+      case HloOpcode::kParameter:
+      case HloOpcode::kConstant:
+      case HloOpcode::kBroadcast:
+        if (!inst->shape().IsArray()) return false;
+        continue;
+      case HloOpcode::kWhile:
+        if (inst != loop) return false;
+        continue;
+      case HloOpcode::kTuple:
+        if (inst != root && inst != loop->operand(0)) return false;
+        continue;
+      case HloOpcode::kGetTupleElement:
+        if (inst->operand(0) != loop) return false;
+        continue;
+      default:
+        return false;
+    }
+  }
+  return true;
+}
+
 // The loop's condition or body: the state parameter read through
 // get-tuple-element only, elemental ops and kernels with small results.
 bool IsSmallLoopComputation(const HloComputation& comp) {
@@ -105,7 +146,11 @@ bool IsSmallLoopComputation(const HloComputation& comp) {
       case HloOpcode::kGetTupleElement:
         continue;
       case HloOpcode::kTuple:
-        if (inst != comp.root()) return false;
+        // Besides the root, tuples read through get-tuple-element only (an
+        // inner loop kernel's results, a multi-output fusion's) or dead.
+        if (inst != comp.root())
+          for (const HloInstruction* user : inst->users())
+            if (user->opcode() != HloOpcode::kGetTupleElement) return false;
         continue;
       case HloOpcode::kFusion: {
         const HloComputation* fused = inst->called_computation("calls");
@@ -115,7 +160,8 @@ bool IsSmallLoopComputation(const HloComputation& comp) {
           small_results = true;
           for (int64_t i = 0; i < s.tuple_size(); ++i) small_results &= IsSmallArray(s.tuple_shape(i));
         }
-        if (!fused || !small_results || inst->GetString("kind") == "kCustom" || !IsElementalComputation(*fused))
+        if (!fused || !small_results || inst->GetString("kind") == "kCustom" ||
+            !(IsElementalComputation(*fused) || IsFusedLoop(*fused)))
           return false;
         continue;
       }
@@ -263,7 +309,11 @@ StatusOr<bool> WhileLoopKernelFusion::Run(hlo::HloModule& module) {
   if (!module.entry()) return Error("module has no entry computation");
   NameUniquer names(module);
   bool changed = false;
-  for (HloComputation* comp : SequentialComputations(module)) {
+  // Callees before callers: an inner loop becomes a kernel first, so that
+  // its outer loop may take it in.
+  std::vector<HloComputation*> comps = SequentialComputations(module);
+  for (auto it = comps.rbegin(); it != comps.rend(); ++it) {
+    HloComputation* comp = *it;
     std::vector<HloInstruction*> loops;
     for (HloInstruction* inst : comp->instructions())
       if (inst->opcode() == HloOpcode::kWhile && IsKernelFusibleLoop(*inst)) loops.push_back(inst);

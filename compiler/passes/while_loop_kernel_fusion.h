@@ -13,9 +13,12 @@
 //     body returns a tuple, and both hold nothing but constants, elemental
 //     ops and kernels (fusions) built of ops the elemental emitter
 //     computes, on small arrays (kMaxElements), of element types every
-//     target has: no library calls, collectives, sorts, nested loops or
+//     target has: no library calls, collectives, sorts, other loops or
 //     side effects; scatters only of one operand and few updates
-//     (kMaxScatterUpdates), which the kernel computes per element.
+//     (kMaxScatterUpdates), which the kernel computes per element. An
+//     inner loop is taken in once this pass has made it a kernel: loops are
+//     visited callees first, and the outer kernel runs the inner loop once
+//     per iteration.
 // The loop becomes a kLoop fusion of every state leaf the loop reads, whose
 // outputs are the carried leaves; the loop's users read the pass-through
 // leaves from the loop's operand. Compiling for CUDA keeps the thunk loop (its CUDA graphs

@@ -6,8 +6,12 @@
 // whose body updates the loop state in place where it can.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
 #include "compiler/passes/while_loop_kernel_fusion.h"
 #include "tests/e2e/e2e_test_util.h"
+#include "tests/e2e/process_test_util.h"
 
 namespace kiln::testing {
 namespace {
@@ -252,8 +256,8 @@ ENTRY e {
 }
 
 TEST_F(LoopKernelE2ETest, NestedLoops) {
-  // The inner loop becomes a kernel; the outer one, whose body holds that
-  // kernel, stays a thunk loop.
+  // The inner loop becomes a kernel first, then the outer one takes it in:
+  // the whole nest is one kernel.
   Check(R"(HloModule m
 inner_cond {
   s = (s32[], s32[]) parameter(0)
@@ -297,7 +301,95 @@ ENTRY e {
   w = (s32[], s32[]) while(init), condition=outer_cond, body=outer_body
   ROOT r = s32[] get-tuple-element(w), index=1
 }
-)", 1);
+)", 0);
+}
+
+// An inner loop carrying an array, read by its outer loop at several
+// indices (a reduce, a slice, the next outer state element by element).
+constexpr char kNestedLoopsWithArrays[] = R"(HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+inner_cond {
+  s = (s32[], f32[4], f32[]) parameter(0)
+  j = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(4)
+  ROOT lt = pred[] compare(j, n), direction=LT
+}
+inner_body {
+  s = (s32[], f32[4], f32[]) parameter(0)
+  j = s32[] get-tuple-element(s), index=0
+  v = f32[4] get-tuple-element(s), index=1
+  x = f32[] get-tuple-element(s), index=2
+  e = f32[1] dynamic-slice(v, j), dynamic_slice_sizes={1}
+  es = f32[] reshape(e)
+  fj = f32[] convert(j)
+  m = f32[] multiply(es, x)
+  n = f32[] add(m, fj)
+  nb = f32[1] reshape(n)
+  v2 = f32[4] dynamic-update-slice(v, nb, j)
+  one = s32[] constant(1)
+  j2 = s32[] add(j, one)
+  ROOT t = (s32[], f32[4], f32[]) tuple(j2, v2, x)
+}
+outer_cond {
+  s = (s32[], f32[], f32[4], f32[2]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(6)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+outer_body {
+  s = (s32[], f32[], f32[4], f32[2]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  acc = f32[] get-tuple-element(s), index=1
+  w = f32[4] get-tuple-element(s), index=2
+  lo = f32[] constant(-0.5)
+  hi = f32[] constant(0.5)
+  x = f32[] clamp(lo, acc, hi)
+  zero = s32[] constant(0)
+  init = (s32[], f32[4], f32[]) tuple(zero, w, x)
+  r = (s32[], f32[4], f32[]) while(init), condition=inner_cond, body=inner_body
+  w2 = f32[4] get-tuple-element(r), index=1
+  z = f32[] constant(0)
+  sum = f32[] reduce(w2, z), dimensions={0}, to_apply=add
+  eighth = f32[] constant(0.125)
+  acc2 = f32[] multiply(sum, eighth)
+  mid = f32[2] slice(w2), slice={[1:3]}
+  one = s32[] constant(1)
+  i2 = s32[] add(i, one)
+  ROOT t = (s32[], f32[], f32[4], f32[2]) tuple(i2, acc2, w2, mid)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  a = f32[] parameter(1)
+  q = f32[2] parameter(2)
+  zero = s32[] constant(0)
+  init = (s32[], f32[], f32[4], f32[2]) tuple(zero, a, p, q)
+  ROOT w = (s32[], f32[], f32[4], f32[2]) while(init), condition=outer_cond, body=outer_body
+}
+)";
+
+TEST_F(LoopKernelE2ETest, NestedLoopsCarryingArrays) {
+  Check(kNestedLoopsWithArrays, 0);
+  if (E2EDeviceKind() != runtime::DeviceKind::kHost) return;
+  // The inner loop runs once per outer iteration however many of its
+  // elements the outer body reads: the kernel holds two scf.while loops.
+  auto module = hlo::ParseHloModule(kNestedLoopsWithArrays);
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  ScratchDir dir;
+  compiler::CompileOptions options;
+  options.host_cpus = {"x86-64-v2"};
+  options.dump_dir = dir.path();
+  ASSERT_TRUE(compiler::CompileModule(**module, options).ok());
+  std::ifstream in(dir.path() + "/kernels.mlir");
+  std::stringstream mlir;
+  mlir << in.rdbuf();
+  size_t loops = 0;
+  for (size_t at = mlir.str().find("scf.while"); at != std::string::npos; at = mlir.str().find("scf.while", at + 1))
+    ++loops;
+  EXPECT_EQ(loops, 2u);
 }
 
 TEST_F(LoopKernelE2ETest, ThunkLoopUpdatesItsStateInPlace) {
