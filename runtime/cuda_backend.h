@@ -18,7 +18,9 @@
 // that a multi-stream program's thunks run on one CUstream per program
 // stream (cuda_program_streams.h). Library handles and scratch are per
 // lane: two program streams never share a scratch block or a handle bound
-// to another stream.
+// to another stream. Each Device stream has one more lane, CommLane(s),
+// on which async collectives run beside the program's compute
+// (cuda_comm_stream.h).
 #pragma once
 
 #include <memory>
@@ -72,11 +74,13 @@ class CudaBackend : public Backend {
   Status MakeCurrent() const;
   CUstream stream(int i) const { return streams_[i]; }
   int num_streams() const { return static_cast<int>(streams_.size()); }
-  // Lanes: see the file comment.
-  static constexpr int kLanesPerStream = thunks::kMaxStreams;
+  // Lanes: see the file comment. The last lane of a Device stream is its
+  // communication lane (cuda_comm_stream.h).
+  static constexpr int kLanesPerStream = thunks::kMaxStreams + 1;
   static int Lane(int device_stream, int program_stream) {
     return device_stream * kLanesPerStream + program_stream;
   }
+  static int CommLane(int device_stream) { return Lane(device_stream, thunks::kMaxStreams); }
   int num_lanes() const { return num_streams() * kLanesPerStream; }
   // The lane's CUstream, created on first use (non-blocking).
   StatusOr<CUstream> LaneStream(int lane);

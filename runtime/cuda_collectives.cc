@@ -4,11 +4,14 @@
 
 #include <gloo/rendezvous/store.h>
 
+#include <concepts>
 #include <cstring>
 #include <numeric>
 
+#include "runtime/async_source_hazards.h"
 #include "runtime/collective_common.h"
 #include "runtime/collective_store.h"
+#include "runtime/cuda_comm_stream.h"
 #include "runtime/host_communicator.h"
 
 namespace kiln::runtime {
@@ -306,6 +309,62 @@ Status Broadcast(const th::CollectiveBroadcastThunk& t, CudaExecutionContext& ct
   return Status::Ok();
 }
 
+// Every operand of a collective thunk, to point its sources elsewhere.
+std::vector<th::CollectiveBuffer*> MutableBuffersOf(th::Thunk& thunk) {
+  std::vector<th::CollectiveBuffer*> out;
+  std::visit(
+      [&out](auto& body) {
+        if constexpr (requires { { body.buffers } -> std::same_as<std::vector<th::CollectiveBuffer>&>; }) {
+          for (th::CollectiveBuffer& b : body.buffers) out.push_back(&b);
+        } else if constexpr (requires { { body.buffer } -> std::same_as<th::CollectiveBuffer&>; }) {
+          out.push_back(&body.buffer);
+        }
+      },
+      thunk.body);
+  return out;
+}
+
+// Copies the sources of an async start (`moved`, a copy of its thunk) on
+// ctx.stream into the snapshot area of `async_id` and points them there:
+// at allocation numbers past the program's, bound in
+// comm_ctx.allocation_base. A source that is its own destination stays.
+Status SnapshotSources(th::Thunk& moved, int64_t async_id, const CudaExecutionContext& ctx,
+                       CudaExecutionContext& comm_ctx, CudaCommStream& comm) {
+  std::vector<th::CollectiveBuffer*> buffers = MutableBuffersOf(moved);
+  auto copied = [](const th::CollectiveBuffer& b) { return b.source.size > 0 && !(b.source == b.destination); };
+  size_t total = 0;
+  for (const th::CollectiveBuffer* b : buffers)
+    if (copied(*b)) total += AlignUp(static_cast<size_t>(b->source.size));
+  if (total == 0) return Status::Ok();
+  KILN_ASSIGN_OR_RETURN(CUdeviceptr area, comm.SnapshotArea(async_id, total));
+  const CudaDriver& d = ctx.backend->driver();
+  size_t offset = 0;
+  for (th::CollectiveBuffer* b : buffers) {
+    if (!copied(*b)) continue;
+    const size_t bytes = static_cast<size_t>(b->source.size);
+    KILN_RETURN_IF_ERROR(
+        d.Check(d.cuMemcpyDtoDAsync(area + offset, Address(ctx, b->source), bytes, ctx.stream), "cuMemcpyDtoDAsync"));
+    b->source = th::BufferSlice{static_cast<int32_t>(comm_ctx.allocation_base.size()), 0, b->source.size};
+    comm_ctx.allocation_base.push_back(area + offset);
+    offset += AlignUp(bytes);
+  }
+  return Status::Ok();
+}
+
+// Issues collective `thunk` through `io` (its stream and communicator).
+Status IssueCollective(const th::Thunk& thunk, CudaExecutionContext& ctx, int64_t device, const Issuer& io) {
+  switch (thunk.kind()) {
+    case th::ThunkKind::kAllReduce: return AllReduce(*thunk.As<th::AllReduceThunk>(), ctx, io);
+    case th::ThunkKind::kAllGather: return AllGather(*thunk.As<th::AllGatherThunk>(), ctx, io);
+    case th::ThunkKind::kReduceScatter: return ReduceScatter(*thunk.As<th::ReduceScatterThunk>(), ctx, io);
+    case th::ThunkKind::kAllToAll: return AllToAll(*thunk.As<th::AllToAllThunk>(), ctx, io);
+    case th::ThunkKind::kCollectivePermute:
+      return CollectivePermute(*thunk.As<th::CollectivePermuteThunk>(), ctx, device, io);
+    case th::ThunkKind::kCollectiveBroadcast: return Broadcast(*thunk.As<th::CollectiveBroadcastThunk>(), ctx, io);
+    default: return Error("not a collective: " + std::string(th::ThunkKindName(thunk.kind())));
+  }
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<CudaCollectives>> CudaCollectives::Create(const th::ThunkProgram& program, int64_t device,
@@ -319,6 +378,7 @@ StatusOr<std::unique_ptr<CudaCollectives>> CudaCollectives::Create(const th::Thu
   if (!needs_peers) return c;
   Status refused;
   th::ForEachThunk(program.root, [&](const th::Thunk& t, int) {
+    if (const th::CollectiveConfig* config = th::CollectiveConfigOf(t); config && config->async_id) c->has_async_ = true;
     std::optional<th::ReductionKind> kind;
     if (const auto* ar = t.As<th::AllReduceThunk>()) kind = ar->reduction;
     if (const auto* rs = t.As<th::ReduceScatterThunk>()) kind = rs->reduction;
@@ -332,6 +392,7 @@ StatusOr<std::unique_ptr<CudaCollectives>> CudaCollectives::Create(const th::Thu
     }
   });
   KILN_RETURN_IF_ERROR(refused);
+  c->snapshot_ids_ = AsyncStartsNeedingSnapshots(program);
   KILN_ASSIGN_OR_RETURN(c->nccl_, backend.Nccl());
   c->load_ = rendezvous->NextLoad(device);
   c->rendezvous_ = std::move(rendezvous);
@@ -389,9 +450,11 @@ Status CudaCollectives::Run(const th::Thunk& thunk, CudaExecutionContext& ctx) c
     const CudaDriver& d = ctx.backend->driver();
     return d.Check(d.cuMemsetD32Async(Address(ctx, id->destination), value, 1, ctx.stream), "cuMemsetD32Async");
   }
-  // The start was issued on this stream; what follows it on the stream
-  // sees its results.
-  if (thunk.As<th::CollectiveDoneThunk>()) return Status::Ok();
+  if (const auto* done = thunk.As<th::CollectiveDoneThunk>()) {
+    // A start issued on the compute stream needs nothing: what follows it
+    // on the stream sees its results.
+    return ctx.comm ? ctx.comm->Await(done->async_id, ctx.stream) : Status::Ok();
+  }
   const th::CollectiveConfig* config = th::CollectiveConfigOf(thunk);
   if (!config) return Error("not a collective: " + std::string(th::ThunkKindName(thunk.kind())));
 
@@ -412,17 +475,28 @@ Status CudaCollectives::Run(const th::Thunk& thunk, CudaExecutionContext& ctx) c
     if (!nccl_) return Error("internal: a collective without NCCL");
     KILN_ASSIGN_OR_RETURN(comm, Communicator(group, rank, what));
   }
-  Issuer io(ctx, nccl_, comm, static_cast<int64_t>(group.size()), rank, what);
-  switch (thunk.kind()) {
-    case th::ThunkKind::kAllReduce: return AllReduce(*thunk.As<th::AllReduceThunk>(), ctx, io);
-    case th::ThunkKind::kAllGather: return AllGather(*thunk.As<th::AllGatherThunk>(), ctx, io);
-    case th::ThunkKind::kReduceScatter: return ReduceScatter(*thunk.As<th::ReduceScatterThunk>(), ctx, io);
-    case th::ThunkKind::kAllToAll: return AllToAll(*thunk.As<th::AllToAllThunk>(), ctx, io);
-    case th::ThunkKind::kCollectivePermute:
-      return CollectivePermute(*thunk.As<th::CollectivePermuteThunk>(), ctx, device_, io);
-    case th::ThunkKind::kCollectiveBroadcast: return Broadcast(*thunk.As<th::CollectiveBroadcastThunk>(), ctx, io);
-    default: return Error("not a collective: " + std::string(th::ThunkKindName(thunk.kind())));
+  const int64_t size = static_cast<int64_t>(group.size());
+  if (!config->async_id || !ctx.comm || size == 1) {
+    return IssueCollective(thunk, ctx, device_, Issuer(ctx, nccl_, comm, size, rank, what));
   }
+  // An async start: on the communication stream once the compute stream
+  // has made its sources (from copies of them where compute before the
+  // done may touch them).
+  CudaCommStream& streams = *ctx.comm;
+  CudaExecutionContext comm_ctx = ctx;
+  comm_ctx.stream = streams.stream();
+  comm_ctx.lane = streams.lane();
+  const Issuer io(comm_ctx, nccl_, comm, size, rank, what);
+  if (!snapshot_ids_.count(*config->async_id)) {
+    KILN_RETURN_IF_ERROR(streams.Fork(ctx.stream));
+    KILN_RETURN_IF_ERROR(IssueCollective(thunk, comm_ctx, device_, io));
+    return streams.Finish(*config->async_id);
+  }
+  th::Thunk moved{th::ThunkInfo{}, thunk.body};
+  KILN_RETURN_IF_ERROR(SnapshotSources(moved, *config->async_id, ctx, comm_ctx, streams));
+  KILN_RETURN_IF_ERROR(streams.Fork(ctx.stream));
+  KILN_RETURN_IF_ERROR(IssueCollective(moved, comm_ctx, device_, io));
+  return streams.Finish(*config->async_id);
 }
 
 }  // namespace kiln::runtime

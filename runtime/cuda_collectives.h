@@ -22,10 +22,13 @@
 //   collective-broadcast ncclBroadcast from the group's rank 0
 //   replica-id, partition-id  a 32-bit memset of the device's id
 // Rearrangements use device-to-device copies through the stream's library
-// scratch. The start of an async pair is issued where it stands and its
-// done is a no-op: both are stream-ordered on the one stream the executor
-// uses, which is correct but overlaps nothing yet (a second stream for
-// communication is the next step).
+// scratch. The start of an async pair between several devices runs on the
+// Device stream's communication stream (ctx.comm, cuda_comm_stream.h),
+// after the compute stream's work so far (from copies of its sources where
+// a thunk before its done may touch them, async_source_hazards.h), and its
+// done makes the compute stream wait for it: the thunks between them
+// overlap the exchange. Without a communication stream (or in a group of
+// one device) the start is issued where it stands and its done is a no-op.
 //
 // Reductions NCCL lacks (s16, u16, f8 types, products of complex numbers,
 // bitwise and/or of integers) are a one-line error at load.
@@ -37,6 +40,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -57,8 +61,12 @@ class CudaCollectives {
   // Destroys the communicators (the backend's context must be current).
   ~CudaCollectives();
 
-  // Issues a collective, collective-done or device-id thunk on ctx.stream.
+  // Issues a collective, collective-done or device-id thunk on ctx.stream
+  // (an async start on ctx.comm when set).
   Status Run(const thunks::Thunk& thunk, CudaExecutionContext& ctx) const;
+  // Whether the program has an async collective between devices, which an
+  // execution runs on a communication stream.
+  bool UsesCommStream() const { return nccl_ != nullptr && has_async_; }
 
  private:
   CudaCollectives(const thunks::ThunkProgram& program, int64_t device, CudaBackend& backend)
@@ -73,6 +81,8 @@ class CudaCollectives {
   const kernels::NcclLibrary* nccl_ = nullptr;  // null: every group is one device
   std::shared_ptr<CollectiveRendezvous> rendezvous_;
   int64_t load_ = 0;
+  bool has_async_ = false;
+  std::set<int64_t> snapshot_ids_;  // async starts that copy their sources
   mutable std::mutex mu_;
   mutable std::map<std::vector<int64_t>, ncclComm_t> comms_;
 };

@@ -18,7 +18,9 @@
 // read before writing. The thunks are issued on the stream
 // (cuda_executor.h; a multi-stream program's on one CUstream per program
 // stream, forked from and joined back into the stream, with the program's
-// events, cuda_program_streams.h, which the workspace holds), each
+// events, cuda_program_streams.h, which the workspace holds; async
+// collectives on its communication stream, cuda_comm_stream.h, also the
+// workspace's, joined back at their dones and at the end), each
 // recordable segment as a CUDA graph unless ExecuteOptions::cuda_graphs is
 // off (cuda_graphs.h: the graphs belong to
 // the workspace, so to one executable and stream); with host_outputs the results are downloaded into
@@ -31,6 +33,7 @@
 #include "runtime/cuda_executor.h"
 #include "runtime/cuda_graphs.h"
 #include "runtime/cuda_program_streams.h"
+#include "runtime/cuda_comm_stream.h"
 
 namespace kiln::runtime {
 namespace {
@@ -132,6 +135,7 @@ struct Workspace {
   ~Workspace() {  // the context must be current
     graphs.reset();
     streams.reset();
+    comm.reset();
     if (device) driver.cuMemFree(device);
     if (staging) driver.cuMemFreeHost(staging);
   }
@@ -143,6 +147,9 @@ struct Workspace {
   std::unique_ptr<CudaGraphCache> graphs;  // made by the first execution with graphs
   // A multi-stream program's lanes and events (null for one stream).
   std::unique_ptr<CudaProgramStreams> streams;
+  // Where the program's async collectives run (null when it has none
+  // between devices).
+  std::unique_ptr<CudaCommStream> comm;
 };
 
 class CudaExecutable : public BackendExecutable {
@@ -325,6 +332,9 @@ StatusOr<Workspace*> CudaExecutable::AcquireWorkspace(int stream) const {
   fresh->staging = static_cast<uint8_t*>(staging);
   if (binding_->program.num_streams > 1) {
     KILN_ASSIGN_OR_RETURN(fresh->streams, CudaProgramStreams::Create(backend_, binding_->program, stream));
+  }
+  if (collectives_ && collectives_->UsesCommStream()) {
+    KILN_ASSIGN_OR_RETURN(fresh->comm, CudaCommStream::Create(backend_, stream));
   }
   ws = std::move(fresh);
   return ws.get();
@@ -517,6 +527,7 @@ StatusOr<ExecutionResult> CudaExecutable::Issue(const std::vector<Buffer>& args,
     ctx.graphs = ws.graphs.get();
   }
   ctx.collectives = collectives_.get();
+  ctx.comm = ws.comm.get();
   std::vector<Buffer> output_memory;
   KILN_RETURN_IF_ERROR(Stage(args, options, ws, ctx, output_memory));
 
@@ -532,6 +543,7 @@ StatusOr<ExecutionResult> CudaExecutable::Issue(const std::vector<Buffer>& args,
   auto wall_begin = std::chrono::steady_clock::now();
   if (ws.streams) ws.streams->Begin(ctx, ctx.copy_scratch, plan_.copy_scratch_stride);
   KILN_RETURN_IF_ERROR(ExecuteCudaSequence(p.root, ctx));
+  if (ws.comm) KILN_RETURN_IF_ERROR(ws.comm->AwaitAll(ctx.stream));
   if (options.profile) {
     KILN_ASSIGN_OR_RETURN(run_end, ws.events.Next());
     KILN_RETURN_IF_ERROR(d.Check(d.cuEventRecord(run_end, ctx.stream), "cuEventRecord"));
@@ -600,6 +612,7 @@ StatusOr<ExecutionResult> CudaExecutable::Run(const std::vector<Buffer>& args,
     // error is the one to report.
     (void)backend_.driver().cuStreamSynchronize(backend_.stream(options.stream));
     if (ws->streams) (void)ws->streams->Synchronize();
+    if (ws->comm) (void)ws->comm->Synchronize();
   }
   return result;
 }

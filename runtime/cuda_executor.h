@@ -18,7 +18,8 @@
 // overwrite is first copied into library scratch); Copy and Memset to
 // cuMemcpyDtoDAsync / cuMemsetD{8,32}Async; collectives, their done halves
 // and replica-id / partition-id to the executable's CudaCollectives (NCCL,
-// cuda_collectives.h). Other kinds fail with
+// cuda_collectives.h; an async start on the communication stream,
+// cuda_comm_stream.h). Other kinds fail with
 // "not supported on cuda yet: <kind>". With ctx.graphs, each recordable
 // segment of a sequence is replayed as a CUDA graph (cuda_graphs.h).
 #pragma once
@@ -41,6 +42,7 @@ namespace kiln::runtime {
 class CudaGraphCache;
 class CudaCollectives;    // cuda_collectives.h
 class CudaProgramStreams;  // cuda_program_streams.h
+class CudaCommStream;      // cuda_comm_stream.h
 
 // Reusable CUevents for profiling (created on demand, reset per execution).
 class CudaEventPool {
@@ -116,6 +118,10 @@ struct CudaExecutionContext {
   // capture) and events are recorded as event-record nodes.
   bool capturing = false;
   const CudaCollectives* collectives = nullptr;  // the executable's (NCCL)
+  // The Device stream's communication stream, where async collectives run
+  // between their start and done (cuda_comm_stream.h); null: they run on
+  // `stream` like the others.
+  CudaCommStream* comm = nullptr;
 };
 
 // True when a copy's source and destination overlap (it then needs a

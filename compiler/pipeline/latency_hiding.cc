@@ -1,10 +1,14 @@
 // Latency hiding for asynchronous collectives (see latency_hiding.h).
 #include "compiler/pipeline/latency_hiding.h"
 
+#include "compiler/pipeline/overlap_cost_model.h"
+
 #include <algorithm>
 #include <set>
 #include <unordered_map>
 #include <vector>
+
+#include "compiler/pipeline/points_to.h"
 
 namespace kiln::pipeline {
 namespace {
@@ -16,6 +20,9 @@ using hlo::HloOpcode;
 struct Graph {
   std::vector<std::vector<int32_t>> preds, succs;  // operands + control edges, deduplicated
   std::vector<bool> start, done;
+  std::vector<int32_t> start_of;  // a done's start, -1 for the rest
+  std::vector<double> exchange;   // a start's estimated exchange seconds
+  std::vector<double> compute;    // estimated compute seconds
   int32_t root = -1;
 };
 
@@ -26,11 +33,20 @@ Graph BuildGraph(const SequentialSchedule& schedule) {
   g.succs.resize(n);
   g.start.assign(n, false);
   g.done.assign(n, false);
+  g.start_of.assign(n, -1);
+  g.exchange.assign(n, 0);
+  g.compute.assign(n, 0);
   for (int32_t i = 0; i < n; ++i) {
     const HloInstruction* inst = schedule.sequence[i];
     if (inst == schedule.computation->root()) g.root = i;
     g.start[i] = IsAsyncCollectiveStart(*inst);
     g.done[i] = IsAsyncCollectiveDone(*inst);
+    if (g.start[i]) g.exchange[i] = EstimatedExchangeSeconds(*inst);
+    if (!g.start[i] && !g.done[i]) g.compute[i] = EstimatedComputeSeconds(*inst);
+    if (g.done[i] && inst->operand_count() == 1) {
+      const int64_t p = schedule.PositionOf(inst->operand(0));
+      if (p >= 0 && IsAsyncCollectiveStart(*inst->operand(0))) g.start_of[i] = static_cast<int32_t>(p);
+    }
     auto add = [&](const HloInstruction* dep) {
       int64_t p = schedule.PositionOf(dep);
       if (p >= 0) g.preds[i].push_back(static_cast<int32_t>(p));
@@ -45,12 +61,25 @@ Graph BuildGraph(const SequentialSchedule& schedule) {
 }
 
 // kReorder: list scheduling with starts first and dones last among the
-// ready instructions, the given order breaking ties.
+// ready instructions, the given order breaking ties; a done whose start
+// has seen enough compute to cover its exchange (the cost model) is due:
+// it goes before the other instructions, ending its buffers' lives.
 std::vector<int32_t> ReorderedOrder(const Graph& g) {
   const int32_t n = static_cast<int32_t>(g.preds.size());
   std::vector<int32_t> pending(n);
-  std::set<int32_t> starts, others, dones;  // ready, by given position
-  auto make_ready = [&](int32_t i) { (g.start[i] ? starts : g.done[i] ? dones : others).insert(i); };
+  std::vector<double> covered(n, 0);  // by start: compute scheduled since it
+  std::vector<int32_t> in_flight;  // starts whose done is not scheduled
+  std::vector<int32_t> done_of(n, -1);
+  for (int32_t i = 0; i < n; ++i)
+    if (g.start_of[i] >= 0) done_of[g.start_of[i]] = i;
+  std::set<int32_t> starts, due, others, dones;  // ready, by given position
+  auto is_due = [&](int32_t done) {
+    const int32_t s = g.start_of[done];
+    return s >= 0 && covered[s] >= g.exchange[s];
+  };
+  auto make_ready = [&](int32_t i) {
+    (g.start[i] ? starts : g.done[i] ? (is_due(i) ? due : dones) : others).insert(i);
+  };
   for (int32_t i = 0; i < n; ++i) {
     pending[i] = static_cast<int32_t>(g.preds[i].size());
     if (pending[i] == 0) make_ready(i);
@@ -58,11 +87,23 @@ std::vector<int32_t> ReorderedOrder(const Graph& g) {
   std::vector<int32_t> order;
   order.reserve(n);
   while (order.size() < static_cast<size_t>(n)) {
-    std::set<int32_t>& from = !starts.empty() ? starts : !others.empty() ? others : dones;
+    std::set<int32_t>& from = !starts.empty() ? starts : !due.empty() ? due : !others.empty() ? others : dones;
     if (from.empty()) break;  // a cycle: VerifySchedule rejects the result
     const int32_t i = *from.begin();
     from.erase(from.begin());
     order.push_back(i);
+    if (g.start[i]) in_flight.push_back(i);
+    if (g.done[i]) std::erase(in_flight, g.start_of[i]);
+    if (g.compute[i] > 0) {
+      for (int32_t s : in_flight) {
+        covered[s] += g.compute[i];
+        const int32_t d = done_of[s];
+        if (d >= 0 && dones.count(d) && is_due(d)) {
+          dones.erase(d);
+          due.insert(d);
+        }
+      }
+    }
     for (int32_t s : g.succs[i])
       if (--pending[s] == 0) make_ready(s);
   }

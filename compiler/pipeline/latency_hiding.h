@@ -10,9 +10,13 @@
 // first user allows:
 //
 // - kReorder: list scheduling over the given schedule. A ready start runs
-//   first; otherwise the ready instruction that comes first in the given
-//   schedule; a done only when nothing else is ready. Independent compute
-//   that the given schedule put after a done's users moves before the done.
+//   first; then a done whose exchange is covered: the compute scheduled
+//   since its start is estimated to take at least as long as the exchange
+//   (overlap_cost_model.h), so waiting longer gains nothing and only
+//   lengthens the lives of its buffers; otherwise the ready instruction
+//   that comes first in the given schedule; any other done only when
+//   nothing else is ready. Independent compute that the given schedule put
+//   after a done's users moves before the done.
 // - kMoveOnly: the given schedule's order of every other instruction is
 //   kept; a start runs right after its last operand, a done right before
 //   the first instruction that needs it.

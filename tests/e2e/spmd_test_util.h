@@ -35,6 +35,11 @@ struct SpmdRunOptions {
   // When set, the run is profiled and each device's profile is handed here
   // (on the device's thread, while its executable lives).
   std::function<void(int64_t device, const runtime::ExecutionProfile&)> on_profile;
+  // Executions per device (each on fresh copies of the arguments); the
+  // last one's results and profile count. With CUDA graphs on, the second
+  // captures and later ones replay.
+  int iterations = 1;
+  bool cuda_graphs = true;
 };
 
 // One result (or error) per device.
@@ -60,28 +65,32 @@ inline std::vector<StatusOr<Literal>> RunOnHostDevices(const bef::Artifact& arti
   for (int64_t d = 0; d < n; ++d) {
     if (options.absent_device == d) continue;
     threads.emplace_back([&, d] {
-      std::vector<runtime::Buffer> buffers;
-      for (const Literal& a : args[d]) {
-        StatusOr<std::vector<runtime::Buffer>> leaves = tools::LiteralToBuffers(a);
-        if (!leaves.ok()) {
-          results[d] = leaves.status();
+      for (int i = 0; i < options.iterations; ++i) {
+        std::vector<runtime::Buffer> buffers;
+        for (const Literal& a : args[d]) {
+          StatusOr<std::vector<runtime::Buffer>> leaves = tools::LiteralToBuffers(a);
+          if (!leaves.ok()) {
+            results[d] = leaves.status();
+            return;
+          }
+          for (runtime::Buffer& b : *leaves) buffers.push_back(std::move(b));
+        }
+        // The buffers are this run's own, so every one is donated (must-alias
+        // modules need it).
+        runtime::ExecuteOptions run;
+        run.donate.assign(buffers.size(), true);
+        run.host_outputs = true;
+        run.cuda_graphs = options.cuda_graphs;
+        if (options.on_profile) run.profile = true;
+        StatusOr<runtime::ExecutionResult> r = exes[d]->ExecuteSync(std::move(buffers), run);
+        if (!r.ok()) {
+          results[d] = r.status();
           return;
         }
-        for (runtime::Buffer& b : *leaves) buffers.push_back(std::move(b));
+        if (i + 1 < options.iterations) continue;
+        if (options.on_profile) options.on_profile(d, r->profile);
+        results[d] = tools::BuffersToLiteral(result_shape, r->outputs);
       }
-      // The buffers are this run's own, so every one is donated (must-alias
-      // modules need it).
-      runtime::ExecuteOptions run;
-      run.donate.assign(buffers.size(), true);
-      run.host_outputs = true;
-      if (options.on_profile) run.profile = true;
-      StatusOr<runtime::ExecutionResult> r = exes[d]->ExecuteSync(std::move(buffers), run);
-      if (!r.ok()) {
-        results[d] = r.status();
-        return;
-      }
-      if (options.on_profile) options.on_profile(d, r->profile);
-      results[d] = tools::BuffersToLiteral(result_shape, r->outputs);
     });
   }
   for (std::thread& t : threads) t.join();

@@ -8,18 +8,22 @@
 #include <vector>
 
 #include "compiler/hlo/parser.h"
+#include "compiler/pipeline/overlap_cost_model.h"
 
 namespace kiln::pipeline {
 namespace {
 
-// x needs the all-reduce; the dot chain d -> t does not.
-constexpr const char* kModule = R"(
-HloModule overlap, replica_count=2
+// The reducer of the modules' all-reduces.
+constexpr const char* kAdd = R"(
 add {
   x = f32[] parameter(0)
   y = f32[] parameter(1)
   ROOT r = f32[] add(x, y)
 }
+)";
+
+// x needs the all-reduce; the dot chain d -> t does not.
+const std::string kModule = std::string("HloModule overlap, replica_count=2\n") + kAdd + R"(
 ENTRY main {
   p = f32[64] parameter(0)
   a = f32[32,32] parameter(1)
@@ -60,6 +64,45 @@ TEST(LatencyHiding, ReorderMovesIndependentComputeBetweenStartAndDone) {
   ASSERT_TRUE(VerifySchedule(out).ok());
   // The start as soon as p is there, the done when only x (its user) is left.
   EXPECT_EQ(Names(out), (std::vector<std::string>{"p", "ars", "a", "b", "d", "t", "ard", "x", "r"}));
+}
+
+// A 256-byte all-reduce on 2 devices and a chain of four 4 MiB
+// elementwise ops that do not need it. By hand, with the cost model's
+// nominal figures: the exchange is 4 us + 2 ring steps of 1 us + 256 bytes
+// at 450 GB/s = 6.0 us; each op is a 2 us launch + 8 MiB read and written
+// at 3 TB/s = 4.8 us. Two ops (9.6 us) cover the exchange, so the done and
+// its user come right after n2 instead of after the whole chain.
+TEST(LatencyHiding, ReorderEndsTheOverlapOnceTheExchangeIsCovered) {
+  auto m = hlo::ParseHloModule(std::string("HloModule covered, replica_count=2\n") + kAdd + R"(
+ENTRY main {
+  p = f32[64] parameter(0)
+  q = f32[1048576] parameter(1)
+  ars = f32[64] all-reduce-start(p), replica_groups={}, to_apply=add
+  ard = f32[64] all-reduce-done(ars)
+  x = f32[64] negate(ard)
+  n1 = f32[1048576] negate(q)
+  n2 = f32[1048576] exponential(n1)
+  n3 = f32[1048576] negate(n2)
+  n4 = f32[1048576] exponential(n3)
+  ROOT r = (f32[64], f32[1048576]) tuple(x, n4)
+})");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  const hlo::HloComputation& comp = *(*m)->entry();
+  const hlo::HloInstruction* ars = nullptr;
+  const hlo::HloInstruction* n1 = nullptr;
+  for (const hlo::HloInstruction* inst : comp.instructions()) {
+    if (inst->name() == "ars") ars = inst;
+    if (inst->name() == "n1") n1 = inst;
+  }
+  ASSERT_NE(ars, nullptr);
+  ASSERT_NE(n1, nullptr);
+  EXPECT_NEAR(EstimatedExchangeSeconds(*ars), 6e-6 + 256.0 / 450e9, 1e-12);
+  EXPECT_NEAR(EstimatedComputeSeconds(*n1), 2e-6 + 2 * 4194304.0 / 3e12, 1e-12);
+  SequentialSchedule base = ScheduleOf(comp, {"p", "q", "ars", "ard", "x", "n1", "n2", "n3", "n4", "r"});
+  ASSERT_TRUE(VerifySchedule(base).ok());
+  SequentialSchedule out = HideCollectiveLatency(base, OverlapMode::kReorder);
+  ASSERT_TRUE(VerifySchedule(out).ok());
+  EXPECT_EQ(Names(out), (std::vector<std::string>{"p", "ars", "q", "n1", "n2", "ard", "x", "n3", "n4", "r"}));
 }
 
 TEST(LatencyHiding, MoveOnlyKeepsTheOrderOfOtherInstructions) {

@@ -1,0 +1,25 @@
+// Which async collective starts must copy their sources before the
+// exchange runs beside compute. Internal to the runtime.
+//
+// Buffer assignment ends an operand's life at its last user, which for the
+// operand of an async start is the start, so a thunk between the start and
+// its done may reuse the operand's bytes while the exchange still reads
+// them. A start needs a copy of its sources (a snapshot) unless no thunk
+// between it and its done, in the same sequence and at any depth below,
+// touches (reads or writes: DirectSlices does not tell them apart) a byte
+// of a source that is not also the buffer's destination. A start whose
+// done is not in its sequence, or a program with several streams (whose
+// other streams' thunks are not ordered by position), always needs one.
+#pragma once
+
+#include <cstdint>
+#include <set>
+
+#include "thunks/program.h"
+
+namespace kiln::runtime {
+
+// The async ids of the starts that need a snapshot of their sources.
+std::set<int64_t> AsyncStartsNeedingSnapshots(const thunks::ThunkProgram& program);
+
+}  // namespace kiln::runtime
