@@ -73,7 +73,7 @@ StatusOr<bool> CudaGraphCache::Capture(const thunks::SequenceThunk& seq, const C
 
 Status CudaGraphCache::Run(const thunks::SequenceThunk& seq, const CommandSegment& segment,
                            CudaExecutionContext& ctx, int depth) {
-  Recorded& r = recorded_[{&seq, segment.begin}];
+  Recorded& r = recorded_[{&seq, segment.begin, segment.end}];
   if (r.direct_runs == 0 || r.failed_captures >= 2) {
     ++r.direct_runs;
     return IssueCudaThunks(seq, segment.begin, segment.end, ctx, depth);
