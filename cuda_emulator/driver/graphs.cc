@@ -359,12 +359,14 @@ CUresult Graphs::Instantiate(CUgraphExec* out, CUgraph graph, unsigned long long
 CUresult Graphs::DestroyGraph(CUgraph graph) {
   std::lock_guard<std::mutex> lock(mu_);
   if (graphs_.erase(graph) == 0) return Fail(CUDA_ERROR_INVALID_VALUE, "cuGraphDestroy: not a live graph");
+  CollectHandles();
   return CUDA_SUCCESS;
 }
 
 CUresult Graphs::DestroyExec(CUgraphExec exec) {
   std::lock_guard<std::mutex> lock(mu_);
   if (execs_.erase(exec) == 0) return Fail(CUDA_ERROR_INVALID_VALUE, "cuGraphExecDestroy: not a live graph exec");
+  CollectHandles();
   return CUDA_SUCCESS;
 }
 
@@ -525,7 +527,7 @@ CUresult Graphs::CreateConditionalHandle(uint64_t* out, CUgraph graph, unsigned 
   std::lock_guard<std::mutex> lock(mu_);
   if (!FindGraph(graph)) return Fail(CUDA_ERROR_INVALID_VALUE, "cuGraphConditionalHandleCreate: not a live graph");
   *out = next_handle_++;
-  handles_[*out] = Handle{default_value, flags, default_value};
+  handles_[*out] = Handle{default_value, flags, default_value, FindGraph(graph)};
   return CUDA_SUCCESS;
 }
 
@@ -572,6 +574,30 @@ CUresult Graphs::AddConditionalNode(CUgraphNode* out, CUgraph graph, const CUgra
   g->nodes.push_back(std::move(node));
   *out = reinterpret_cast<CUgraphNode>(&g->nodes.back());
   return CUDA_SUCCESS;
+}
+
+namespace {
+
+void NameHandles(const std::vector<GraphNode>& nodes, std::set<uint64_t>* out) {
+  for (const GraphNode& n : nodes) {
+    if (n.kind != GraphNodeKind::kConditional) continue;
+    out->insert(n.conditional->handle);
+    for (const auto& body : n.conditional->frozen) NameHandles(*body, out);
+  }
+}
+
+}  // namespace
+
+void Graphs::CollectHandles() {
+  for (auto it = bodies_.begin(); it != bodies_.end();) it = it->second.expired() ? bodies_.erase(it) : std::next(it);
+  if (handles_.empty()) return;
+  std::set<uint64_t> named;
+  for (const auto& [exec, slot] : execs_) NameHandles(*slot->nodes, &named);
+  for (auto it = handles_.begin(); it != handles_.end();) {
+    bool live = named.count(it->first) ||
+                FindGraph(reinterpret_cast<CUgraph>(const_cast<Graph*>(it->second.graph))) == it->second.graph;
+    it = live ? std::next(it) : handles_.erase(it);
+  }
 }
 
 bool Graphs::SetConditional(uint64_t handle, unsigned value) {

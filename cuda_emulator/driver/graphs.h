@@ -237,7 +237,11 @@ class Graphs {
   std::map<CUgraph, std::weak_ptr<Graph>> bodies_;
   struct Handle {
     unsigned default_value = 0, flags = 0, value = 0;
+    const Graph* graph = nullptr;  // the graph it was created for
   };
+  // Forgets the handles whose graph is gone and that no exec's nodes name
+  // (under mu_; after a graph or exec is destroyed).
+  void CollectHandles();
   std::map<uint64_t, Handle> handles_;
   uint64_t next_handle_ = 1;
   // An exec's handle is its GraphExec's address; its nodes are shared with
