@@ -90,12 +90,20 @@ class Recorder {
   Recorder(const CudaDriver& d, CUfunction setter, CUcontext context, CudaExecutionContext& ctx)
       : d_(d), setter_(setter), context_(context), ctx_(ctx) {}
 
+  // A driver call of the recording: a refusal marks the capture as failed
+  // (ctx.capture_refused), so the segment falls back to direct issue.
+  Status Check(CUresult r, const char* what) {
+    Status s = d_.Check(r, what);
+    if (!s.ok()) ctx_.capture_refused = true;
+    return s;
+  }
+
   // A handle of the graph the stream captures into, 0 by default at each
   // launch (the set kernel always runs before its node).
   StatusOr<CUgraphConditionalHandle> NewHandle() {
     KILN_ASSIGN_OR_RETURN(CUgraph graph, CaptureGraph(nullptr));
     CUgraphConditionalHandle h = 0;
-    KILN_RETURN_IF_ERROR(d_.Check(d_.cuGraphConditionalHandleCreate(&h, graph, context_, 0, CU_GRAPH_COND_ASSIGN_DEFAULT),
+    KILN_RETURN_IF_ERROR(Check(d_.cuGraphConditionalHandleCreate(&h, graph, context_, 0, CU_GRAPH_COND_ASSIGN_DEFAULT),
                                   "cuGraphConditionalHandleCreate"));
     return h;
   }
@@ -104,7 +112,7 @@ class Recorder {
              unsigned which) {
     CUdeviceptr address = ctx_.allocation_base[value.allocation] + static_cast<CUdeviceptr>(value.offset);
     void* params[] = {&h, &address, &mode, &count, &which};
-    return d_.Check(d_.cuLaunchKernel(setter_, 1, 1, 1, 1, 1, 1, 0, ctx_.stream, params, nullptr),
+    return Check(d_.cuLaunchKernel(setter_, 1, 1, 1, 1, 1, 1, 0, ctx_.stream, params, nullptr),
                     "cuLaunchKernel of 'kiln_set_conditional'");
   }
 
@@ -123,9 +131,9 @@ class Recorder {
     params.conditional.phGraph_out = bodies->data();
     params.conditional.ctx = context_;
     CUgraphNode node = nullptr;
-    KILN_RETURN_IF_ERROR(d_.Check(d_.cuGraphAddNode(&node, graph, deps.data(), nullptr, deps.size(), &params),
+    KILN_RETURN_IF_ERROR(Check(d_.cuGraphAddNode(&node, graph, deps.data(), nullptr, deps.size(), &params),
                                   "cuGraphAddNode (conditional)"));
-    KILN_RETURN_IF_ERROR(d_.Check(d_.cuStreamUpdateCaptureDependencies(ctx_.stream, &node, nullptr, 1,
+    KILN_RETURN_IF_ERROR(Check(d_.cuStreamUpdateCaptureDependencies(ctx_.stream, &node, nullptr, 1,
                                                                        CU_STREAM_SET_CAPTURE_DEPENDENCIES),
                                   "cuStreamUpdateCaptureDependencies"));
     return node;
@@ -137,20 +145,20 @@ class Recorder {
                        const std::function<Status(size_t)>& issue) {
     KILN_ASSIGN_OR_RETURN(CUgraph outer, CaptureGraph(nullptr));
     CUgraph ended = nullptr;
-    KILN_RETURN_IF_ERROR(d_.Check(d_.cuStreamEndCapture(ctx_.stream, &ended), "cuStreamEndCapture"));
+    KILN_RETURN_IF_ERROR(Check(d_.cuStreamEndCapture(ctx_.stream, &ended), "cuStreamEndCapture"));
     Status status = Status::Ok();
     for (size_t i = 0; i < bodies.size() && status.ok(); ++i) {
-      status = d_.Check(d_.cuStreamBeginCaptureToGraph(ctx_.stream, bodies[i], nullptr, nullptr, 0,
+      status = Check(d_.cuStreamBeginCaptureToGraph(ctx_.stream, bodies[i], nullptr, nullptr, 0,
                                                        CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
                         "cuStreamBeginCaptureToGraph");
       if (!status.ok()) break;
       status = issue(i);
       CUgraph body = nullptr;
-      Status body_ended = d_.Check(d_.cuStreamEndCapture(ctx_.stream, &body), "cuStreamEndCapture");
+      Status body_ended = Check(d_.cuStreamEndCapture(ctx_.stream, &body), "cuStreamEndCapture");
       if (status.ok()) status = body_ended;
     }
     // Resumed even after a failure: the segment's capture ends it.
-    Status resumed = d_.Check(d_.cuStreamBeginCaptureToGraph(ctx_.stream, outer, &node, nullptr, 1,
+    Status resumed = Check(d_.cuStreamBeginCaptureToGraph(ctx_.stream, outer, &node, nullptr, 1,
                                                              CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
                               "cuStreamBeginCaptureToGraph");
     return status.ok() ? resumed : status;
@@ -164,7 +172,7 @@ class Recorder {
     CUgraph graph = nullptr;
     const CUgraphNode* nodes = nullptr;
     size_t count = 0;
-    KILN_RETURN_IF_ERROR(d_.Check(d_.cuStreamGetCaptureInfo(ctx_.stream, &status, nullptr, &graph, &nodes, nullptr, &count),
+    KILN_RETURN_IF_ERROR(Check(d_.cuStreamGetCaptureInfo(ctx_.stream, &status, nullptr, &graph, &nodes, nullptr, &count),
                                   "cuStreamGetCaptureInfo"));
     if (status != CU_STREAM_CAPTURE_STATUS_ACTIVE || !graph) {
       return Error("internal error: a conditional node outside an active stream capture");
