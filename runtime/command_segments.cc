@@ -6,11 +6,22 @@ namespace {
 
 namespace th = ::kiln::thunks;
 
-// Thunks issued when `seq` runs once, loops unrolled; -1 when not
-// recordable.
-int64_t RecordedThunks(const th::SequenceThunk& seq);
+// Thunks recorded when `seq` runs once, loops with a trip count unrolled,
+// a conditional node's sequences once each; -1 when not recordable.
+int64_t RecordedThunks(const th::SequenceThunk& seq, bool cond);
 
-int64_t RecordedThunks(const th::Thunk& t) {
+// The thunks of `seqs` together, -1 if one is not recordable.
+int64_t RecordedSum(const std::vector<const th::SequenceThunk*>& seqs, bool cond) {
+  int64_t total = 1;  // the node
+  for (const th::SequenceThunk* s : seqs) {
+    int64_t n = RecordedThunks(*s, cond);
+    if (n < 0) return -1;
+    total += n;
+  }
+  return total > kMaxUnrolledRecordedThunks ? -1 : total;
+}
+
+int64_t RecordedThunks(const th::Thunk& t, bool cond) {
   switch (t.kind()) {
     case th::ThunkKind::kKernel:
     case th::ThunkKind::kGemm:
@@ -20,11 +31,20 @@ int64_t RecordedThunks(const th::Thunk& t) {
     case th::ThunkKind::kCopy:
     case th::ThunkKind::kMemset:
       return 1;
-    case th::ThunkKind::kSequence: return RecordedThunks(*t.As<th::SequenceThunk>());
+    case th::ThunkKind::kSequence: return RecordedThunks(*t.As<th::SequenceThunk>(), cond);
+    case th::ThunkKind::kConditional: {
+      const th::ConditionalThunk& c = *t.As<th::ConditionalThunk>();
+      if (!cond || c.branches.empty()) return -1;
+      std::vector<const th::SequenceThunk*> seqs;
+      for (const th::SequenceThunk& b : c.branches) seqs.push_back(&b);
+      return RecordedSum(seqs, cond);
+    }
     case th::ThunkKind::kWhile: {
       const th::WhileThunk& w = *t.As<th::WhileThunk>();
-      if (!w.trip_count || *w.trip_count < 0) return -1;
-      int64_t body = RecordedThunks(w.body);
+      // The condition is recorded twice: before the node and in its body.
+      if (!w.trip_count) return cond ? RecordedSum({&w.condition, &w.condition, &w.body}, cond) : -1;
+      if (*w.trip_count < 0) return -1;
+      int64_t body = RecordedThunks(w.body, cond);
       if (body < 0) return -1;
       if (body > 0 && *w.trip_count > kMaxUnrolledRecordedThunks / body) return -1;
       return body * *w.trip_count;
@@ -33,10 +53,10 @@ int64_t RecordedThunks(const th::Thunk& t) {
   }
 }
 
-int64_t RecordedThunks(const th::SequenceThunk& seq) {
+int64_t RecordedThunks(const th::SequenceThunk& seq, bool cond) {
   int64_t total = 0;
   for (const th::Thunk& t : seq.thunks) {
-    int64_t n = RecordedThunks(t);
+    int64_t n = RecordedThunks(t, cond);
     if (n < 0) return -1;
     total += n;
     if (total > kMaxUnrolledRecordedThunks) return -1;
@@ -46,23 +66,30 @@ int64_t RecordedThunks(const th::SequenceThunk& seq) {
 
 }  // namespace
 
-bool IsRecordable(const th::Thunk& thunk) { return RecordedThunks(thunk) >= 0; }
+bool IsRecordable(const th::Thunk& thunk, bool conditional_nodes) {
+  return RecordedThunks(thunk, conditional_nodes) >= 0;
+}
 
-CommandSegments::CommandSegments(const th::ThunkProgram& program) { Plan(program.root); }
+CommandSegments::CommandSegments(const th::ThunkProgram& program, bool conditional_nodes) {
+  // A multi-stream root keeps its control flow outside the graphs (see
+  // the file comment); the sequences below it may use conditional nodes.
+  Plan(program.root, conditional_nodes, program.num_streams <= 1);
+}
 
-void CommandSegments::Plan(const th::SequenceThunk& seq) {
+void CommandSegments::Plan(const th::SequenceThunk& seq, bool cond, bool cond_here) {
   std::vector<CommandSegment>& out = segments_[&seq];
+  const bool here = cond && cond_here;
   size_t i = 0;
   while (i < seq.thunks.size()) {
-    if (!IsRecordable(seq.thunks[i])) {
+    if (!IsRecordable(seq.thunks[i], here)) {
       // Not recorded: its own sequences are issued one by one, so they get
       // segments of their own.
-      for (const th::SequenceThunk* child : th::ChildSequences(seq.thunks[i])) Plan(*child);
+      for (const th::SequenceThunk* child : th::ChildSequences(seq.thunks[i])) Plan(*child, cond, true);
       ++i;
       continue;
     }
     size_t begin = i;
-    while (i < seq.thunks.size() && IsRecordable(seq.thunks[i])) ++i;
+    while (i < seq.thunks.size() && IsRecordable(seq.thunks[i], here)) ++i;
     out.push_back({begin, i});
     ++count_;
   }

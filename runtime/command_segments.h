@@ -14,6 +14,12 @@
 // the host), collectives. A segment is a maximal run of recordable thunks
 // of one sequence; thunks outside segments are issued one by one, and the
 // sequences inside them (a loop body, a branch) have segments of their own.
+//
+// With conditional nodes (CUDA 12.4+, cuda_conditional_nodes.h), a while
+// loop that reads its predicate and a conditional are recordable too when
+// their sequences are: the device decides, inside the graph. Not in the
+// root of a multi-stream program (its lanes would have to be joined around
+// the node), and not where the recorded thunks would exceed the limit.
 // Device independent: which thunks a backend can record is a property of
 // the program; how it records them is the backend's.
 #pragma once
@@ -36,19 +42,24 @@ inline constexpr int64_t kMaxUnrolledRecordedThunks = 4096;
 
 class CommandSegments {
  public:
-  explicit CommandSegments(const thunks::ThunkProgram& program);
+  // `conditional_nodes`: plan data-dependent loops and conditionals into
+  // segments (see the file comment).
+  explicit CommandSegments(const thunks::ThunkProgram& program, bool conditional_nodes = false);
   // The segments of `seq` in order (empty when it has none).
   const std::vector<CommandSegment>& For(const thunks::SequenceThunk& seq) const;
   // How many segments the program has, over every sequence.
   size_t count() const { return count_; }
 
  private:
-  void Plan(const thunks::SequenceThunk& seq);
+  // `cond_here`: this sequence may hold conditional nodes (not a
+  // multi-stream root).
+  void Plan(const thunks::SequenceThunk& seq, bool conditional_nodes, bool cond_here);
   std::unordered_map<const thunks::SequenceThunk*, std::vector<CommandSegment>> segments_;
   size_t count_ = 0;
 };
 
-// Whether `thunk` can be recorded (see the file comment).
-bool IsRecordable(const thunks::Thunk& thunk);
+// Whether `thunk` can be recorded (see the file comment), with
+// conditional nodes or without.
+bool IsRecordable(const thunks::Thunk& thunk, bool conditional_nodes = false);
 
 }  // namespace kiln::runtime

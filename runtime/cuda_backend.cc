@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "kernels_lib/radix_sort_image.h"
+#include "runtime/cuda_conditional_nodes.h"
 #include "runtime/cuda_radix_sort.h"
 
 namespace kiln::runtime {
@@ -80,6 +81,7 @@ CudaBackend::~CudaBackend() {
     if (h) cusolver_->cusolverDnDestroy(h);
   }
   radix_sort_.reset();
+  conditional_.reset();
   pool_.reset();
   for (const Scratch& s : scratch_) {
     if (s.address) driver_->cuMemFree(s.address);
@@ -222,6 +224,20 @@ StatusOr<const CudaModule*> CudaBackend::RadixSortModule() {
   KILN_RETURN_IF_ERROR(MakeCurrent());
   KILN_ASSIGN_OR_RETURN(radix_sort_, CudaModule::Load(*driver_, code, RadixSortKernelNames()));
   return radix_sort_.get();
+}
+
+StatusOr<const CudaConditionalNodes*> CudaBackend::ConditionalNodes() {
+  std::lock_guard<std::mutex> lock(conditional_mu_);
+  if (conditional_) return conditional_.get();
+  if (conditional_error_) return *conditional_error_;
+  KILN_RETURN_IF_ERROR(MakeCurrent());
+  StatusOr<std::unique_ptr<CudaConditionalNodes>> loaded = CudaConditionalNodes::Load(*driver_, sm_arch_);
+  if (!loaded.ok()) {
+    conditional_error_ = loaded.status();
+    return loaded.status();
+  }
+  conditional_ = std::move(*loaded);
+  return conditional_.get();
 }
 
 StatusOr<const kernels::CusolverLibrary*> CudaBackend::Cusolver() {

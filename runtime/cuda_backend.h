@@ -43,6 +43,8 @@
 
 namespace kiln::runtime {
 
+class CudaConditionalNodes;  // cuda_conditional_nodes.h
+
 class CudaBackend : public Backend {
  public:
   // Opens `library` (libcuda.so.1), cuInit, device `ordinal`, primary
@@ -126,6 +128,10 @@ class CudaBackend : public Backend {
   // (error "this kiln was built without the radix sort kernels" when the
   // build had no nvcc).
   StatusOr<const CudaModule*> RadixSortModule();
+  // Conditional nodes for CUDA graphs (cuda_conditional_nodes.h), set up
+  // once; the error (kept) says why the driver has none, and loops and
+  // conditionals then split the graph.
+  StatusOr<const CudaConditionalNodes*> ConditionalNodes();
   // The device memory pool's counters; none when the pool is off.
   std::optional<CudaMemoryPool::Stats> memory_pool_stats() const {
     return pool_ ? std::optional<CudaMemoryPool::Stats>(pool_->stats()) : std::nullopt;
@@ -166,6 +172,9 @@ class CudaBackend : public Backend {
   std::unique_ptr<kernels::NcclLibrary> nccl_;
   std::mutex radix_sort_mu_;
   std::unique_ptr<CudaModule> radix_sort_;
+  std::mutex conditional_mu_;
+  std::unique_ptr<CudaConditionalNodes> conditional_;
+  std::optional<Status> conditional_error_;
   struct Scratch {
     CUdeviceptr address = 0;
     uint64_t bytes = 0;

@@ -59,6 +59,7 @@ StatusOr<std::unique_ptr<CudaDriver>> CudaDriver::Load(const std::string& librar
 #define KILN_CUDA_RESOLVE_GRAPH(fn) \
   d->fn = reinterpret_cast<decltype(d->fn)>(dlsym(handle, KILN_CUDA_STRINGIZE(fn)));
   KILN_CUDA_GRAPH_FUNCTIONS(KILN_CUDA_RESOLVE_GRAPH)
+  KILN_CUDA_CONDITIONAL_FUNCTIONS(KILN_CUDA_RESOLVE_GRAPH)
 #undef KILN_CUDA_RESOLVE_GRAPH
   // Optional: only kiln's emulator defines these.
 #define KILN_CUDA_RESOLVE_OPTIONAL(fn) \

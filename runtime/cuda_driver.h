@@ -71,6 +71,17 @@ namespace kiln::runtime {
   X(cuGraphDestroy) \
   X(cuGraphExecDestroy)
 
+// Conditional nodes (CUDA 12.4+, cuda_conditional_nodes.h): resolved when
+// the library has them, null otherwise (loops and conditionals then split
+// the graph).
+#define KILN_CUDA_CONDITIONAL_FUNCTIONS(X) \
+  X(cuCtxGetCurrent) \
+  X(cuStreamGetCaptureInfo) \
+  X(cuStreamBeginCaptureToGraph) \
+  X(cuStreamUpdateCaptureDependencies) \
+  X(cuGraphConditionalHandleCreate) \
+  X(cuGraphAddNode)
+
 // The emulator's own entry points (kiln_cuda_emulator.h): resolved when the
 // library defines them, null on a real driver, so every use is optional.
 #define KILN_CUDA_EMULATOR_FUNCTIONS(X) \
@@ -124,6 +135,12 @@ class CudaDriver {
     return cuStreamBeginCapture && cuStreamEndCapture && cuStreamIsCapturing && cuEventRecordWithFlags &&
            cuGraphInstantiateWithFlags && cuGraphLaunch && cuGraphExecUpdate && cuGraphDestroy && cuGraphExecDestroy;
   }
+  // Whether the conditional node entry points are all there
+  // (the driver version is checked apart, cuda_conditional_nodes.h).
+  bool has_conditional_functions() const {
+    return cuCtxGetCurrent && cuStreamGetCaptureInfo && cuStreamBeginCaptureToGraph &&
+           cuStreamUpdateCaptureDependencies && cuGraphConditionalHandleCreate && cuGraphAddNode;
+  }
   bool results_computed() const {
     return kilnEmuResultsComputed == nullptr || kilnEmuResultsComputed() != 0;
   }
@@ -132,6 +149,7 @@ class CudaDriver {
   KILN_CUDA_DRIVER_FUNCTIONS(KILN_CUDA_DECLARE_MEMBER)
 
   KILN_CUDA_GRAPH_FUNCTIONS(KILN_CUDA_DECLARE_MEMBER)
+  KILN_CUDA_CONDITIONAL_FUNCTIONS(KILN_CUDA_DECLARE_MEMBER)
 
   // The emulator's extensions; null on a real driver.
   KILN_CUDA_EMULATOR_FUNCTIONS(KILN_CUDA_DECLARE_MEMBER)

@@ -523,7 +523,11 @@ StatusOr<ExecutionResult> CudaExecutable::Issue(const std::vector<Buffer>& args,
   ctx.copy_scratch_bytes = plan_.copy_scratch_bytes;
   ctx.rng_states = &rng_states_;
   if (options.cuda_graphs && d.has_graphs()) {
-    if (!ws.graphs) ws.graphs = std::make_unique<CudaGraphCache>(d, p);
+    if (!ws.graphs) {
+      // Without conditional nodes (an older driver), loops and conditionals split the graph.
+      StatusOr<const CudaConditionalNodes*> conditional = backend_.ConditionalNodes();
+      ws.graphs = std::make_unique<CudaGraphCache>(d, p, conditional.ok() ? *conditional : nullptr);
+    }
     ctx.graphs = ws.graphs.get();
   }
   ctx.collectives = collectives_.get();

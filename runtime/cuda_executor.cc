@@ -232,7 +232,20 @@ Status ReadScalar(CudaExecutionContext& ctx, const th::BufferSlice& s, size_t si
   return d.Check(d.cuStreamSynchronize(ctx.stream), "cuStreamSynchronize");
 }
 
+// A data-dependent loop or a conditional inside a capture: planned into a
+// segment because the driver has conditional nodes (cuda_graphs.h).
+StatusOr<const CudaConditionalNodes*> ConditionalNodes(const CudaExecutionContext& ctx) {
+  if (!ctx.graphs || !ctx.graphs->conditional_nodes()) {
+    return Error("internal error: control flow inside a capture without conditional nodes");
+  }
+  return ctx.graphs->conditional_nodes();
+}
+
 Status RunWhile(const th::WhileThunk& w, CudaExecutionContext& ctx, int depth) {
+  if (ctx.capturing && !w.trip_count) {
+    KILN_ASSIGN_OR_RETURN(const CudaConditionalNodes* nodes, ConditionalNodes(ctx));
+    return nodes->RecordWhile(w, ctx, depth);
+  }
   if (w.trip_count) {
     // Known trip count: no predicate read back, no host sync.
     for (int64_t i = 0; i < *w.trip_count; ++i) {
@@ -250,6 +263,10 @@ Status RunWhile(const th::WhileThunk& w, CudaExecutionContext& ctx, int depth) {
 
 Status RunConditional(const th::ConditionalThunk& c, CudaExecutionContext& ctx, int depth) {
   if (c.branches.empty()) return Error("conditional without branches");
+  if (ctx.capturing) {
+    KILN_ASSIGN_OR_RETURN(const CudaConditionalNodes* nodes, ConditionalNodes(ctx));
+    return nodes->RecordConditional(c, ctx, depth);
+  }
   KILN_RETURN_IF_ERROR(ReadScalar(ctx, c.branch_index, c.is_pred ? 1 : 4));
   size_t branch;
   if (c.is_pred) {
@@ -355,7 +372,7 @@ Status ExecuteCudaSequence(const th::SequenceThunk& seq, CudaExecutionContext& c
     return streams && !ctx.capturing ? streams->Join(ctx) : Status::Ok();
   }
   size_t next = 0;
-  for (const CommandSegment& segment : ctx.graphs->segments().For(seq)) {
+  for (const CommandSegment& segment : ctx.graphs->segments(ctx).For(seq)) {
     KILN_RETURN_IF_ERROR(IssueCudaThunks(seq, next, segment.begin, ctx, depth));
     if (streams) KILN_RETURN_IF_ERROR(streams->Join(ctx));
     KILN_RETURN_IF_ERROR(ctx.graphs->Run(seq, segment, ctx, depth));

@@ -117,6 +117,9 @@ struct CudaExecutionContext {
   // The stream is capturing: thunks are issued one by one (into the
   // capture) and events are recorded as event-record nodes.
   bool capturing = false;
+  // A driver call recording a conditional node failed inside the capture
+  // (cuda_conditional_nodes.h): the capture failed, not a thunk.
+  bool capture_refused = false;
   const CudaCollectives* collectives = nullptr;  // the executable's (NCCL)
   // The Device stream's communication stream, where async collectives run
   // between their start and done (cuda_comm_stream.h); null: they run on

@@ -30,6 +30,7 @@ StatusOr<bool> CudaGraphCache::Capture(const thunks::SequenceThunk& seq, const C
   const size_t timed_before = ctx.timed ? ctx.timed->size() : 0;
   const size_t events_before = ctx.events ? ctx.events->mark() : 0;
   ctx.capturing = true;
+  ctx.capture_refused = false;
   Status issued = IssueCudaThunks(seq, segment.begin, segment.end, ctx, depth);
   // A multi-stream root's lanes joined the capture through their events;
   // they join back into the origin before it ends.
@@ -40,7 +41,7 @@ StatusOr<bool> CudaGraphCache::Capture(const thunks::SequenceThunk& seq, const C
   ctx.capturing = false;
   CUgraph graph = nullptr;
   CUresult ended = d.cuStreamEndCapture(ctx.stream, &graph);  // always: it leaves capture mode
-  if (!issued.ok() && ended == CUDA_SUCCESS) {
+  if (!issued.ok() && ended == CUDA_SUCCESS && !ctx.capture_refused) {
     // A valid capture in which a thunk failed: the thunk's own error (an
     // injected fault, a bad launch), not a call the capture refused.
     d.cuGraphDestroy(graph);
@@ -73,7 +74,7 @@ StatusOr<bool> CudaGraphCache::Capture(const thunks::SequenceThunk& seq, const C
 
 Status CudaGraphCache::Run(const thunks::SequenceThunk& seq, const CommandSegment& segment,
                            CudaExecutionContext& ctx, int depth) {
-  Recorded& r = recorded_[{&seq, segment.begin}];
+  Recorded& r = recorded_[{&seq, segment.begin, segment.end}];
   if (r.direct_runs == 0 || r.failed_captures >= 2) {
     ++r.direct_runs;
     return IssueCudaThunks(seq, segment.begin, segment.end, ctx, depth);

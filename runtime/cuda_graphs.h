@@ -29,17 +29,27 @@
 // Profiled executions record events with CU_EVENT_RECORD_EXTERNAL, which
 // makes them event-record nodes inside the graph: the per-thunk profile is
 // the same with graphs on and off.
+//
+// Where the driver has conditional nodes (cuda_conditional_nodes.h), a
+// while loop that reads its predicate and a conditional are recorded
+// inside their segment as conditional nodes: the segments are planned with
+// them, and an execution is O(1) graph launches however many iterations
+// run. A profiled execution uses the plan without them (a conditional
+// body takes no event-record nodes), so loops and conditionals split its
+// graphs and each thunk keeps its profile row.
 #pragma once
 
 #include <cuda.h>
 
 #include <cstdint>
 #include <map>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "common/status.h"
 #include "runtime/command_segments.h"
+#include "runtime/cuda_conditional_nodes.h"
 #include "runtime/cuda_executor.h"
 #include "thunks/program.h"
 
@@ -47,13 +57,20 @@ namespace kiln::runtime {
 
 class CudaGraphCache {
  public:
-  CudaGraphCache(const CudaDriver& driver, const thunks::ThunkProgram& program)
-      : driver_(driver), segments_(program) {}
+  // `conditional`: the device's conditional nodes, or null (split).
+  CudaGraphCache(const CudaDriver& driver, const thunks::ThunkProgram& program,
+                 const CudaConditionalNodes* conditional = nullptr)
+      : driver_(driver), conditional_(conditional), segments_(program),
+        conditional_segments_(program, conditional != nullptr) {}
   ~CudaGraphCache();  // the context must be current
   CudaGraphCache(const CudaGraphCache&) = delete;
   CudaGraphCache& operator=(const CudaGraphCache&) = delete;
 
-  const CommandSegments& segments() const { return segments_; }
+  // The plan `ctx` uses: with conditional nodes unless profiled or none.
+  const CommandSegments& segments(const CudaExecutionContext& ctx) const {
+    return conditional_ && !ctx.events ? conditional_segments_ : segments_;
+  }
+  const CudaConditionalNodes* conditional_nodes() const { return conditional_; }
   // Issues thunks [segment.begin, segment.end) of `seq` on ctx.stream as
   // the segment's graph (or directly; see the file comment).
   Status Run(const thunks::SequenceThunk& seq, const CommandSegment& segment, CudaExecutionContext& ctx,
@@ -73,8 +90,10 @@ class CudaGraphCache {
                          CudaExecutionContext& ctx, int depth, Recorded& r);
 
   const CudaDriver& driver_;
-  CommandSegments segments_;
-  std::map<std::pair<const thunks::SequenceThunk*, size_t>, Recorded> recorded_;
+  const CudaConditionalNodes* conditional_;
+  CommandSegments segments_, conditional_segments_;
+  // By sequence, first and end thunk (the two plans' segments differ).
+  std::map<std::tuple<const thunks::SequenceThunk*, size_t, size_t>, Recorded> recorded_;
 };
 
 }  // namespace kiln::runtime

@@ -3,6 +3,7 @@
 // kilnEmuLiveObjects, kilnEmuTransferCounters and kilnEmuApiCalls. Memory, streams and events, modules and launches are
 // in the driver_*.cc files beside this one; all share EmulatedDevice.
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -93,13 +94,18 @@ KILN_EMU_EXPORT int kilnEmuApiCalls(KilnEmuApiCalls* out) {
 
 KILN_EMU_EXPORT CUresult cuInit(unsigned int Flags) {
   if (Flags != 0) return Fail(CUDA_ERROR_INVALID_VALUE, "cuInit: Flags must be 0");
+  if (kiln::emu::driver::EmulatedDriverVersion() < 0) {
+    return Fail(CUDA_ERROR_INVALID_VALUE, std::string("cuInit: KILN_EMU_DRIVER_VERSION must be a version from 12000 to ") +
+                                              std::to_string(CUDA_VERSION) + ", got '" +
+                                              std::getenv("KILN_EMU_DRIVER_VERSION") + "'");
+  }
   return Device().Initialize();
 }
 
 KILN_EMU_EXPORT CUresult cuDriverGetVersion(int* driverVersion) {
   kiln::emu::driver::ClearErrorDetail();
   if (!driverVersion) return Fail(CUDA_ERROR_INVALID_VALUE, "cuDriverGetVersion: null pointer");
-  *driverVersion = CUDA_VERSION;
+  *driverVersion = kiln::emu::driver::EmulatedDriverVersion();
   return CUDA_SUCCESS;
 }
 

@@ -2,7 +2,9 @@
 // (_v2), cuStreamEndCapture, cuStreamIsCapturing, cuStreamGetCaptureInfo
 // (_v3), cuGraphInstantiateWithFlags, cuGraphLaunch, cuGraphExecUpdate
 // (_v2), cuGraphGetNodes, cuGraphGetEdges (_v2), cuGraphDestroy,
-// cuGraphExecDestroy.
+// cuGraphExecDestroy; conditional nodes: cuStreamBeginCaptureToGraph,
+// cuStreamUpdateCaptureDependencies (_v2), cuGraphConditionalHandleCreate,
+// cuGraphAddNode (_v2, conditional nodes only).
 //
 // A graph launch runs its nodes in order on the stream, each as its direct
 // call would (memcheck, the stream clock, the launch counters events sum),
@@ -43,9 +45,7 @@ KILN_EMU_EXPORT CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureSt
   return Device().graphs().IsCapturing(hStream, captureStatus);
 }
 
-// The status and id; a capture's graph and dependencies are not exposed
-// (null and 0), which callers that only ask whether a stream captures never
-// read.
+// The status, id, graph and dependencies (no edge data: all default).
 KILN_EMU_EXPORT CUresult cuStreamGetCaptureInfo(CUstream hStream, CUstreamCaptureStatus* captureStatus_out,
                                                 cuuint64_t* id_out, CUgraph* graph_out,
                                                 const CUgraphNode** dependencies_out,
@@ -54,11 +54,54 @@ KILN_EMU_EXPORT CUresult cuStreamGetCaptureInfo(CUstream hStream, CUstreamCaptur
   if (!captureStatus_out) return Fail(CUDA_ERROR_INVALID_VALUE, "cuStreamGetCaptureInfo: the status pointer is null");
   if (CUresult r = Device().graphs().IsCapturing(hStream, captureStatus_out); r != CUDA_SUCCESS) return r;
   if (id_out) *id_out = Device().graphs().CaptureId(hStream);
-  if (graph_out) *graph_out = nullptr;
-  if (dependencies_out) *dependencies_out = nullptr;
+  Device().graphs().CaptureGraph(hStream, graph_out, dependencies_out, numDependencies_out);
   if (edgeData_out) *edgeData_out = nullptr;
-  if (numDependencies_out) *numDependencies_out = 0;
   return CUDA_SUCCESS;
+}
+
+KILN_EMU_EXPORT CUresult cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph, const CUgraphNode* dependencies,
+                                                     const CUgraphEdgeData* dependencyData, size_t numDependencies,
+                                                     CUstreamCaptureMode mode) {
+  if (CUresult r = EnterStream(hStream, "cuStreamBeginCaptureToGraph"); r != CUDA_SUCCESS) return r;
+  if (dependencyData) return Fail(CUDA_ERROR_NOT_SUPPORTED, "cuStreamBeginCaptureToGraph: the emulator takes no edge data");
+  return Device().graphs().BeginCaptureToGraph(hStream, hGraph, dependencies, numDependencies, mode);
+}
+
+KILN_EMU_EXPORT CUresult cuStreamUpdateCaptureDependencies(CUstream hStream, CUgraphNode* dependencies,
+                                                           const CUgraphEdgeData* dependencyData,
+                                                           size_t numDependencies, unsigned int flags) {
+  if (CUresult r = EnterStream(hStream, "cuStreamUpdateCaptureDependencies"); r != CUDA_SUCCESS) return r;
+  if (dependencyData) {
+    return Fail(CUDA_ERROR_NOT_SUPPORTED, "cuStreamUpdateCaptureDependencies: the emulator takes no edge data");
+  }
+  return Device().graphs().UpdateCaptureDependencies(hStream, dependencies, numDependencies, flags);
+}
+
+KILN_EMU_EXPORT CUresult cuGraphConditionalHandleCreate(CUgraphConditionalHandle* pHandle_out, CUgraph hGraph,
+                                                        CUcontext ctx, unsigned int defaultLaunchValue,
+                                                        unsigned int flags) {
+  if (CUresult r = Device().EnterContext(); r != CUDA_SUCCESS) return r;
+  if (!ctx) return Fail(CUDA_ERROR_INVALID_CONTEXT, "cuGraphConditionalHandleCreate: null context");
+  uint64_t handle = 0;
+  CUresult r = Device().graphs().CreateConditionalHandle(&handle, hGraph, defaultLaunchValue, flags);
+  if (r == CUDA_SUCCESS) *pHandle_out = handle;
+  return r;
+}
+
+// Conditional nodes only: the other kinds come from stream capture.
+KILN_EMU_EXPORT CUresult cuGraphAddNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
+                                        const CUgraphEdgeData* dependencyData, size_t numDependencies,
+                                        CUgraphNodeParams* nodeParams) {
+  if (CUresult r = Device().EnterContext(); r != CUDA_SUCCESS) return r;
+  if (!nodeParams) return Fail(CUDA_ERROR_INVALID_VALUE, "cuGraphAddNode: null parameters");
+  if (dependencyData) return Fail(CUDA_ERROR_NOT_SUPPORTED, "cuGraphAddNode: the emulator takes no edge data");
+  if (nodeParams->type != CU_GRAPH_NODE_TYPE_CONDITIONAL) {
+    return Fail(CUDA_ERROR_NOT_SUPPORTED, "cuGraphAddNode: the emulator adds conditional nodes only, got type " +
+                                              std::to_string(nodeParams->type));
+  }
+  return Device().graphs().AddConditionalNode(phGraphNode, hGraph, dependencies, numDependencies,
+                                              nodeParams->conditional,
+                                              kiln::emu::driver::EmulatedDriverVersion() >= 12080);
 }
 
 KILN_EMU_EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec* phGraphExec, CUgraph hGraph,
@@ -78,6 +121,7 @@ KILN_EMU_EXPORT CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
   }
   std::shared_ptr<kiln::emu::driver::StreamTimeline> timeline = Device().timeline().Find(hStream);
   if (!timeline) return Fail(CUDA_ERROR_INVALID_HANDLE, "cuGraphLaunch: not a live stream");
+  Device().graphs().ResetConditionals(*nodes);
   return Device().RunGraph(*nodes, hStream, *timeline);
 }
 

@@ -71,6 +71,9 @@ extern "C" KILN_EMU_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gr
   config.dynamic_shared_bytes = sharedMemBytes;
   config.params = kernelParams;
   config.sample_blocks = device.sample_blocks();
+  config.set_conditional = [](uint64_t handle, uint32_t value) {
+    return EmulatedDevice::Get().graphs().SetConditional(handle, value);
+  };
   if (std::string e = ShapeError(*function, config); !e.empty()) return Fail(CUDA_ERROR_INVALID_VALUE, call + e);
   if (kiln::Status s = kiln::emu::CheckBlockRegisters(kernel, config); !s.ok())
     return Fail(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, call + s.message());

@@ -166,6 +166,7 @@ int IndexOf(GraphNodeKind kind) {
     case GraphNodeKind::kMemcpy: return kCopies;
     case GraphNodeKind::kMemset: return kMemsets;
     case GraphNodeKind::kEventRecord: return kEventRecords;
+    case GraphNodeKind::kConditional: break;  // added by cuGraphAddNode, never issued
   }
   return kKernelLaunches;
 }
@@ -193,7 +194,16 @@ CUresult EmulatedDevice::RunNode(const GraphNode& node, CUstream stream, StreamT
     std::string injected = faults_.Take(FaultKind::kLibrary, node.name);
     if (!injected.empty()) return Fail(CUDA_ERROR_LAUNCH_FAILED, injected);
   }
+  if (node.kind == GraphNodeKind::kConditional) return RunConditional(*node.conditional, stream, timeline);
   return node.run(stream, timeline);
+}
+
+int EmulatedDriverVersion() {
+  const char* v = std::getenv("KILN_EMU_DRIVER_VERSION");
+  if (!v || !*v) return CUDA_VERSION;
+  char* end = nullptr;
+  long version = std::strtol(v, &end, 10);
+  return *end == '\0' && version >= 12000 && version <= CUDA_VERSION ? static_cast<int>(version) : -1;
 }
 
 // Lane 0 runs on the launch stream's timeline; every other lane on a
@@ -202,6 +212,31 @@ CUresult EmulatedDevice::RunNode(const GraphNode& node, CUstream stream, StreamT
 // the stream's clock ends at the last node's end.
 CUresult EmulatedDevice::RunGraph(const std::vector<GraphNode>& nodes, CUstream stream, StreamTimeline& timeline) {
   api_calls_[kGraphLaunches].fetch_add(1, std::memory_order_relaxed);
+  return RunNodes(nodes, stream, timeline);
+}
+
+// A conditional node runs its bodies as its handle's value (set by device
+// code before and, for a loop, inside the body) says.
+CUresult EmulatedDevice::RunConditional(const ConditionalNode& c, CUstream stream, StreamTimeline& timeline) {
+  auto run = [&](size_t body) { return RunNodes(*c.frozen[body], stream, timeline); };
+  unsigned value = graphs_.ConditionalValue(c.handle);
+  switch (c.type) {
+    case CU_GRAPH_COND_TYPE_WHILE:
+      for (; value != 0; value = graphs_.ConditionalValue(c.handle)) {
+        if (CUresult r = run(0); r != CUDA_SUCCESS) return r;
+      }
+      return CUDA_SUCCESS;
+    case CU_GRAPH_COND_TYPE_IF:
+      if (value != 0) return run(0);
+      return c.frozen.size() == 2 ? run(1) : CUDA_SUCCESS;
+    case CU_GRAPH_COND_TYPE_SWITCH:
+      return value < c.frozen.size() ? run(value) : CUDA_SUCCESS;
+    default:
+      return Fail(CUDA_ERROR_INVALID_VALUE, "conditional node of unknown type");
+  }
+}
+
+CUresult EmulatedDevice::RunNodes(const std::vector<GraphNode>& nodes, CUstream stream, StreamTimeline& timeline) {
   const double start_us = timeline.clock_us();
   std::vector<std::shared_ptr<StreamTimeline>> lanes;
   std::vector<double> end_us(nodes.size(), start_us);

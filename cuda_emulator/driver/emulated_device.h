@@ -43,6 +43,12 @@
 
 namespace kiln::emu::driver {
 
+// The driver version cuDriverGetVersion reports: CUDA_VERSION, or
+// KILN_EMU_DRIVER_VERSION (12000 to CUDA_VERSION) to play an older driver,
+// e.g. 12040 (conditional nodes without SWITCH) or 12030 (none); -1 for a
+// malformed value, which cuInit refuses.
+int EmulatedDriverVersion();
+
 class EmulatedDevice {
  public:
   static EmulatedDevice& Get();
@@ -101,6 +107,10 @@ class EmulatedDevice {
   // Runs the nodes of a graph launch on `stream`; the first failing node's
   // result is returned.
   CUresult RunGraph(const std::vector<GraphNode>& nodes, CUstream stream, StreamTimeline& timeline);
+  // The nodes of a launched graph or of a conditional body (not counted
+  // as a launch).
+  CUresult RunNodes(const std::vector<GraphNode>& nodes, CUstream stream, StreamTimeline& timeline);
+  CUresult RunConditional(const ConditionalNode& c, CUstream stream, StreamTimeline& timeline);
   // One node's work, after the launch and library fault injection.
   CUresult RunNode(const GraphNode& node, CUstream stream, StreamTimeline& timeline);
   enum class Counted { kGraphInstantiation, kGraphUpdate, kStreamSync };

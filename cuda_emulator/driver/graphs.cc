@@ -21,8 +21,71 @@ const char* NodeKindName(GraphNodeKind k) {
     case GraphNodeKind::kMemset: return "memset";
     case GraphNodeKind::kEventRecord: return "event record";
     case GraphNodeKind::kLibraryCall: return "library call";
+    case GraphNodeKind::kConditional: return "conditional";
   }
   return "?";
+}
+
+// An exec's copy of `nodes`: conditional nodes carry their bodies' nodes
+// as instantiated.
+std::shared_ptr<const std::vector<GraphNode>> Freeze(const std::deque<GraphNode>& nodes) {
+  auto out = std::make_shared<std::vector<GraphNode>>(nodes.begin(), nodes.end());
+  for (GraphNode& n : *out) {
+    if (n.kind != GraphNodeKind::kConditional) continue;
+    auto c = std::make_shared<ConditionalNode>(*n.conditional);
+    c->frozen.clear();
+    for (const std::shared_ptr<Graph>& body : c->bodies) c->frozen.push_back(Freeze(body->nodes));
+    c->bodies.clear();
+    n.conditional = std::move(c);
+  }
+  return out;
+}
+
+struct UpdateRefusal {
+  CUgraphExecUpdateResult result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
+  std::string detail;
+};
+
+// Whether an exec's nodes `from` can take the graph's nodes `to`: the same
+// kinds in the same order with the same dependencies, kernels of the same
+// function, library calls of the same name, conditionals of the same type
+// whose bodies can take theirs.
+UpdateRefusal CompareForUpdate(const std::vector<GraphNode>& from, const std::deque<GraphNode>& to,
+                               const std::string& where) {
+  auto refuse = [](CUgraphExecUpdateResult why, std::string detail) { return UpdateRefusal{why, std::move(detail)}; };
+  if (from.size() != to.size()) {
+    return refuse(CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED, where + "the graph has " + std::to_string(to.size()) +
+                                                                   " nodes, the exec " + std::to_string(from.size()));
+  }
+  for (size_t i = 0; i < from.size(); ++i) {
+    std::string at = where + "node " + std::to_string(i) + ": ";
+    if (from[i].kind != to[i].kind) {
+      return refuse(CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED,
+                    at + NodeKindName(from[i].kind) + " became " + NodeKindName(to[i].kind));
+    }
+    if (from[i].kind == GraphNodeKind::kKernel && from[i].function != to[i].function) {
+      return refuse(CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE,
+                    at + "kernel '" + from[i].name + "' became '" + to[i].name + "'");
+    }
+    if (from[i].dependencies != to[i].dependencies || from[i].lane != to[i].lane) {
+      return refuse(CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED, at + "its dependencies changed");
+    }
+    if (from[i].kind == GraphNodeKind::kLibraryCall && from[i].name != to[i].name) {
+      return refuse(CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED,
+                    at + "library call " + from[i].name + " became " + to[i].name);
+    }
+    if (from[i].kind != GraphNodeKind::kConditional) continue;
+    const ConditionalNode& a = *from[i].conditional;
+    const ConditionalNode& b = *to[i].conditional;
+    if (a.type != b.type || a.frozen.size() != b.bodies.size()) {
+      return refuse(CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED, at + "the conditional's type or size changed");
+    }
+    for (size_t k = 0; k < a.frozen.size(); ++k) {
+      UpdateRefusal r = CompareForUpdate(*a.frozen[k], b.bodies[k]->nodes, at + "body " + std::to_string(k) + ": ");
+      if (r.result != CU_GRAPH_EXEC_UPDATE_SUCCESS) return r;
+    }
+  }
+  return {};
 }
 
 }  // namespace
@@ -34,6 +97,29 @@ void Graphs::Invalidate(Capture& c, std::string why) {
 }
 
 CUresult Graphs::BeginCapture(CUstream stream, CUstreamCaptureMode mode) {
+  auto graph = std::make_unique<Graph>();
+  Graph* target = graph.get();
+  return BeginCaptureInto(stream, mode, std::move(graph), target, {});
+}
+
+CUresult Graphs::BeginCaptureToGraph(CUstream stream, CUgraph graph, const CUgraphNode* deps, size_t count,
+                                     CUstreamCaptureMode mode) {
+  if (count > 0 && !deps) return Fail(CUDA_ERROR_INVALID_VALUE, "cuStreamBeginCaptureToGraph: null dependencies");
+  Graph* target = nullptr;
+  std::vector<size_t> frontier;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    target = FindGraph(graph);
+    if (!target) return Fail(CUDA_ERROR_INVALID_VALUE, "cuStreamBeginCaptureToGraph: not a live graph");
+    if (!NodeIndices(*target, deps, count, &frontier)) {
+      return Fail(CUDA_ERROR_INVALID_VALUE, "cuStreamBeginCaptureToGraph: a dependency is not a node of the graph");
+    }
+  }
+  return BeginCaptureInto(stream, mode, nullptr, target, std::move(frontier));
+}
+
+CUresult Graphs::BeginCaptureInto(CUstream stream, CUstreamCaptureMode mode, std::unique_ptr<Graph> owned,
+                                  Graph* target, std::vector<size_t> frontier) {
   if (mode != CU_STREAM_CAPTURE_MODE_GLOBAL && mode != CU_STREAM_CAPTURE_MODE_THREAD_LOCAL &&
       mode != CU_STREAM_CAPTURE_MODE_RELAXED) {
     return Fail(CUDA_ERROR_INVALID_VALUE, "cuStreamBeginCapture: unknown capture mode " + std::to_string(mode));
@@ -50,9 +136,10 @@ CUresult Graphs::BeginCapture(CUstream stream, CUstreamCaptureMode mode) {
   c->mode = mode;
   c->thread = std::this_thread::get_id();
   c->id = next_id_++;
-  c->graph = std::make_unique<Graph>();
+  c->graph = std::move(owned);
+  c->target = target;
   c->origin = stream;
-  c->members[stream] = Capture::Member{};
+  c->members[stream] = Capture::Member{0, std::move(frontier), {}};
   captures_[stream] = c;
   if (mode == CU_STREAM_CAPTURE_MODE_GLOBAL) ++global_captures_;
   active_.fetch_add(1);
@@ -67,14 +154,14 @@ void Graphs::EndAll(const std::shared_ptr<Capture>& c) {
 
 bool Graphs::Joined(const Capture& c, std::string* unjoined) {
   // Nodes reachable backwards from the origin's last nodes.
-  std::vector<bool> reached(c.graph->nodes.size(), false);
+  std::vector<bool> reached(c.target->nodes.size(), false);
   std::vector<size_t> todo = c.members.at(c.origin).frontier;
   while (!todo.empty()) {
     size_t n = todo.back();
     todo.pop_back();
     if (reached[n]) continue;
     reached[n] = true;
-    for (size_t d : c.graph->nodes[n].dependencies) todo.push_back(d);
+    for (size_t d : c.target->nodes[n].dependencies) todo.push_back(d);
   }
   for (const auto& [member, m] : c.members) {
     for (size_t n : m.frontier) {
@@ -109,8 +196,8 @@ CUresult Graphs::EndCapture(CUstream stream, CUgraph* out) {
   }
   std::string unjoined;
   if (!Joined(*c, &unjoined)) return Fail(CUDA_ERROR_STREAM_CAPTURE_UNJOINED, "cuStreamEndCapture: " + unjoined);
-  CUgraph handle = reinterpret_cast<CUgraph>(c->graph.get());
-  graphs_[handle] = std::move(c->graph);
+  CUgraph handle = reinterpret_cast<CUgraph>(c->target);
+  if (c->graph) graphs_[handle] = std::move(c->graph);  // else the graph existed
   *out = handle;
   return CUDA_SUCCESS;
 }
@@ -142,11 +229,16 @@ CUresult Graphs::Record(CUstream stream, GraphNode& node, bool* captured) {
   if (c.invalidated) {
     return Fail(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, "the stream's capture was invalidated: " + c.why);
   }
+  if (c.target->body && node.kind == GraphNodeKind::kEventRecord) {
+    Invalidate(c, "an event record in a conditional node's body graph");
+    return Fail(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+                "cuEventRecordWithFlags: a conditional body takes no event nodes (the capture is now invalidated)");
+  }
   Capture::Member& m = c.members[stream];
   node.dependencies = m.frontier;
   node.lane = m.lane;
-  m.frontier = {c.graph->nodes.size()};
-  c.graph->nodes.push_back(std::move(node));
+  m.frontier = {c.target->nodes.size()};
+  c.target->nodes.push_back(std::move(node));
   return CUDA_SUCCESS;
 }
 
@@ -257,7 +349,7 @@ CUresult Graphs::Instantiate(CUgraphExec* out, CUgraph graph, unsigned long long
   auto it = graphs_.find(graph);
   if (it == graphs_.end()) return Fail(CUDA_ERROR_INVALID_VALUE, "cuGraphInstantiate: not a live graph");
   auto slot = std::make_unique<ExecSlot>();
-  slot->nodes = std::make_shared<const std::vector<GraphNode>>(it->second->nodes);
+  slot->nodes = Freeze(it->second->nodes);
   CUgraphExec handle = reinterpret_cast<CUgraphExec>(slot.get());
   execs_[handle] = std::move(slot);
   *out = handle;
@@ -267,12 +359,14 @@ CUresult Graphs::Instantiate(CUgraphExec* out, CUgraph graph, unsigned long long
 CUresult Graphs::DestroyGraph(CUgraph graph) {
   std::lock_guard<std::mutex> lock(mu_);
   if (graphs_.erase(graph) == 0) return Fail(CUDA_ERROR_INVALID_VALUE, "cuGraphDestroy: not a live graph");
+  CollectHandles();
   return CUDA_SUCCESS;
 }
 
 CUresult Graphs::DestroyExec(CUgraphExec exec) {
   std::lock_guard<std::mutex> lock(mu_);
   if (execs_.erase(exec) == 0) return Fail(CUDA_ERROR_INVALID_VALUE, "cuGraphExecDestroy: not a live graph exec");
+  CollectHandles();
   return CUDA_SUCCESS;
 }
 
@@ -285,35 +379,12 @@ CUresult Graphs::Update(CUgraphExec exec, CUgraph graph, CUgraphExecUpdateResult
   if (e == execs_.end() || g == graphs_.end()) {
     return Fail(CUDA_ERROR_INVALID_VALUE, "cuGraphExecUpdate: not a live graph exec and graph");
   }
-  const std::vector<GraphNode>& from = *e->second->nodes;
-  const std::vector<GraphNode>& to = g->second->nodes;
-  auto failed = [&](CUgraphExecUpdateResult why, std::string detail) {
-    info->result = why;
-    return Fail(CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, "cuGraphExecUpdate: " + detail);
-  };
-  if (from.size() != to.size()) {
-    return failed(CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED,
-                  "the graph has " + std::to_string(to.size()) + " nodes, the exec " + std::to_string(from.size()));
+  UpdateRefusal refusal = CompareForUpdate(*e->second->nodes, g->second->nodes, "");
+  if (refusal.result != CU_GRAPH_EXEC_UPDATE_SUCCESS) {
+    info->result = refusal.result;
+    return Fail(CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, "cuGraphExecUpdate: " + refusal.detail);
   }
-  for (size_t i = 0; i < from.size(); ++i) {
-    std::string at = "node " + std::to_string(i) + ": ";
-    if (from[i].kind != to[i].kind) {
-      return failed(CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED,
-                    at + NodeKindName(from[i].kind) + " became " + NodeKindName(to[i].kind));
-    }
-    if (from[i].kind == GraphNodeKind::kKernel && from[i].function != to[i].function) {
-      return failed(CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE,
-                    at + "kernel '" + from[i].name + "' became '" + to[i].name + "'");
-    }
-    if (from[i].dependencies != to[i].dependencies || from[i].lane != to[i].lane) {
-      return failed(CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED, at + "its dependencies changed");
-    }
-    if (from[i].kind == GraphNodeKind::kLibraryCall && from[i].name != to[i].name) {
-      return failed(CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED,
-                    at + "library call " + from[i].name + " became " + to[i].name);
-    }
-  }
-  e->second->nodes = std::make_shared<const std::vector<GraphNode>>(to);
+  e->second->nodes = Freeze(g->second->nodes);
   info->result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
   return CUDA_SUCCESS;
 }
@@ -334,7 +405,7 @@ CUresult Graphs::GetNodes(CUgraph graph, CUgraphNode* nodes, size_t* count) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = graphs_.find(graph);
   if (it == graphs_.end()) return Fail(CUDA_ERROR_INVALID_VALUE, "cuGraphGetNodes: not a live graph");
-  std::vector<GraphNode>& all = it->second->nodes;
+  std::deque<GraphNode>& all = it->second->nodes;
   if (nodes) {
     for (size_t i = 0; i < *count && i < all.size(); ++i) nodes[i] = reinterpret_cast<CUgraphNode>(&all[i]);
   }
@@ -346,7 +417,7 @@ CUresult Graphs::GetEdges(CUgraph graph, CUgraphNode* from, CUgraphNode* to, siz
   std::lock_guard<std::mutex> lock(mu_);
   auto it = graphs_.find(graph);
   if (it == graphs_.end()) return Fail(CUDA_ERROR_INVALID_VALUE, "cuGraphGetEdges: not a live graph");
-  std::vector<GraphNode>& all = it->second->nodes;
+  std::deque<GraphNode>& all = it->second->nodes;
   size_t edges = 0;
   for (size_t n = 0; n < all.size(); ++n) {
     for (size_t d : all[n].dependencies) {
@@ -381,6 +452,180 @@ void Graphs::Clear() {
   global_captures_ = 0;
   graphs_.clear();
   execs_.clear();
+  bodies_.clear();
+  handles_.clear();
+}
+
+Graph* Graphs::FindGraph(CUgraph graph) {
+  if (auto it = graphs_.find(graph); it != graphs_.end()) return it->second.get();
+  for (auto& [stream, c] : captures_) {
+    if (reinterpret_cast<CUgraph>(c->target) == graph) return c->target;
+  }
+  auto b = bodies_.find(graph);
+  if (b == bodies_.end()) return nullptr;
+  std::shared_ptr<Graph> body = b->second.lock();
+  if (!body) bodies_.erase(b);
+  return body.get();  // kept alive by its node, which the caller's graph holds
+}
+
+bool Graphs::NodeIndices(const Graph& g, const CUgraphNode* nodes, size_t count, std::vector<size_t>* out) {
+  for (size_t i = 0; i < count; ++i) {
+    size_t found = g.nodes.size();
+    for (size_t n = 0; n < g.nodes.size(); ++n) {
+      if (reinterpret_cast<CUgraphNode>(const_cast<GraphNode*>(&g.nodes[n])) == nodes[i]) found = n;
+    }
+    if (found == g.nodes.size()) return false;
+    out->push_back(found);
+  }
+  return true;
+}
+
+void Graphs::CaptureGraph(CUstream stream, CUgraph* graph, const CUgraphNode** deps, size_t* count) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = captures_.find(stream);
+  if (graph) *graph = nullptr;
+  if (deps) *deps = nullptr;
+  if (count) *count = 0;
+  if (it == captures_.end()) return;
+  Capture& c = *it->second;
+  Capture::Member& m = c.members[stream];
+  m.frontier_handles.clear();
+  for (size_t n : m.frontier) m.frontier_handles.push_back(reinterpret_cast<CUgraphNode>(&c.target->nodes[n]));
+  if (graph) *graph = reinterpret_cast<CUgraph>(c.target);
+  if (deps) *deps = m.frontier_handles.data();
+  if (count) *count = m.frontier_handles.size();
+}
+
+CUresult Graphs::UpdateCaptureDependencies(CUstream stream, const CUgraphNode* deps, size_t count, unsigned flags) {
+  if (flags != CU_STREAM_ADD_CAPTURE_DEPENDENCIES && flags != CU_STREAM_SET_CAPTURE_DEPENDENCIES) {
+    return Fail(CUDA_ERROR_INVALID_VALUE, "cuStreamUpdateCaptureDependencies: unknown flags " + std::to_string(flags));
+  }
+  if (count > 0 && !deps) return Fail(CUDA_ERROR_INVALID_VALUE, "cuStreamUpdateCaptureDependencies: null nodes");
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = captures_.find(stream);
+  if (it == captures_.end()) {
+    return Fail(CUDA_ERROR_ILLEGAL_STATE, "cuStreamUpdateCaptureDependencies: the stream is not capturing");
+  }
+  Capture& c = *it->second;
+  std::vector<size_t> nodes;
+  if (!NodeIndices(*c.target, deps, count, &nodes)) {
+    return Fail(CUDA_ERROR_INVALID_VALUE, "cuStreamUpdateCaptureDependencies: a node is not in the capture's graph");
+  }
+  std::vector<size_t>& frontier = c.members[stream].frontier;
+  if (flags == CU_STREAM_SET_CAPTURE_DEPENDENCIES) frontier.clear();
+  for (size_t n : nodes) {
+    if (std::find(frontier.begin(), frontier.end(), n) == frontier.end()) frontier.push_back(n);
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult Graphs::CreateConditionalHandle(uint64_t* out, CUgraph graph, unsigned default_value, unsigned flags) {
+  if (!out) return Fail(CUDA_ERROR_INVALID_VALUE, "cuGraphConditionalHandleCreate: null handle pointer");
+  if (flags != 0 && flags != CU_GRAPH_COND_ASSIGN_DEFAULT) {
+    return Fail(CUDA_ERROR_INVALID_VALUE, "cuGraphConditionalHandleCreate: unknown flags " + std::to_string(flags));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!FindGraph(graph)) return Fail(CUDA_ERROR_INVALID_VALUE, "cuGraphConditionalHandleCreate: not a live graph");
+  *out = next_handle_++;
+  handles_[*out] = Handle{default_value, flags, default_value, FindGraph(graph)};
+  return CUDA_SUCCESS;
+}
+
+CUresult Graphs::AddConditionalNode(CUgraphNode* out, CUgraph graph, const CUgraphNode* deps, size_t count,
+                                    CUDA_CONDITIONAL_NODE_PARAMS& params, bool switch_and_else) {
+  const std::string call = "cuGraphAddNode (conditional): ";
+  if (!out || !params.phGraph_out) return Fail(CUDA_ERROR_INVALID_VALUE, call + "null node or body array pointer");
+  if (count > 0 && !deps) return Fail(CUDA_ERROR_INVALID_VALUE, call + "null dependencies");
+  bool size_ok = false;
+  switch (params.type) {
+    case CU_GRAPH_COND_TYPE_WHILE: size_ok = params.size == 1; break;
+    case CU_GRAPH_COND_TYPE_IF: size_ok = params.size == 1 || (params.size == 2 && switch_and_else); break;
+    case CU_GRAPH_COND_TYPE_SWITCH: size_ok = switch_and_else && params.size >= 1; break;
+    default: break;
+  }
+  if (!size_ok) {
+    return Fail(CUDA_ERROR_INVALID_VALUE, call + "type " + std::to_string(params.type) + " with " +
+                                              std::to_string(params.size) + " bodies (SWITCH and IF/ELSE need 12.8)");
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  Graph* g = FindGraph(graph);
+  if (!g) return Fail(CUDA_ERROR_INVALID_VALUE, call + "not a live graph");
+  if (!handles_.count(params.handle)) return Fail(CUDA_ERROR_INVALID_VALUE, call + "not a conditional handle");
+  std::vector<size_t> dependencies;
+  if (!NodeIndices(*g, deps, count, &dependencies)) {
+    return Fail(CUDA_ERROR_INVALID_VALUE, call + "a dependency is not a node of the graph");
+  }
+  auto c = std::make_shared<ConditionalNode>();
+  c->handle = params.handle;
+  c->type = params.type;
+  for (unsigned i = 0; i < params.size; ++i) {
+    auto body = std::make_shared<Graph>();
+    body->body = true;
+    CUgraph handle = reinterpret_cast<CUgraph>(body.get());
+    bodies_[handle] = body;
+    params.phGraph_out[i] = handle;
+    c->bodies.push_back(std::move(body));
+  }
+  GraphNode node;
+  node.kind = GraphNodeKind::kConditional;
+  node.name = "conditional";
+  node.dependencies = std::move(dependencies);
+  node.conditional = std::move(c);
+  g->nodes.push_back(std::move(node));
+  *out = reinterpret_cast<CUgraphNode>(&g->nodes.back());
+  return CUDA_SUCCESS;
+}
+
+namespace {
+
+void NameHandles(const std::vector<GraphNode>& nodes, std::set<uint64_t>* out) {
+  for (const GraphNode& n : nodes) {
+    if (n.kind != GraphNodeKind::kConditional) continue;
+    out->insert(n.conditional->handle);
+    for (const auto& body : n.conditional->frozen) NameHandles(*body, out);
+  }
+}
+
+}  // namespace
+
+void Graphs::CollectHandles() {
+  for (auto it = bodies_.begin(); it != bodies_.end();) it = it->second.expired() ? bodies_.erase(it) : std::next(it);
+  if (handles_.empty()) return;
+  std::set<uint64_t> named;
+  for (const auto& [exec, slot] : execs_) NameHandles(*slot->nodes, &named);
+  for (auto it = handles_.begin(); it != handles_.end();) {
+    bool live = named.count(it->first) ||
+                FindGraph(reinterpret_cast<CUgraph>(const_cast<Graph*>(it->second.graph))) == it->second.graph;
+    it = live ? std::next(it) : handles_.erase(it);
+  }
+}
+
+bool Graphs::SetConditional(uint64_t handle, unsigned value) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = handles_.find(handle);
+  if (it == handles_.end()) return false;
+  it->second.value = value;
+  return true;
+}
+
+unsigned Graphs::ConditionalValue(uint64_t handle) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = handles_.find(handle);
+  return it == handles_.end() ? 0 : it->second.value;
+}
+
+void Graphs::ResetConditionals(const std::vector<GraphNode>& nodes) {
+  for (const GraphNode& n : nodes) {
+    if (n.kind != GraphNodeKind::kConditional) continue;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = handles_.find(n.conditional->handle);
+      if (it != handles_.end() && (it->second.flags & CU_GRAPH_COND_ASSIGN_DEFAULT)) {
+        it->second.value = it->second.default_value;
+      }
+    }
+    for (const auto& body : n.conditional->frozen) ResetConditionals(*body);
+  }
 }
 
 }  // namespace kiln::emu::driver

@@ -32,11 +32,23 @@
 // copies) fail on a thread that is capturing in global or thread-local
 // mode, and on every thread while any capture is in global mode; a
 // non-relaxed capture must end on the thread that began it.
+//
+// Conditional nodes (CUDA 12.4+): cuGraphConditionalHandleCreate makes a
+// handle whose value device code sets (cudaGraphSetConditional, the PTX
+// interpreter's device-runtime builtin); cuGraphAddNode adds a WHILE, IF or
+// SWITCH node whose body graphs it creates, to be filled with
+// cuStreamBeginCaptureToGraph; the node's run executes its bodies as the
+// handle's value says. Body graphs take kernels, copies, memsets, library
+// calls and conditionals; an event record captured into one invalidates
+// the capture (the driver allows no event nodes in a body). A handle's
+// value lives with the handle, not per exec (kiln captures a graph, and so
+// makes handles, per stream).
 #pragma once
 
 #include <cuda.h>
 
 #include <atomic>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -49,7 +61,19 @@ namespace kiln::emu::driver {
 
 class StreamTimeline;
 
-enum class GraphNodeKind { kKernel, kMemcpy, kMemset, kEventRecord, kLibraryCall };
+enum class GraphNodeKind { kKernel, kMemcpy, kMemset, kEventRecord, kLibraryCall, kConditional };
+
+struct Graph;
+struct GraphNode;
+
+// A conditional node's parameters. In a graph, `bodies` are the body graphs
+// being built; in an exec, `frozen` are their nodes as instantiated.
+struct ConditionalNode {
+  uint64_t handle = 0;
+  CUgraphConditionalNodeType type = CU_GRAPH_COND_TYPE_IF;
+  std::vector<std::shared_ptr<Graph>> bodies;
+  std::vector<std::shared_ptr<const std::vector<GraphNode>>> frozen;
+};
 
 struct GraphNode {
   GraphNodeKind kind = GraphNodeKind::kKernel;
@@ -65,15 +89,43 @@ struct GraphNode {
   // Does the work on `stream`, whose timeline it is given; returns what
   // the direct call would have returned for the work itself.
   std::function<CUresult(CUstream stream, StreamTimeline& timeline)> run;
+  // kConditional: its handle, type and bodies (run is unused).
+  std::shared_ptr<const ConditionalNode> conditional;
 };
 
+// A deque: node handles are node addresses, which stay valid as a graph
+// grows (captures into existing graphs, added nodes).
 struct Graph {
-  std::vector<GraphNode> nodes;
+  std::deque<GraphNode> nodes;
+  bool body = false;  // a conditional node's body graph
 };
 
 class Graphs {
  public:
   CUresult BeginCapture(CUstream stream, CUstreamCaptureMode mode);
+  // cuStreamBeginCaptureToGraph: captures into the live graph `graph`
+  // (e.g. a conditional body), the first nodes depending on `deps`;
+  // cuStreamEndCapture then hands back the same graph.
+  CUresult BeginCaptureToGraph(CUstream stream, CUgraph graph, const CUgraphNode* deps, size_t count,
+                               CUstreamCaptureMode mode);
+  // cuStreamGetCaptureInfo's graph and dependencies (valid until the
+  // stream's next capture call); null and 0 when not capturing.
+  void CaptureGraph(CUstream stream, CUgraph* graph, const CUgraphNode** deps, size_t* count);
+  // cuStreamUpdateCaptureDependencies: CU_STREAM_SET_CAPTURE_DEPENDENCIES
+  // or CU_STREAM_ADD_CAPTURE_DEPENDENCIES.
+  CUresult UpdateCaptureDependencies(CUstream stream, const CUgraphNode* deps, size_t count, unsigned flags);
+  // cuGraphConditionalHandleCreate on a live (or capturing) graph.
+  CUresult CreateConditionalHandle(uint64_t* out, CUgraph graph, unsigned default_value, unsigned flags);
+  // cuGraphAddNode of a conditional node; `switch_and_else`: the driver
+  // version has SWITCH nodes and IF nodes with an else body (12.8+).
+  CUresult AddConditionalNode(CUgraphNode* out, CUgraph graph, const CUgraphNode* deps, size_t count,
+                              CUDA_CONDITIONAL_NODE_PARAMS& params, bool switch_and_else);
+  // cudaGraphSetConditional from device code; false for an unknown handle.
+  bool SetConditional(uint64_t handle, unsigned value);
+  unsigned ConditionalValue(uint64_t handle);
+  // A launch of `nodes` begins: handles made with
+  // CU_GRAPH_COND_ASSIGN_DEFAULT take their default value.
+  void ResetConditionals(const std::vector<GraphNode>& nodes);
   // Fails with CUDA_ERROR_STREAM_CAPTURE_UNMATCHED on a stream that joined
   // the capture (it must end where it began) and
   // CUDA_ERROR_STREAM_CAPTURE_UNJOINED when a joined stream's work is not
@@ -136,6 +188,9 @@ class Graphs {
  private:
   struct Capture {
     CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
+    // What it captures into: `graph` it owns (cuStreamBeginCapture) or an
+    // existing graph (cuStreamBeginCaptureToGraph).
+    Graph* target = nullptr;
     std::thread::id thread;
     uint64_t id = 0;
     bool invalidated = false;
@@ -147,6 +202,7 @@ class Graphs {
     struct Member {
       int lane = 0;
       std::vector<size_t> frontier;
+      std::vector<CUgraphNode> frontier_handles;  // cuStreamGetCaptureInfo's
     };
     std::map<CUstream, Member> members;
   };
@@ -160,6 +216,13 @@ class Graphs {
   void EndAll(const std::shared_ptr<Capture>& c);
   // Whether every member's frontier is reachable from the origin's.
   static bool Joined(const Capture& c, std::string* unjoined);
+  // A live graph, capturing or not, or a live body graph; null if none
+  // (under mu_).
+  Graph* FindGraph(CUgraph graph);
+  // The nodes' indices in `g`; false if one is not g's (under mu_).
+  static bool NodeIndices(const Graph& g, const CUgraphNode* nodes, size_t count, std::vector<size_t>* out);
+  CUresult BeginCaptureInto(CUstream stream, CUstreamCaptureMode mode, std::unique_ptr<Graph> owned, Graph* target,
+                            std::vector<size_t> frontier);
 
   std::mutex mu_;
   std::atomic<int> active_{0};
@@ -170,6 +233,17 @@ class Graphs {
   std::map<CUstream, std::shared_ptr<Capture>> captures_;
   std::map<CUevent, CapturedEvent> captured_events_;
   std::map<CUgraph, std::unique_ptr<Graph>> graphs_;
+  // Body graphs, owned by their conditional nodes.
+  std::map<CUgraph, std::weak_ptr<Graph>> bodies_;
+  struct Handle {
+    unsigned default_value = 0, flags = 0, value = 0;
+    const Graph* graph = nullptr;  // the graph it was created for
+  };
+  // Forgets the handles whose graph is gone and that no exec's nodes name
+  // (under mu_; after a graph or exec is destroyed).
+  void CollectHandles();
+  std::map<uint64_t, Handle> handles_;
+  uint64_t next_handle_ = 1;
   // An exec's handle is its GraphExec's address; its nodes are shared with
   // launches in flight.
   struct ExecSlot {

@@ -60,6 +60,20 @@ bool Call(WarpState& w, const Instruction& in, uint32_t pc, int lane) {
   return true;
 }
 
+// cudaGraphSetConditional(handle, value) for one lane, from the call
+// site's argument slots.
+bool SetConditional(WarpState& w, const Instruction& in, int lane) {
+  const uint8_t* local = w.local + static_cast<size_t>(lane) * w.kernel->local_bytes;
+  uint64_t handle = 0;
+  uint32_t value = 0;
+  std::memcpy(&handle, local + in.call_args[0].from, 8);
+  std::memcpy(&value, local + in.call_args[1].from, 4);
+  const auto& set = w.launch->config.set_conditional;
+  if (!set || !set(handle, value))
+    return w.Fail(lane, "cudaGraphSetConditional", "handle " + std::to_string(handle) + " is not a live conditional handle");
+  return true;
+}
+
 // The callee's ret for one lane: back to the instruction after the call,
 // with the results copied into the call site's slots.
 bool Return(WarpState& w, const std::vector<Instruction>& code, int lane) {
@@ -247,6 +261,12 @@ bool BlockRunner::RunWarp(WarpState& w) {
         continue;
       case Opcode::kCall: {
         bool ok = true;
+        if (in.builtin == Instruction::Builtin::kGraphSetConditional) {
+          ForEachLane(exec, [&](int l) { ok = ok && SetConditional(w, in, l); });
+          if (!ok) return ran;
+          ForEachLane(mask, [&](int l) { w.pc[l] = next; });
+          continue;
+        }
         ForEachLane(exec, [&](int l) {
           if (!ok) return;
           ok = Call(w, in, pc, l);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "common/status.h"
@@ -36,6 +37,9 @@ struct LaunchConfig {
   // Sampling mode (block_sample.h): run at most this many blocks, spread
   // over the grid, and extrapolate the counters; 0 runs every block.
   uint32_t sample_blocks = 0;
+  // The device runtime's cudaGraphSetConditional(handle, value); false for
+  // a handle the driver does not know. Null: the call fails the kernel.
+  std::function<bool(uint64_t handle, uint32_t value)> set_conditional;
 };
 
 // sm_90 launch limits (CUDA programming guide, compute capability 9.0).

@@ -48,8 +48,8 @@ std::vector<uint32_t> Successors(const ptx::Kernel& kernel, size_t i) {
       if (guarded && falls_through) next.push_back(static_cast<uint32_t>(i + 1));
       return next;
     case Opcode::kCall:
-      next.push_back(in.target);
-      break;
+      if (in.builtin == ptx::Instruction::Builtin::kNone) next.push_back(in.target);
+      break;  // a builtin only falls through
     case Opcode::kRet:
     case Opcode::kExit:
     case Opcode::kTrap:

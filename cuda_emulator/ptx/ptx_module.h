@@ -165,6 +165,11 @@ struct Instruction {
     uint32_t from = 0, to = 0, size = 0;
   };
   std::vector<LocalCopy> call_args, call_results;
+  // A kCall of a function the driver provides to every module, as it does
+  // vprintf (ptxas resolves it in whole-program compiles): the device
+  // runtime's cudaGraphSetConditional. call_args[i].from are its
+  // arguments' call-site slots.
+  enum class Builtin : uint8_t { kNone, kGraphSetConditional } builtin = Builtin::kNone;
 };
 
 struct Parameter {
@@ -228,6 +233,8 @@ struct Module {
 // and returns the device address for it (the driver allocates and registers
 // it); every symbol reference is resolved against the result. Errors are
 // one line: "PTX line 42: unknown instruction 'foo.bar.f32'".
+// A call of cudaGraphSetConditional that the module declares .extern is
+// the driver's (Instruction::Builtin).
 using GlobalPlacer = std::function<StatusOr<uint64_t>(const GlobalVariable&)>;
 StatusOr<std::unique_ptr<Module>> LoadModule(std::string_view ptx_text,
                                              const GlobalPlacer& place_global);

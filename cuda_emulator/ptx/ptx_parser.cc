@@ -740,6 +740,15 @@ Status Parser::Finish(Kernel& k) {
   // are appended to calls_ as their bodies are parsed).
   for (size_t c = 0; c < calls_.size(); ++c) {
     CallSite site = calls_[c];
+    // The driver's own (see Instruction::Builtin).
+    if (site.callee == "cudaGraphSetConditional" && !function_defs_.count(site.callee)) {
+      if (site.args.size() != 2 || !site.results.empty())
+        return Error("PTX line " + std::to_string(site.line) + ": cudaGraphSetConditional takes 2 arguments");
+      Instruction& call = k.code[site.instruction];
+      call.builtin = Instruction::Builtin::kGraphSetConditional;
+      call.call_args = {{site.args[0], 0, 8}, {site.args[1], 0, 4}};
+      continue;
+    }
     KILN_ASSIGN_OR_RETURN(const FunctionLayout* f, Inline(k, site.callee));
     if (site.args.size() != f->params.size() || site.results.size() != f->results.size()) {
       return Error("PTX line " + std::to_string(site.line) + ": call of '" + site.callee + "' with " +

@@ -10,6 +10,10 @@
 // streams' kernels overlap), and a capture forks into a second stream
 // through an event and must join back (CUDA_ERROR_STREAM_CAPTURE_UNJOINED
 // otherwise), giving a graph with parallel branches (cuGraphGetEdges).
+// Conditional nodes: a WHILE node whose body a kernel ends through
+// cudaGraphSetConditional runs it as often as the device says, from its
+// default value again at each launch; a body takes no event-record node;
+// SWITCH needs driver 12.8 (KILN_EMU_DRIVER_VERSION plays 12.4).
 // Expected values are hand-computed.
 #include <cublas_api.h>
 #include <cuda.h>
@@ -37,7 +41,8 @@ namespace {
   X(cuModuleLoadData) X(cuModuleGetFunction) X(cuLaunchKernel) X(cuStreamBeginCapture) \
   X(cuStreamEndCapture) X(cuStreamIsCapturing) X(cuStreamGetCaptureInfo) X(cuGraphInstantiateWithFlags) \
   X(cuGraphLaunch) X(cuGraphExecUpdate) X(cuGraphGetNodes) X(cuGraphDestroy) X(cuGraphExecDestroy) \
-  X(cuStreamWaitEvent) X(cuGraphGetEdges) \
+  X(cuStreamWaitEvent) X(cuGraphGetEdges) X(cuGraphConditionalHandleCreate) X(cuGraphAddNode) \
+  X(cuStreamUpdateCaptureDependencies) X(cuStreamBeginCaptureToGraph) \
   X(cublasCreate_v2) X(cublasDestroy_v2) X(cublasSetStream_v2) X(cublasSscal_v2) \
   X(kilnEmuLastErrorDetail) X(kilnEmuApiCalls) X(kilnEmuEventCounters) X(kilnEmuLiveObjects)
 // clang-format on
@@ -506,6 +511,145 @@ TEST_F(GraphApiTest, CaptureAcrossStreamsFollowsTheDriversRules) {
   EXPECT_EQ(e.cuStreamWaitEvent(other, fork, 0), CUDA_ERROR_STREAM_CAPTURE_ISOLATION);
   EXPECT_EQ(e.cuGraphDestroy(graph), CUDA_SUCCESS);
   EXPECT_EQ(e.cuStreamDestroy(other), CUDA_SUCCESS);
+}
+
+}  // namespace
+
+namespace {
+
+// *counter -= 1; the handle is set to whether it is still positive.
+constexpr char kStepPtx[] = R"(.version 8.0
+.target sm_90
+.address_size 64
+
+.extern .func cudaGraphSetConditional
+(
+	.param .b64 cudaGraphSetConditional_param_0,
+	.param .b32 cudaGraphSetConditional_param_1
+)
+;
+
+.visible .entry step(.param .u64 p_handle, .param .u64 p_counter)
+{
+	.reg .pred 	%p<1>;
+	.reg .b32 	%r<3>;
+	.reg .b64 	%rd<2>;
+	ld.param.u64 	%rd0, [p_handle];
+	ld.param.u64 	%rd1, [p_counter];
+	ld.global.u32 	%r0, [%rd1];
+	sub.s32 	%r1, %r0, 1;
+	st.global.u32 	[%rd1], %r1;
+	setp.gt.s32 	%p0, %r1, 0;
+	selp.u32 	%r2, 1, 0, %p0;
+	{
+	.param .b64 param0;
+	st.param.b64 	[param0+0], %rd0;
+	.param .b32 param1;
+	st.param.b32 	[param1+0], %r2;
+	call.uni
+	cudaGraphSetConditional,
+	(
+	param0,
+	param1
+	);
+	}
+	ret;
+}
+)";
+
+// A conditional node added into `stream`'s capture after its current
+// nodes, which then depends on it alone.
+CUgraphNode AddConditional(CUstream stream, CUcontext ctx, CUgraphConditionalHandle* handle,
+                           CUgraphConditionalNodeType type, unsigned size, CUgraph* bodies, unsigned default_value) {
+  const Api& e = Emu();
+  CUstreamCaptureStatus status{};
+  CUgraph graph = nullptr;
+  const CUgraphNode* deps = nullptr;
+  size_t count = 0;
+  EXPECT_EQ(e.cuStreamGetCaptureInfo(stream, &status, nullptr, &graph, &deps, nullptr, &count), CUDA_SUCCESS);
+  EXPECT_NE(graph, nullptr);
+  EXPECT_EQ(e.cuGraphConditionalHandleCreate(handle, graph, ctx, default_value, CU_GRAPH_COND_ASSIGN_DEFAULT),
+            CUDA_SUCCESS) << Detail();
+  std::vector<CUgraphNode> copy(deps, deps + count);
+  CUgraphNodeParams params{};
+  params.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+  params.conditional.handle = *handle;
+  params.conditional.type = type;
+  params.conditional.size = size;
+  params.conditional.phGraph_out = bodies;
+  params.conditional.ctx = ctx;
+  CUgraphNode node = nullptr;
+  CUresult r = e.cuGraphAddNode(&node, graph, copy.data(), nullptr, copy.size(), &params);
+  if (r != CUDA_SUCCESS) return nullptr;
+  EXPECT_EQ(e.cuStreamUpdateCaptureDependencies(stream, &node, nullptr, 1, CU_STREAM_SET_CAPTURE_DEPENDENCIES),
+            CUDA_SUCCESS) << Detail();
+  return node;
+}
+
+TEST_F(GraphApiTest, WhileNodeRunsItsBodyUntilTheDeviceClearsTheHandle) {
+  const Api& e = Emu();
+  CUmodule m = nullptr;
+  ASSERT_EQ(e.cuModuleLoadData(&m, kStepPtx), CUDA_SUCCESS) << Detail();
+  CUfunction step = nullptr;
+  ASSERT_EQ(e.cuModuleGetFunction(&step, m, "step"), CUDA_SUCCESS);
+  CUdeviceptr a = Alloc(), counter = Alloc();
+  Fill(a, 0.0f);
+  ASSERT_EQ(e.cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), CUDA_SUCCESS);
+  CUgraphConditionalHandle h = 0;
+  CUgraph body = nullptr;
+  CUgraphNode node = AddConditional(stream_, context_, &h, CU_GRAPH_COND_TYPE_WHILE, 1, &body, 1);
+  ASSERT_NE(node, nullptr) << Detail();
+  CUgraph outer = nullptr;
+  ASSERT_EQ(e.cuStreamEndCapture(stream_, &outer), CUDA_SUCCESS) << Detail();
+  // The body, captured on the same stream into the node's body graph.
+  ASSERT_EQ(e.cuStreamBeginCaptureToGraph(stream_, body, nullptr, nullptr, 0, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+            CUDA_SUCCESS) << Detail();
+  ASSERT_EQ(AddOne(a, a), CUDA_SUCCESS);
+  void* params[] = {&h, &counter};
+  ASSERT_EQ(e.cuLaunchKernel(step, 1, 1, 1, 1, 1, 1, 0, stream_, params, nullptr), CUDA_SUCCESS) << Detail();
+  CUgraph ended = nullptr;
+  ASSERT_EQ(e.cuStreamEndCapture(stream_, &ended), CUDA_SUCCESS) << Detail();
+  EXPECT_EQ(ended, body);
+  EXPECT_EQ(Read(a)[0], 0.0f);  // recorded, not run
+  CUgraphExec exec = nullptr;
+  ASSERT_EQ(e.cuGraphInstantiateWithFlags(&exec, outer, 0), CUDA_SUCCESS) << Detail();
+  for (int32_t trips : {3, 2}) {
+    int32_t start[kN] = {trips};
+    ASSERT_EQ(e.cuMemcpyHtoD(counter, start, sizeof start), CUDA_SUCCESS);
+    Fill(a, 0.0f);
+    KilnEmuApiCalls before = Calls();
+    ASSERT_EQ(e.cuGraphLaunch(exec, stream_), CUDA_SUCCESS) << Detail();
+    KilnEmuApiCalls after = Calls();
+    EXPECT_EQ(Read(a)[0], static_cast<float>(trips));  // the default value 1 entered the loop each launch
+    EXPECT_EQ(after.graph_launches - before.graph_launches, 1u);
+    EXPECT_EQ(after.graph_nodes_run - before.graph_nodes_run, 1u + 2u * static_cast<uint64_t>(trips));
+  }
+  EXPECT_EQ(e.cuGraphExecDestroy(exec), CUDA_SUCCESS);
+  EXPECT_EQ(e.cuGraphDestroy(outer), CUDA_SUCCESS);
+}
+
+TEST_F(GraphApiTest, ConditionalBodiesTakeNoEventsAndSwitchNeedsDriver12_8) {
+  const Api& e = Emu();
+  ASSERT_EQ(e.cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), CUDA_SUCCESS);
+  CUgraphConditionalHandle h = 0;
+  CUgraph bodies[3] = {};
+  ASSERT_NE(AddConditional(stream_, context_, &h, CU_GRAPH_COND_TYPE_SWITCH, 3, bodies, 0), nullptr) << Detail();
+  setenv("KILN_EMU_DRIVER_VERSION", "12040", 1);
+  CUgraph more[3] = {};
+  EXPECT_EQ(AddConditional(stream_, context_, &h, CU_GRAPH_COND_TYPE_SWITCH, 3, more, 0), nullptr);
+  EXPECT_NE(AddConditional(stream_, context_, &h, CU_GRAPH_COND_TYPE_IF, 1, more, 0), nullptr) << Detail();
+  unsetenv("KILN_EMU_DRIVER_VERSION");
+  CUgraph outer = nullptr;
+  ASSERT_EQ(e.cuStreamEndCapture(stream_, &outer), CUDA_SUCCESS) << Detail();
+  ASSERT_EQ(e.cuStreamBeginCaptureToGraph(stream_, bodies[1], nullptr, nullptr, 0, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+            CUDA_SUCCESS) << Detail();
+  CUevent ev = Event();
+  EXPECT_EQ(e.cuEventRecordWithFlags(ev, stream_, CU_EVENT_RECORD_EXTERNAL), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+  EXPECT_EQ(StatusOf(stream_), CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+  CUgraph ended = nullptr;
+  EXPECT_EQ(e.cuStreamEndCapture(stream_, &ended), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+  EXPECT_EQ(e.cuEventDestroy(ev), CUDA_SUCCESS);
+  EXPECT_EQ(e.cuGraphDestroy(outer), CUDA_SUCCESS);
 }
 
 }  // namespace

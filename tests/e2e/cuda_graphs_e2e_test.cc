@@ -2,16 +2,20 @@
 // compiled HLO executed several times on the emulated CUDA device with
 // graphs on and off, against the reference evaluator. Covers library calls
 // inside graphs (cuBLAS GEMM, cuDNN convolution, cuFFT), fresh argument
-// buffers on every execution (the graph-exec update path), a data-dependent
-// while loop and a conditional (which split the graph), the per-HLO profile
-// with graphs on, and the driver calls per execution counted by the
-// emulator (kilnEmuApiCalls): one cuGraphLaunch per segment and no kernel
-// launch through the API once a segment is captured. CUDA only: skipped on
-// the host registration (tests/CMakeLists.txt runs it with
-// KILN_E2E_DEVICE=cuda).
+// buffers on every execution (the graph-exec update path), data-dependent
+// while loops and conditionals (conditional nodes inside the graph where
+// the driver has them, CUDA 12.4+; a split graph otherwise), the per-HLO
+// profile with graphs on, and the driver calls per execution counted by
+// the emulator (kilnEmuApiCalls): one cuGraphLaunch per segment and no
+// kernel launch through the API once a segment is captured. CUDA only:
+// skipped on the host registration (tests/CMakeLists.txt runs it with
+// KILN_E2E_DEVICE=cuda, and again with KILN_EMU_DRIVER_VERSION=12040, IF
+// nodes without SWITCH, and 12030, no conditional nodes).
+#include <cuda.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -100,7 +104,59 @@ ENTRY main {
 }
 )";
 
+// A conditional with an S32 index over three branches, the last holding a
+// data-dependent while loop (a conditional node inside a conditional
+// node's body); an out-of-range index runs the last branch.
+constexpr const char* kIndexed = R"(
+HloModule graphs_indexed
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+cond {
+  v = f32[8] parameter(0)
+  z = f32[] constant(0)
+  sum = f32[] reduce(v, z), dimensions={0}, to_apply=add
+  one = f32[] constant(1)
+  ROOT gt = pred[] compare(sum, one), direction=GT
+}
+body {
+  v = f32[8] parameter(0)
+  h = f32[] constant(0.5)
+  hb = f32[8] broadcast(h), dimensions={}
+  ROOT v2 = f32[8] multiply(v, hb)
+}
+b0 {
+  p = f32[8] parameter(0)
+  ROOT n = f32[8] negate(p)
+}
+b1 {
+  p = f32[8] parameter(0)
+  ROOT e = f32[8] exponential(p)
+}
+b2 {
+  p = f32[8] parameter(0)
+  a = f32[8] abs(p)
+  ROOT w = f32[8] while(a), condition=cond, body=body
+}
+ENTRY main {
+  i = s32[] parameter(0)
+  x = f32[8] parameter(1)
+  c = f32[8] conditional(i, x, x, x), branch_computations={b0, b1, b2}
+  ROOT out = f32[8] add(c, x)
+}
+)";
+
 std::optional<KilnEmuApiCalls> ApiCalls() { return EmulatorApiCalls(); }
+
+// The driver version the emulator plays (tests/CMakeLists.txt): conditional
+// nodes from 12.4 on.
+int DriverVersion() {
+  const char* v = std::getenv("KILN_EMU_DRIVER_VERSION");
+  return v ? std::atoi(v) : CUDA_VERSION;
+}
+bool HasConditionalNodes() { return DriverVersion() >= 12040; }
 
 class CudaGraphsE2ETest : public ::testing::Test {
  protected:
@@ -186,33 +242,127 @@ TEST_F(CudaGraphsE2ETest, LibraryCallsInsideGraphsOverFreshBuffers) {
   ExpectGraphsMatchEvaluator(kLibraries, Inputs(kLibraries, 5, 11), {1e-4, 1e-4});
 }
 
-TEST_F(CudaGraphsE2ETest, WhileAndConditionalSplitTheGraph) {
+// kControlFlow's inputs: limits from 0.5 to 200, from many halvings (and
+// the negate branch) to none (and the square branch).
+std::vector<std::vector<Literal>> ControlFlowInputs() {
   auto module = hlo::ParseHloModule(kControlFlow);
-  ASSERT_TRUE(module.ok());
-  // Limits from 0.5 to 200: from many halvings (and the negate branch) to
-  // none (and the square branch).
+  EXPECT_TRUE(module.ok());
   std::vector<std::vector<Literal>> inputs;
   for (float limit : {0.5f, 3.0f, 40.0f, 200.0f, 1.0f}) {
     std::vector<Literal> args = RandomArgs(**module, 7 + static_cast<uint64_t>(limit));
     args[1] = Literal::Scalar(ElementType::kF32, limit);
     inputs.push_back(std::move(args));
   }
-  ExpectGraphsMatchEvaluator(kControlFlow, inputs, {1e-5, 1e-5});
+  return inputs;
+}
 
-  // Before the loop, the loop's condition and body, the branches and after
-  // the conditional: segments of their own, each replayed as a graph.
+// kIndexed's inputs: every branch, and indices below and above the range.
+std::vector<std::vector<Literal>> IndexedInputs() {
+  auto module = hlo::ParseHloModule(kIndexed);
+  EXPECT_TRUE(module.ok());
+  std::vector<std::vector<Literal>> inputs;
+  for (int32_t index : {0, 1, 2, -1, 7}) {
+    std::vector<Literal> args = RandomArgs(**module, 40 + static_cast<uint64_t>(index + 1));
+    args[0] = Literal::Scalar(ElementType::kS32, index);
+    inputs.push_back(std::move(args));
+  }
+  return inputs;
+}
+
+// The driver calls of one execution with graphs on.
+KilnEmuApiCalls CallsOfOneExecution(const std::function<void()>& execute) {
+  std::optional<KilnEmuApiCalls> a = ApiCalls();
+  execute();
+  std::optional<KilnEmuApiCalls> b = ApiCalls();
+  KilnEmuApiCalls d{};
+  d.kernel_launches = b->kernel_launches - a->kernel_launches;
+  d.library_calls = b->library_calls - a->library_calls;
+  d.graph_launches = b->graph_launches - a->graph_launches;
+  d.graph_nodes_run = b->graph_nodes_run - a->graph_nodes_run;
+  d.graph_instantiations = b->graph_instantiations - a->graph_instantiations;
+  d.graph_updates = b->graph_updates - a->graph_updates;
+  d.stream_syncs = b->stream_syncs - a->stream_syncs;
+  return d;
+}
+
+TEST_F(CudaGraphsE2ETest, WhileAndConditionalMatchTheEvaluator) {
+  ExpectGraphsMatchEvaluator(kControlFlow, ControlFlowInputs(), {1e-5, 1e-5});
+  ExpectGraphsMatchEvaluator(kIndexed, IndexedInputs(), {1e-5, 1e-5});
+}
+
+// With conditional nodes the loop and the conditional stay inside the one
+// graph: one cuGraphLaunch per execution however many iterations run, no
+// predicate read back, no kernel launched through the API; the device runs
+// more nodes for more iterations. Without them they split the graph: the
+// loop's graphs are launched once per iteration, predicates are read back.
+TEST_F(CudaGraphsE2ETest, WhileAndConditionalInsideTheGraph) {
   std::unique_ptr<hlo::HloModule> parsed;
   auto exe = Load(kControlFlow, &parsed);
   ASSERT_NE(exe, nullptr);
-  EXPECT_GE(runtime::CommandSegments(exe->program()).count(), 4u);
-  std::vector<Buffer> args = Upload(inputs[0]);
-  for (int i = 0; i < 2; ++i) ASSERT_TRUE(Execute(*exe, args, true).ok());
-  std::optional<KilnEmuApiCalls> a = ApiCalls();
-  ASSERT_TRUE(Execute(*exe, args, true).ok());
-  std::optional<KilnEmuApiCalls> b = ApiCalls();
-  EXPECT_EQ(b->kernel_launches - a->kernel_launches, 0u);
-  EXPECT_GT(b->graph_launches - a->graph_launches, 4u);  // the loop's graphs once per iteration
-  EXPECT_GT(b->stream_syncs - a->stream_syncs, 1u);     // the predicate and branch index reads
+  const size_t split = runtime::CommandSegments(exe->program()).count();
+  const size_t whole = runtime::CommandSegments(exe->program(), true).count();
+  EXPECT_GE(split, 4u);
+  EXPECT_EQ(whole, 1u);
+  std::vector<std::vector<Literal>> inputs = ControlFlowInputs();
+  std::vector<uint64_t> nodes_run;
+  for (size_t i : {0u, 3u}) {  // limit 0.5 (many iterations) and 200 (none)
+    std::vector<Buffer> args = Upload(inputs[i]);
+    for (int k = 0; k < 2; ++k) ASSERT_TRUE(Execute(*exe, args, true).ok());  // direct, then captured
+    KilnEmuApiCalls c = CallsOfOneExecution([&] { ASSERT_TRUE(Execute(*exe, args, true).ok()); });
+    EXPECT_EQ(c.kernel_launches, 0u);
+    if (HasConditionalNodes()) {
+      EXPECT_EQ(c.graph_launches, 1u) << "input " << i;
+      EXPECT_LE(c.stream_syncs, 1u) << "input " << i;  // the execution's end only
+    } else {
+      EXPECT_GT(c.graph_launches, i == 0 ? 4u : 2u) << "input " << i;
+      EXPECT_GT(c.stream_syncs, 1u) << "input " << i;  // the predicate and branch index reads
+    }
+    nodes_run.push_back(c.graph_nodes_run);
+  }
+  if (HasConditionalNodes()) EXPECT_GT(nodes_run[0], nodes_run[1]);  // the iterations ran on the device
+}
+
+// Fresh buffers re-capture a graph with conditional nodes, and the exec
+// graph takes the new one through cuGraphExecUpdate (bodies included).
+TEST_F(CudaGraphsE2ETest, ConditionalNodesUpdateOverFreshBuffers) {
+  std::unique_ptr<hlo::HloModule> parsed;
+  auto exe = Load(kIndexed, &parsed);
+  ASSERT_NE(exe, nullptr);
+  std::vector<std::vector<Literal>> inputs = IndexedInputs();
+  std::vector<Buffer> args = Upload(inputs[2]);
+  for (int k = 0; k < 2; ++k) ASSERT_TRUE(Execute(*exe, args, true).ok());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    std::vector<Buffer> fresh = Upload(inputs[i]);
+    StatusOr<Literal> expected = hlo::Evaluator().Evaluate(*parsed, inputs[i]);
+    ASSERT_TRUE(expected.ok()) << expected.status().message();
+    StatusOr<Literal> on = Literal();
+    KilnEmuApiCalls c = CallsOfOneExecution([&] { on = Execute(*exe, fresh, true); });
+    ASSERT_TRUE(on.ok()) << on.status().message();
+    Status same = CompareValues(*on, *expected, "index input " + std::to_string(i), {1e-5, 1e-5});
+    EXPECT_TRUE(same.ok()) << same.message();
+    if (!HasConditionalNodes()) continue;  // (the re-capture's launches are recorded, not run)
+    EXPECT_EQ(c.graph_launches, 1u) << "input " << i;
+    EXPECT_EQ(c.graph_updates, 1u) << "input " << i;
+    EXPECT_EQ(c.graph_instantiations, 0u) << "input " << i;
+  }
+}
+
+// A profiled execution splits the graph at the loop and the conditional
+// (a conditional body takes no event-record nodes) and keeps every row.
+TEST_F(CudaGraphsE2ETest, ProfileRowsWithControlFlow) {
+  std::unique_ptr<hlo::HloModule> module;
+  auto exe = Load(kControlFlow, &module);
+  ASSERT_NE(exe, nullptr);
+  std::vector<Buffer> args = Upload(ControlFlowInputs()[1]);
+  runtime::ExecutionProfile off, on;
+  ASSERT_TRUE(Execute(*exe, args, false, true, &off).ok());
+  ASSERT_TRUE(Execute(*exe, args, true).ok());  // unprofiled graphs first
+  for (int i = 0; i < 3; ++i) {
+    auto r = Execute(*exe, args, true, true, &on);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    ASSERT_EQ(on.thunks.size(), off.thunks.size()) << "execution " << i;
+    for (size_t t = 0; t < on.thunks.size(); ++t) EXPECT_EQ(on.thunks[t].name, off.thunks[t].name);
+  }
 }
 
 // The per-HLO profile with graphs on has the rows it has with graphs off:
