@@ -67,13 +67,27 @@ bool HasLevelSensitiveType(const Shape& shape) {
   return IsLevelSensitiveType(shape.element_type());
 }
 
-bool ComputationGains(const HloComputation& computation) {
+// The gain of `computation`'s code from the wider levels: the highest of
+// its instructions'. A single-result reduce is the one operation that gains
+// from AVX2 but not from AVX-512.
+WiderIsaGain ComputationGain(const HloComputation& computation) {
+  WiderIsaGain gain = WiderIsaGain::kNone;
   for (const HloInstruction* inst : computation.instructions()) {
-    if (!IsCheapOpcode(inst->opcode()) || HasLevelSensitiveType(inst->shape())) return true;
-    for (const HloComputation* called : inst->called_computations())
-      if (ComputationGains(*called)) return true;
+    if (HasLevelSensitiveType(inst->shape())) return WiderIsaGain::kEveryLevel;
+    if (inst->opcode() == HloOpcode::kReduce && !inst->shape().IsTuple())
+      gain = std::max(gain, WiderIsaGain::kUpToAvx2);
+    else if (!IsCheapOpcode(inst->opcode()))
+      return WiderIsaGain::kEveryLevel;
+    for (const HloComputation* called : inst->called_computations()) {
+      gain = std::max(gain, ComputationGain(*called));
+      if (gain == WiderIsaGain::kEveryLevel) return gain;
+    }
   }
-  return false;
+  return gain;
+}
+
+bool Has(const std::vector<std::string>& features, const std::string& f) {
+  return std::find(features.begin(), features.end(), f) != features.end();
 }
 
 bool HasAll(const std::vector<std::string>& have, const std::vector<std::string>& need) {
@@ -83,20 +97,25 @@ bool HasAll(const std::vector<std::string>& have, const std::vector<std::string>
 
 }  // namespace
 
-bool GainsFromWiderIsa(const KernelSpec& spec) {
-  return spec.computation == nullptr || ComputationGains(*spec.computation);
+WiderIsaGain WiderIsaGainOf(const KernelSpec& spec) {
+  return spec.computation == nullptr ? WiderIsaGain::kEveryLevel : ComputationGain(*spec.computation);
 }
 
-std::vector<int> HostObjectSources(const std::vector<HostCpu>& cpus, bool per_level) {
+std::vector<int> HostObjectSources(const std::vector<HostCpu>& cpus, WiderIsaGain gain) {
   std::vector<int> sources(cpus.size());
   for (size_t c = 0; c < cpus.size(); ++c) {
     sources[c] = static_cast<int>(c);
-    if (per_level) continue;
+    if (gain == WiderIsaGain::kEveryLevel) continue;
+    if (gain == WiderIsaGain::kUpToAvx2 && !Has(cpus[c].features, "avx512f")) continue;
+    // kNone: the first level this one can run; kUpToAvx2: the last AVX2
+    // level without AVX-512 that this one can run.
     for (size_t s = 0; s < c; ++s) {
-      if (HasAll(cpus[c].features, cpus[s].features)) {
+      if (!HasAll(cpus[c].features, cpus[s].features)) continue;
+      if (gain == WiderIsaGain::kNone) {
         sources[c] = static_cast<int>(s);
         break;
       }
+      if (Has(cpus[s].features, "avx2") && !Has(cpus[s].features, "avx512f")) sources[c] = static_cast<int>(s);
     }
   }
   return sources;

@@ -17,6 +17,8 @@
 #include "compiler/codegen/kernel_object.h"
 #include "compiler/codegen/kernel_object_cache.h"
 #include "compiler/codegen/parallel_tasks.h"
+#include "compiler/hlo/computation.h"
+#include "compiler/hlo/instruction.h"
 
 namespace kiln::codegen {
 namespace {
@@ -72,6 +74,30 @@ std::vector<Job> Jobs(const std::vector<Task>& tasks, const std::vector<KernelSp
   return jobs;
 }
 
+// The instructions of `computation` and of those it calls.
+int64_t InstructionCount(const hlo::HloComputation* computation) {
+  if (computation == nullptr) return 1;
+  int64_t count = 0;
+  for (const hlo::HloInstruction* inst : computation->instructions()) {
+    ++count;
+    for (const hlo::HloComputation* called : inst->called_computations()) count += InstructionCount(called);
+  }
+  return count;
+}
+
+// An estimate of a job's compile time, for the order the jobs start in
+// (parallel_tasks.h): its kernel's instructions times the objects it
+// compiles (host: one per level that gets code of its own).
+double JobCost(const Job& job, const std::vector<HostCpu>& host_cpus) {
+  int64_t objects = 1;
+  if (job.target == CodegenTarget::kHost) {
+    std::vector<int> sources = HostObjectSources(host_cpus, WiderIsaGainOf(*job.spec));
+    objects = 0;
+    for (size_t c = 0; c < sources.size(); ++c) objects += sources[c] == static_cast<int>(c);
+  }
+  return static_cast<double>(objects * InstructionCount(job.spec->computation));
+}
+
 struct JobCounts {
   int64_t compiled = 0, from_cache = 0, shared = 0;
 };
@@ -81,7 +107,7 @@ struct JobCounts {
 // levels above (host_level_policy.h).
 void RunHostJob(const Job& job, const CodegenOptions& options, const std::vector<HostCpu>& host_cpus,
                 std::vector<StatusOr<KernelObject>>& results, JobCounts& counts, internal::CodegenSession& session) {
-  std::vector<int> sources = HostObjectSources(host_cpus, GainsFromWiderIsa(*job.spec));
+  std::vector<int> sources = HostObjectSources(host_cpus, WiderIsaGainOf(*job.spec));
   std::vector<HostCpu> compiled_for;
   std::vector<int> slot(host_cpus.size());
   for (size_t c = 0; c < host_cpus.size(); ++c) {
@@ -116,12 +142,16 @@ std::vector<StatusOr<KernelObject>> CompileAll(const std::vector<Task>& tasks, c
   std::vector<StatusOr<KernelObject>> results(tasks.size(), StatusOr<KernelObject>(Error("not compiled")));
   const std::vector<Job> jobs = Jobs(tasks, kernels);
   std::vector<JobCounts> counts(jobs.size());
+  std::vector<double> costs;
+  for (const Job& job : jobs) costs.push_back(JobCost(job, host_cpus));
+  const std::vector<int64_t> order = LongestFirst(costs);
   std::mutex progress_mutex;
   int64_t done = 0;
   RunTasks(static_cast<int64_t>(jobs.size()), options.jobs, [&](int) {
     // One per thread (std::function wants a copyable closure).
     auto session = std::make_shared<internal::CodegenSession>();
-    return [&, session](int64_t j) {
+    return [&, session](int64_t i) {
+      const int64_t j = order[i];
       const Job& job = jobs[j];
       if (job.target == CodegenTarget::kHost) {
         RunHostJob(job, options, host_cpus, results, counts[j], *session);

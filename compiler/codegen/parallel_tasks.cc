@@ -13,6 +13,13 @@ int ResolveJobs(int jobs) {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
+std::vector<int64_t> LongestFirst(const std::vector<double>& costs) {
+  std::vector<int64_t> order(costs.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return costs[a] > costs[b]; });
+  return order;
+}
+
 void RunTasks(int64_t count, int jobs, const std::function<std::function<void(int64_t)>(int)>& worker) {
   if (count <= 0) return;
   int threads = static_cast<int>(std::min<int64_t>(ResolveJobs(jobs), count));

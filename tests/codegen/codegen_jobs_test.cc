@@ -2,9 +2,10 @@
 // compiled on four threads run and compute what they compute on one; the
 // error of a failing request is the one of its first bad kernel in request
 // order, whichever thread fails first; progress counts every kernel of
-// every target once, up to the total.
+// every target once, up to the total; jobs start longest first.
 #include <set>
 
+#include "compiler/codegen/parallel_tasks.h"
 #include "tests/codegen/codegen_test_util.h"
 
 namespace kiln::codegen::testing {
@@ -71,6 +72,11 @@ TEST(CodegenJobsTest, ProgressCountsEveryKernelOfEveryTarget) {
   ASSERT_TRUE(compiled.ok()) << compiled.status().message();
   EXPECT_EQ(done, (std::vector<int64_t>{1, 2, 3, 4, 5, 6}));  // 3 kernels x 2 targets
   EXPECT_EQ(totals, (std::set<int64_t>{6}));
+}
+
+TEST(CodegenJobsTest, LongestFirstOrdersByCostThenIndex) {
+  EXPECT_EQ(LongestFirst({1, 5, 3, 5, 0}), (std::vector<int64_t>{1, 3, 2, 0, 4}));
+  EXPECT_EQ(LongestFirst({}), (std::vector<int64_t>{}));
 }
 
 }  // namespace

@@ -1,9 +1,10 @@
 // Host kernels per x86-64 level, shared where no level gains: a kernel of
 // data movement and cheap arithmetic is compiled once, for the lowest level
-// of the request, and that object serves every level above it; kernels that
-// compute with transcendentals, divisions, reductions or narrow floats get
-// one object per level. Every level's image still holds every kernel and
-// computes the right values.
+// of the request, and that object serves every level above it; a reduction
+// of cheap arithmetic is compiled for the levels up to AVX2, whose object
+// serves the AVX-512 levels; kernels that compute with transcendentals,
+// divisions or narrow floats get one object per level. Every level's image
+// still holds every kernel and computes the right values.
 #include <gtest/gtest.h>
 
 #include "common/x86_cpu.h"
@@ -13,9 +14,36 @@
 namespace kiln::codegen::testing {
 namespace {
 
-bool Gains(const std::string& text) {
+WiderIsaGain Gain(const std::string& text) {
   std::unique_ptr<hlo::HloModule> module = MustParse(text);
-  return GainsFromWiderIsa({"k", module->entry(), {}});
+  return WiderIsaGainOf({"k", module->entry(), {}});
+}
+
+bool Gains(const std::string& text) { return Gain(text) == WiderIsaGain::kEveryLevel; }
+
+// The row sums of `op`(a, a) over an f32[4,16].
+std::string RowReduction(const std::string& op) {
+  return R"(HloModule rows
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  a = f32[4,16] parameter(0)
+  m = f32[4,16] )" + op + R"((a, a)
+  z = f32[] constant(0)
+  ROOT r = f32[4] reduce(m, z), dimensions={1}, to_apply=add
+})";
+}
+
+// The images of `compiled` this CPU can run.
+std::vector<const HostImage*> RunnableImages(const CodegenResult& compiled) {
+  std::vector<const HostImage*> images;
+  if (HostCpuHasFeatures(compiled.host->cpu.features)) images.push_back(&*compiled.host);
+  for (const HostImage& image : compiled.more_host_images)
+    if (HostCpuHasFeatures(image.cpu.features)) images.push_back(&image);
+  return images;
 }
 
 TEST(HostLevelPolicyTest, DataMovementAndCheapArithmeticGainNothing) {
@@ -49,23 +77,17 @@ ENTRY e {
   b = f32[16] parameter(1)
   ROOT d = f32[16] divide(a, b)
 })"));
-  EXPECT_TRUE(Gains(R"(HloModule m
-add {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-ENTRY e {
-  a = f32[16,16] parameter(0)
-  z = f32[] constant(0)
-  ROOT r = f32[16] reduce(a, z), dimensions={1}, to_apply=add
-})"));
+  EXPECT_TRUE(Gains(RowReduction("divide")));  // a reduction with a division in it
   // Only a conversion, but to bf16: AVX-512 converts in one instruction.
   EXPECT_TRUE(Gains(R"(HloModule m
 ENTRY e {
   a = f32[16] parameter(0)
   ROOT c = bf16[16] convert(a)
 })"));
+}
+
+TEST(HostLevelPolicyTest, ReductionsOfCheapArithmeticGainUpToAvx2) {
+  EXPECT_EQ(Gain(RowReduction("multiply")), WiderIsaGain::kUpToAvx2);
 }
 
 HostCpu Cpu(const std::string& level) {
@@ -76,11 +98,23 @@ HostCpu Cpu(const std::string& level) {
 
 TEST(HostLevelPolicyTest, ObjectSourcesAreTheLowestLevelEachLevelCanRun) {
   const std::vector<HostCpu> levels = {Cpu("x86-64-v2"), Cpu("x86-64-v3"), Cpu("x86-64-v4")};
-  EXPECT_EQ(HostObjectSources(levels, /*per_level=*/true), (std::vector<int>{0, 1, 2}));
-  EXPECT_EQ(HostObjectSources(levels, /*per_level=*/false), (std::vector<int>{0, 0, 0}));
-  EXPECT_EQ(HostObjectSources({Cpu("x86-64-v3"), Cpu("x86-64-v4")}, false), (std::vector<int>{0, 0}));
+  const WiderIsaGain none = WiderIsaGain::kNone;
+  EXPECT_EQ(HostObjectSources(levels, WiderIsaGain::kEveryLevel), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(HostObjectSources(levels, none), (std::vector<int>{0, 0, 0}));
+  EXPECT_EQ(HostObjectSources({Cpu("x86-64-v3"), Cpu("x86-64-v4")}, none), (std::vector<int>{0, 0}));
   if (HostCpuHasFeatures(*X86LevelFeatures("x86-64-v2")))
-    EXPECT_EQ(HostObjectSources({Cpu("x86-64-v2"), Cpu("native")}, false), (std::vector<int>{0, 0}));
+    EXPECT_EQ(HostObjectSources({Cpu("x86-64-v2"), Cpu("native")}, none), (std::vector<int>{0, 0}));
+}
+
+TEST(HostLevelPolicyTest, Avx512LevelsTakeTheAvx2LevelsObject) {
+  const HostCpu v2 = Cpu("x86-64-v2"), v3 = Cpu("x86-64-v3"), v4 = Cpu("x86-64-v4");
+  const WiderIsaGain avx2 = WiderIsaGain::kUpToAvx2;
+  EXPECT_EQ(HostObjectSources({v2, v3, v4}, avx2), (std::vector<int>{0, 1, 1}));
+  EXPECT_EQ(HostObjectSources({v3, v4}, avx2), (std::vector<int>{0, 0}));
+  // Without an AVX2 level in the request, v4 keeps its own code rather
+  // than running v2's.
+  EXPECT_EQ(HostObjectSources({v2, v4}, avx2), (std::vector<int>{0, 1}));
+  EXPECT_EQ(HostObjectSources({v2, v3}, avx2), (std::vector<int>{0, 1}));
 }
 
 constexpr char kTwoKernels[] = R"(
@@ -110,10 +144,7 @@ TEST(HostLevelPolicyTest, SharedObjectsServeEveryLevelAndRun) {
   EXPECT_EQ(compiled->host_objects_shared, 2);
   ASSERT_EQ(compiled->more_host_images.size(), 2u);
   Literal a = Ramp(ElementType::kF32, {64}, -4, 4);
-  std::vector<const HostImage*> images = {&*compiled->host, &compiled->more_host_images[0],
-                                          &compiled->more_host_images[1]};
-  for (const HostImage* image : images) {
-    if (!HostCpuHasFeatures(image->cpu.features)) continue;
+  for (const HostImage* image : RunnableImages(*compiled)) {
     auto lib = LoadedLibrary::Load(image->shared_object);
     ASSERT_TRUE(lib.ok()) << lib.status().message();
     KernelFn neg_fn = FindKernel(**lib, *image, "neg");
@@ -125,6 +156,30 @@ TEST(HostLevelPolicyTest, SharedObjectsServeEveryLevelAndRun) {
     for (int64_t i = 0; i < 64; ++i) {
       EXPECT_EQ(n.GetF64(i), -a.GetF64(i)) << image->cpu.level;
       EXPECT_NEAR(x.GetF64(i), std::exp(a.GetF64(i)), 4e-7 * std::exp(a.GetF64(i))) << image->cpu.level;
+    }
+  }
+}
+
+TEST(HostLevelPolicyTest, ReductionObjectsServeEveryLevelAndRun) {
+  std::unique_ptr<hlo::HloModule> sumsq = MustParse(RowReduction("multiply"));
+  CodegenOptions options;
+  options.host_cpus = {Cpu("x86-64-v2"), Cpu("x86-64-v3"), Cpu("x86-64-v4")};
+  StatusOr<CodegenResult> compiled = CompileKernels({{"sumsq", sumsq->entry(), {}}}, options);
+  ASSERT_TRUE(compiled.ok()) << compiled.status().message();
+  EXPECT_EQ(compiled->kernels_compiled, 2);  // v2 and v3; v4 runs v3's
+  EXPECT_EQ(compiled->host_objects_shared, 1);
+  ASSERT_EQ(compiled->more_host_images.size(), 2u);
+  Literal a = Ramp(ElementType::kF32, {4, 16}, -2, 2);
+  for (const HostImage* image : RunnableImages(*compiled)) {
+    auto lib = LoadedLibrary::Load(image->shared_object);
+    ASSERT_TRUE(lib.ok()) << lib.status().message();
+    KernelFn fn = FindKernel(**lib, *image, "sumsq");
+    ASSERT_NE(fn, nullptr) << image->cpu.level;
+    Literal r = RunKernel(fn, {a}, Shape(ElementType::kF32, {4}));
+    for (int64_t row = 0; row < 4; ++row) {
+      double want = 0;  // the sum of squares in double
+      for (int64_t k = 0; k < 16; ++k) want += a.GetF64(row * 16 + k) * a.GetF64(row * 16 + k);
+      EXPECT_NEAR(r.GetF64(row), want, 1e-5 * want) << image->cpu.level << " row " << row;
     }
   }
 }
