@@ -319,7 +319,9 @@ TEST_F(CudaGraphsE2ETest, WhileAndConditionalInsideTheGraph) {
     }
     nodes_run.push_back(c.graph_nodes_run);
   }
-  if (HasConditionalNodes()) EXPECT_GT(nodes_run[0], nodes_run[1]);  // the iterations ran on the device
+  if (HasConditionalNodes()) {
+    EXPECT_GT(nodes_run[0], nodes_run[1]);  // the iterations ran on the device
+  }
 }
 
 // Fresh buffers re-capture a graph with conditional nodes, and the exec

@@ -43,7 +43,9 @@ void CompileForHost(const std::string& text, Loaded& out) {
   out.artifact = std::move(*loaded);
   // The Kernel thunks of a host-only artifact keep the default launch.
   thunks::ForEachThunk(out.artifact.program.root, [](const thunks::Thunk& t, int) {
-    if (const auto* k = t.As<thunks::KernelThunk>()) EXPECT_EQ(k->launch, thunks::LaunchDims{}) << k->kernel_name;
+    if (const auto* k = t.As<thunks::KernelThunk>()) {
+      EXPECT_EQ(k->launch, thunks::LaunchDims{}) << k->kernel_name;
+    }
   });
   auto device = runtime::Device::Create(runtime::DeviceKind::kHost);
   ASSERT_TRUE(device.ok()) << device.status().message();

@@ -46,7 +46,9 @@ class LoopKernelE2ETest : public E2EDeviceTest {
   // Matches the evaluator on three seeds; on the host, `loops` While thunks remain.
   void Check(const std::string& text, int64_t loops) {
     for (uint64_t seed : {1, 2, 3}) ExpectMatchesEvaluator(text, *device_, seed);
-    if (E2EDeviceKind() == runtime::DeviceKind::kHost) EXPECT_EQ(CountThunks(text, thunks::ThunkKind::kWhile), loops) << text;
+    if (E2EDeviceKind() == runtime::DeviceKind::kHost) {
+      EXPECT_EQ(CountThunks(text, thunks::ThunkKind::kWhile), loops) << text;
+    }
   }
 };
 
@@ -434,7 +436,9 @@ ENTRY e {
 }
 )";
   Check(scan, 1);
-  if (E2EDeviceKind() == runtime::DeviceKind::kHost) EXPECT_EQ(CountThunks(scan, thunks::ThunkKind::kCopy, 1), 0);
+  if (E2EDeviceKind() == runtime::DeviceKind::kHost) {
+    EXPECT_EQ(CountThunks(scan, thunks::ThunkKind::kCopy, 1), 0);
+  }
 }
 
 // A dynamic-update-slice of a carried array of n elements, next to the
