@@ -135,6 +135,7 @@ TEST(KernelAliasingTest, LayerNormKernelsGetNoaliasArguments) {
   std::ifstream in(dir + "/kernels.mlir");
   std::stringstream text;
   text << in.rdbuf();
+  std::filesystem::remove_all(dir);
   EXPECT_NE(text.str().find("llvm.noalias"), std::string::npos) << text.str();
 
   auto device = runtime::Device::Create(E2EDeviceKind());
