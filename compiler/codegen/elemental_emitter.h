@@ -110,6 +110,13 @@ class ElementalEmitter {
     everywhere_[inst] = std::move(values);
   }
 
+  // Makes `buffer` (a kernel output) where leaf `leaf` of `loop`'s state
+  // lives while the loop runs: a leaf kept in memory
+  // (passes::InMemoryLeafUpdate), which the caller initializes.
+  void PlaceLoopLeaf(const hlo::HloInstruction& loop, int64_t leaf, mlir::Value buffer) {
+    leaf_buffers_[{&loop, leaf}] = buffer;
+  }
+
   // Leaf `leaf` of while loop `loop`'s result at `index` (the loop itself
   // is emitted once, at the first read; loop_ops.cc).
   StatusOr<mlir::Value> EmitLoopResult(const hlo::HloInstruction& loop, int64_t leaf, const Index& index);
@@ -215,9 +222,16 @@ class ElementalEmitter {
   // value of leaf `leaf` of its result at `index`; a fusion nested in a
   // loop body, inline (loop_ops.cc).
   struct CarriedLayout {
-    std::vector<int64_t> first;  // per leaf: its first element's position, -1 if passed through
+    // Per leaf: its first element's position, kPassedThrough or kInMemory.
+    std::vector<int64_t> first;
     int64_t total = 0;
   };
+  static constexpr int64_t kPassedThrough = -1;
+  static constexpr int64_t kInMemory = -2;
+  // Stores the piece an in-memory leaf's update (a dynamic-update-slice,
+  // or a fusion whose root is one) writes, into the leaf's buffer; the
+  // update's operands are read through `body`, the loop body's emitter.
+  Status EmitInMemoryUpdate(ElementalEmitter& body, const hlo::HloInstruction& update, mlir::Value buffer);
   static CarriedLayout LayoutOfLoop(const hlo::HloInstruction& loop);
   StatusOr<mlir::Value> PickCarried(const std::vector<mlir::Value>& values, int64_t first, const Shape& leaf,
                                     const Index& index);
@@ -269,6 +283,7 @@ class ElementalEmitter {
   ElementalEmitter* enclosing_ = nullptr;
   std::vector<Scope> scopes_;
   std::map<const hlo::HloInstruction*, std::vector<mlir::Value>> everywhere_;  // SeedEverywhere
+  std::map<std::pair<const hlo::HloInstruction*, int64_t>, mlir::Value> leaf_buffers_;  // PlaceLoopLeaf
 };
 
 }  // namespace kiln::codegen::internal

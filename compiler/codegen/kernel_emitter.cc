@@ -38,6 +38,7 @@
 #include "compiler/codegen/sort_emitter.h"
 #include "compiler/codegen/transpose_emitter.h"
 #include "compiler/hlo/module.h"
+#include "compiler/passes/while_loop_kernel_fusion.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Complex/IR/Complex.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -213,6 +214,41 @@ int64_t FlatLoopVectorWidth(const Shape& iteration_shape, const std::vector<Shap
   return width;
 }
 
+// A loop kernel's leaves kept in memory (passes::InMemoryLeafUpdate) live
+// in their output buffers: each starts as a copy of the leaf's initial
+// value, and the loop stores its updates there. Emits the copies and the
+// loop; true for each output that holds such a leaf.
+StatusOr<std::vector<bool>> PlaceInMemoryLeaves(mlir::OpBuilder& b, mlir::Location loc,
+                                                const hlo::HloComputation& comp, ElementalEmitter& emitter,
+                                                const std::vector<Value>& outs) {
+  const HloInstruction* root = comp.root();
+  const std::vector<const HloInstruction*> outputs = passes::FusionOutputs(comp);
+  const HloInstruction* loop = root->opcode() == HloOpcode::kWhile ? root : outputs[0]->operand(0);
+  const HloInstruction* init = loop->operand(0);
+  std::vector<bool> in_memory(outs.size(), false);
+  for (size_t k = 0; k < outs.size(); ++k) {
+    const int64_t leaf = root->opcode() == HloOpcode::kWhile ? static_cast<int64_t>(k) : outputs[k]->tuple_index();
+    if (!passes::InMemoryLeafUpdate(*loop, leaf)) continue;
+    if (init->opcode() != HloOpcode::kTuple)
+      return Error(loop->DebugName() + ": a while loop in a kernel needs a tuple state built by a tuple");
+    const HloInstruction* initial = init->operand(leaf);
+    const ElementType type = initial->shape().element_type();
+    ScalarOps ops(b, loc);
+    auto copy = [&](const Index& at, const std::vector<Value>&) -> StatusOr<std::vector<Value>> {
+      KILN_ASSIGN_OR_RETURN(Value v, emitter.Emit(initial, at));
+      mlir::memref::StoreOp::create(b, loc, ops.ToStorage(v, type), outs[k], at);
+      return std::vector<Value>{};
+    };
+    KILN_RETURN_IF_ERROR(emitter.EmitLoopNest(initial->shape().dims(), {}, copy).status());
+    emitter.PlaceLoopLeaf(*loop, leaf, outs[k]);
+    in_memory[k] = true;
+  }
+  // The loop runs here, after the copies, whether or not another output
+  // reads its results.
+  KILN_RETURN_IF_ERROR(emitter.EmitAll(loop, Index{}).status());
+  return in_memory;
+}
+
 StatusOr<KernelInfo> EmitKernel(mlir::ModuleOp module, const KernelSpec& spec, KernelTarget target) {
   const hlo::HloComputation& comp = *spec.computation;
   if (IsSortKernel(comp)) return EmitSortKernel(module, spec, target);  // sort_emitter.h
@@ -276,7 +312,9 @@ StatusOr<KernelInfo> EmitKernel(mlir::ModuleOp module, const KernelSpec& spec, K
   auto emit_element = [&](const Index& index) -> Status {
     if (in_place) return EmitInPlaceUpdate(b, loc, emitter, *root, index, outs);
     if (loop_kernel) {
+      KILN_ASSIGN_OR_RETURN(std::vector<bool> in_memory, PlaceInMemoryLeaves(b, loc, comp, emitter, outs));
       for (size_t k = 0; k < out_shapes.size(); ++k) {
+        if (in_memory[k]) continue;
         const HloInstruction* out = root->opcode() == HloOpcode::kTuple ? root->operand(k) : root;
         for (int64_t e = 0; e < out_shapes[k].ElementCount(); ++e) {
           Index at = ConstantIndex(ops, out_shapes[k].dims(), e);

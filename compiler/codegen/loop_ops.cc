@@ -11,15 +11,21 @@
 // leaf at an index known only at run time selects among its elements. A
 // leaf the body passes through unchanged (a loop-invariant array the body
 // indexes) is not carried: it is read from the loop's operand, at whatever
-// index the body asks for. So a loop of many short iterations costs its
-// arithmetic alone, with no thunk dispatch, no predicate read back and no
-// state copy per iteration.
+// index the body asks for. A large leaf the body changes only by a
+// dynamic-update-slice of itself (a scan's stacked outputs) is not carried
+// either: it lives in the kernel's output buffer, which starts as a copy of
+// its initial value, and each iteration stores its update's piece there.
+// So a loop of many short iterations costs its arithmetic alone, with no
+// thunk dispatch, no predicate read back and no state copy per iteration.
 //
 // The body and condition hold the fusions kernel fusion made of their ops;
 // a nested fusion is emitted inline, its parameters read from its operands'
 // values at the same index.
 #include "compiler/codegen/elemental_emitter.h"
 
+#include <optional>
+
+#include "compiler/passes/while_loop_kernel_fusion.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 namespace kiln::codegen::internal {
@@ -77,10 +83,14 @@ ElementalEmitter::CarriedLayout ElementalEmitter::LayoutOfLoop(const HloInstruct
   const Shape& state = loop.shape();
   int64_t next = 0;
   for (int64_t j = 0; j < state.tuple_size(); ++j) {
-    const bool carried = body && body->root()->opcode() == HloOpcode::kTuple &&
+    const bool changed = body && body->root()->opcode() == HloOpcode::kTuple &&
                          j < body->root()->operand_count() && !PassesThrough(*body, j);
-    layout.first.push_back(carried ? next : -1);
-    if (carried) next += state.tuple_shape(j).ElementCount();
+    if (changed && passes::InMemoryLeafUpdate(loop, j)) {
+      layout.first.push_back(kInMemory);
+      continue;
+    }
+    layout.first.push_back(changed ? next : kPassedThrough);
+    if (changed) next += state.tuple_shape(j).ElementCount();
   }
   layout.total = next;
   return layout;
@@ -148,6 +158,8 @@ StatusOr<std::vector<Value>> ElementalEmitter::EmitWhile(const HloInstruction& i
     return [this, block, &layout, &state, init](int64_t param, int64_t leaf, const Index& at) -> StatusOr<Value> {
       if (param != 0 || leaf < 0 || leaf >= static_cast<int64_t>(layout.first.size()))
         return Error("a while loop in a kernel reads its state through get-tuple-element only");
+      if (layout.first[leaf] == kInMemory)
+        return Error("a while loop in a kernel reads a leaf it keeps in memory");
       if (layout.first[leaf] < 0) return Emit(init->operand(leaf), at);
       std::vector<Value> args(block->getArguments().begin(), block->getArguments().end());
       return PickCarried(args, layout.first[leaf], state.tuple_shape(leaf), at);
@@ -177,10 +189,37 @@ StatusOr<std::vector<Value>> ElementalEmitter::EmitWhile(const HloInstruction& i
         next.push_back(v);
       }
     }
+    for (int64_t j = 0; j < leaves; ++j) {
+      if (layout.first[j] != kInMemory) continue;
+      auto buffer = leaf_buffers_.find({&inst, j});
+      if (buffer == leaf_buffers_.end())
+        return Error(inst.DebugName() + ": leaf " + std::to_string(j) + " is kept in memory, but has no buffer");
+      KILN_RETURN_IF_ERROR(EmitInMemoryUpdate(body_emitter, *body->root()->operand(j), buffer->second));
+    }
     mlir::scf::YieldOp::create(b_, loc_, next);
   }
   // Every carried element, in the layout's order (EmitLoopResult picks).
   return std::vector<Value>(loop.getResults().begin(), loop.getResults().end());
+}
+
+Status ElementalEmitter::EmitInMemoryUpdate(ElementalEmitter& body, const HloInstruction& update, Value buffer) {
+  const HloInstruction* dus = &update;
+  ElementalEmitter* reader = &body;
+  std::optional<ElementalEmitter> fused;
+  if (update.opcode() == HloOpcode::kFusion) {
+    dus = update.called_computation("calls")->root();
+    reader = &fused.emplace(b_, loc_, pool_, body.FusedParameters(update), &body);
+  }
+  const Shape& piece = dus->operand(1)->shape();
+  KILN_ASSIGN_OR_RETURN(Index starts, reader->DynamicStarts(*dus, 2, piece.dims()));
+  for (int64_t e = 0; e < piece.ElementCount(); ++e) {
+    const Index at = ConstantIndex(ops_, piece.dims(), e);
+    KILN_ASSIGN_OR_RETURN(Value v, reader->Emit(dus->operand(1), at));
+    Index to;
+    for (size_t d = 0; d < at.size(); ++d) to.push_back(Add(starts[d], at[d]));
+    mlir::memref::StoreOp::create(b_, loc_, ops_.ToStorage(v, piece.element_type()), buffer, to);
+  }
+  return Status::Ok();
 }
 
 StatusOr<Value> ElementalEmitter::EmitLoopResult(const HloInstruction& loop, int64_t leaf, const Index& index) {
@@ -240,8 +279,7 @@ Status ElementalEmitter::EmitNestedLoopsUpFront(const hlo::HloComputation& comp)
     if (inst->opcode() != HloOpcode::kFusion) continue;
     const hlo::HloComputation* fused = inst->called_computation("calls");
     if (!fused || !IsLoopKernel(*fused) || fused->root()->opcode() == HloOpcode::kWhile) continue;
-    const HloInstruction* out = fused->root()->opcode() == HloOpcode::kTuple ? fused->root()->operand(0) : fused->root();
-    KILN_RETURN_IF_ERROR(NestedLoopCarried(*inst, *out->operand(0)).status());
+    KILN_RETURN_IF_ERROR(NestedLoopCarried(*inst, *passes::FusionOutputs(*fused)[0]->operand(0)).status());
   }
   return Status::Ok();
 }
@@ -251,14 +289,7 @@ Status ElementalEmitter::EmitNestedLoopsUpFront(const hlo::HloComputation& comp)
 // at: its carried values are cached under the fusion itself, and each read
 // picks among them.
 StatusOr<std::vector<Value>> ElementalEmitter::EmitNestedLoop(const HloInstruction& inst, const Index& index) {
-  const hlo::HloComputation& fused = *inst.called_computation("calls");
-  const HloInstruction* root = fused.root();
-  std::vector<const HloInstruction*> outputs;
-  if (root->opcode() == HloOpcode::kTuple) {
-    for (const HloInstruction* out : root->operands()) outputs.push_back(out);
-  } else {
-    outputs.push_back(root);
-  }
+  const std::vector<const HloInstruction*> outputs = passes::FusionOutputs(*inst.called_computation("calls"));
   const HloInstruction* loop = outputs[0]->operand(0);
   for (const HloInstruction* out : outputs)
     if (out->operand(0) != loop)

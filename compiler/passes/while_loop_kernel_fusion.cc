@@ -1,6 +1,7 @@
 // WhileLoopKernelFusion (while_loop_kernel_fusion.h).
 #include "compiler/passes/while_loop_kernel_fusion.h"
 
+#include <algorithm>
 #include <memory>
 
 #include "compiler/passes/hlo_builder.h"
@@ -73,8 +74,11 @@ bool IsSmallScatter(const HloInstruction& inst) {
          inst.operand(2)->shape().ElementCount() <= WhileLoopKernelFusion::kMaxScatterUpdates;
 }
 
-bool IsElementalComputation(const HloComputation& comp) {
+// `skip` (if any) is checked by the caller: the in-place root of an
+// in-memory leaf's update.
+bool IsElementalComputation(const HloComputation& comp, const HloInstruction* skip = nullptr) {
   for (const HloInstruction* inst : comp.instructions()) {
+    if (inst == skip) continue;
     if (inst->opcode() == HloOpcode::kScatter && !IsSmallScatter(*inst)) return false;
     const bool root_tuple = inst == comp.root() && inst->opcode() == HloOpcode::kTuple;
     if (!root_tuple && !IsElementalOp(inst->opcode())) return false;
@@ -96,14 +100,8 @@ bool IsElementalComputation(const HloComputation& comp) {
 // Inside an outer loop's kernel it runs once per outer iteration.
 bool IsFusedLoop(const HloComputation& fused) {
   const HloInstruction* root = fused.root();
-  std::vector<const HloInstruction*> outputs;
-  if (root->opcode() == HloOpcode::kTuple) {
-    for (const HloInstruction* out : root->operands()) outputs.push_back(out);
-  } else {
-    outputs.push_back(root);
-  }
   const HloInstruction* loop = nullptr;
-  for (const HloInstruction* out : outputs) {
+  for (const HloInstruction* out : FusionOutputs(fused)) {
     if (out->opcode() != HloOpcode::kGetTupleElement || out->operand(0)->opcode() != HloOpcode::kWhile) return false;
     if (loop && out->operand(0) != loop) return false;
     loop = out->operand(0);
@@ -132,15 +130,35 @@ bool IsFusedLoop(const HloComputation& fused) {
   return true;
 }
 
+// An in-memory leaf's update (InMemoryLeafUpdate) the kernel computes:
+// its piece (stored element by element each iteration) is small, and a
+// fusion around it holds elemental ops on small arrays otherwise.
+bool IsInMemoryUpdateEmittable(const HloInstruction& update) {
+  const HloInstruction* dus = &update;
+  if (update.opcode() == HloOpcode::kFusion) {
+    const HloComputation* fused = update.called_computation("calls");
+    if (update.GetString("kind") == "kCustom" || !IsElementalComputation(*fused, fused->root())) return false;
+    dus = fused->root();
+  }
+  for (int64_t k = 1; k < dus->operand_count(); ++k)
+    if (!IsSmallArray(dus->operand(k)->shape())) return false;
+  return dus->operand(1)->shape().ElementCount() <= WhileLoopKernelFusion::kMaxCarriedElements;
+}
+
 // The loop's condition or body: the state parameter read through
 // get-tuple-element only, elemental ops and kernels with small results.
-bool IsSmallLoopComputation(const HloComputation& comp) {
+// `in_memory` are the updates of leaves kept in memory.
+bool IsSmallLoopComputation(const HloComputation& comp, const std::vector<const HloInstruction*>& in_memory = {}) {
   if (comp.parameter_count() != 1) return false;
   const HloInstruction* state = comp.parameter(0);
   for (const HloInstruction* user : state->users())
     if (user->opcode() != HloOpcode::kGetTupleElement) return false;
   for (const HloInstruction* inst : comp.instructions()) {
     if (!inst->control_predecessors().empty() || !inst->control_successors().empty()) return false;
+    if (std::find(in_memory.begin(), in_memory.end(), inst) != in_memory.end()) {
+      if (!IsInMemoryUpdateEmittable(*inst)) return false;
+      continue;
+    }
     switch (inst->opcode()) {
       case HloOpcode::kParameter:
       case HloOpcode::kGetTupleElement:
@@ -282,6 +300,67 @@ Status FuseLoop(hlo::HloModule& module, HloComputation& comp, HloInstruction* lo
 
 }  // namespace
 
+std::vector<const HloInstruction*> FusionOutputs(const HloComputation& fused) {
+  const HloInstruction* root = fused.root();
+  if (root->opcode() != HloOpcode::kTuple) return {root};
+  return std::vector<const HloInstruction*>(root->operands().begin(), root->operands().end());
+}
+
+namespace {
+
+// How many of `inst`'s operands are `operand`.
+int64_t UsesOf(const HloInstruction& inst, const HloInstruction* operand) {
+  return std::count(inst.operands().begin(), inst.operands().end(), operand);
+}
+
+// The operand of `update` (a dynamic-update-slice, or a fusion whose root
+// is one of its parameter) that the update writes into, or -1.
+int64_t UpdatedOperand(const HloInstruction& update) {
+  if (update.opcode() == HloOpcode::kDynamicUpdateSlice) return 0;
+  if (update.opcode() != HloOpcode::kFusion) return -1;
+  const HloComputation* fused = update.called_computation("calls");
+  const HloInstruction* dus = fused ? fused->root() : nullptr;
+  if (!dus || dus->opcode() != HloOpcode::kDynamicUpdateSlice) return -1;
+  const HloInstruction* target = dus->operand(0);
+  if (target->opcode() != HloOpcode::kParameter || target->users().size() != 1 || UsesOf(*dus, target) != 1)
+    return -1;
+  return target->parameter_number();
+}
+
+}  // namespace
+
+const HloInstruction* InMemoryLeafUpdate(const HloInstruction& loop, int64_t j) {
+  const HloComputation* cond = loop.called_computation("condition");
+  const HloComputation* body = loop.called_computation("body");
+  const Shape& state = loop.shape();
+  if (!cond || !body || !state.IsTuple() || j < 0 || j >= state.tuple_size()) return nullptr;
+  if (cond->parameter_count() != 1 || body->parameter_count() != 1) return nullptr;
+  const Shape& leaf = state.tuple_shape(j);
+  const HloInstruction* root = body->root();
+  if (!leaf.IsArray() || leaf.ElementCount() <= WhileLoopKernelFusion::kMaxCarriedElements ||
+      root->opcode() != HloOpcode::kTuple || j >= root->operand_count())
+    return nullptr;
+  const HloInstruction* update = root->operand(j);
+  const int64_t target = UpdatedOperand(*update);
+  if (target < 0 || target >= update->operand_count()) return nullptr;
+  // The update writes into leaf j, and its result is leaf j's next value
+  // and nothing else.
+  const HloInstruction* old_value = update->operand(target);
+  if (old_value->opcode() != HloOpcode::kGetTupleElement || old_value->tuple_index() != j ||
+      old_value->operand(0) != body->parameter(0))
+    return nullptr;
+  if (update->users().size() != 1 || UsesOf(*root, update) != 1) return nullptr;
+  // The body reads leaf j only there, and the condition not at all.
+  for (const HloInstruction* gte : body->parameter(0)->users()) {
+    if (gte->tuple_index() != j) continue;
+    for (const HloInstruction* user : gte->users())
+      if (user != update || UsesOf(*update, gte) != (gte == old_value ? 1 : 0)) return nullptr;
+  }
+  for (const HloInstruction* gte : cond->parameter(0)->users())
+    if (gte->tuple_index() == j && (!gte->users().empty() || gte == cond->root())) return nullptr;
+  return update;
+}
+
 bool IsKernelFusibleLoop(const HloInstruction& loop) {
   const HloComputation* cond = loop.called_computation("condition");
   const HloComputation* body = loop.called_computation("body");
@@ -291,10 +370,16 @@ bool IsKernelFusibleLoop(const HloInstruction& loop) {
   if (body->root()->opcode() != HloOpcode::kTuple || body->root()->operand_count() != state.tuple_size()) return false;
   if (!IsScalar(cond->root()->shape()) || cond->root()->shape().element_type() != ElementType::kPred) return false;
   int64_t carried = 0, carried_elements = 0;
+  std::vector<const HloInstruction*> in_memory;
   for (int64_t j = 0; j < state.tuple_size(); ++j) {
     const Shape& leaf = state.tuple_shape(j);
     if (!leaf.IsArray() || leaf.is_dynamic() || !IsPlainElementType(leaf.element_type())) return false;
     if (PassesThrough(*body, j)) continue;
+    if (const HloInstruction* update = InMemoryLeafUpdate(loop, j)) {
+      in_memory.push_back(update);
+      ++carried;
+      continue;
+    }
     if (!IsSmallArray(leaf) || leaf.ElementCount() == 0 ||
         leaf.ElementCount() > WhileLoopKernelFusion::kMaxCarriedElements)
       return false;
@@ -302,7 +387,7 @@ bool IsKernelFusibleLoop(const HloInstruction& loop) {
     carried_elements += leaf.ElementCount();
   }
   return carried > 0 && carried_elements <= WhileLoopKernelFusion::kMaxCarriedElements &&
-         IsSmallLoopComputation(*cond) && IsSmallLoopComputation(*body);
+         IsSmallLoopComputation(*cond) && IsSmallLoopComputation(*body, in_memory);
 }
 
 StatusOr<bool> WhileLoopKernelFusion::Run(hlo::HloModule& module) {

@@ -6,9 +6,10 @@
 // Runs after the fusion passes, on loops whose
 //   * state is a flat tuple of arrays; the leaves the body changes
 //     ("carried") are scalars or small arrays (kMaxCarriedElements elements
-//     in all, each one an iteration argument of the kernel's loop), the
-//     others (passed through unchanged, such as an array the body indexes)
-//     may be any size and are only read;
+//     in all, each one an iteration argument of the kernel's loop) or
+//     leaves kept in memory (InMemoryLeafUpdate), the others (passed
+//     through unchanged, such as an array the body indexes) may be any
+//     size and are only read;
 //   * condition and body read the state through get-tuple-element only, the
 //     body returns a tuple, and both hold nothing but constants, elemental
 //     ops and kernels (fusions) built of ops the elemental emitter
@@ -45,5 +46,19 @@ class WhileLoopKernelFusion : public HloPass {
 
 // True if `loop` (a kWhile) qualifies (see above).
 bool IsKernelFusibleLoop(const hlo::HloInstruction& loop);
+
+// The update that changes leaf `j` of `loop`'s state if the loop kernel
+// keeps that leaf in memory rather than in registers, else null. Such a
+// leaf is larger than kMaxCarriedElements, and the body changes it only by
+// a dynamic-update-slice of itself (alone, or as the root of a fusion) that
+// reads it nowhere else, as a scan stacks its per-step outputs; the
+// condition does not read it. The kernel copies its initial value into the
+// leaf's output buffer once and stores each iteration's update there.
+const hlo::HloInstruction* InMemoryLeafUpdate(const hlo::HloInstruction& loop, int64_t j);
+
+// The outputs of a fused computation: its root tuple's elements, or its
+// root. For a loop kernel this pass made, each is a get-tuple-element of
+// the loop.
+std::vector<const hlo::HloInstruction*> FusionOutputs(const hlo::HloComputation& fused);
 
 }  // namespace kiln::passes

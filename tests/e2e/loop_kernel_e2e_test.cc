@@ -398,12 +398,20 @@ TEST_F(LoopKernelE2ETest, ThunkLoopUpdatesItsStateInPlace) {
   // A scan: the counter and the carry are read by the output's update
   // before their new values are computed; scheduled after those readers,
   // the new values are computed in the state's buffers, with no copy back.
+  // (The condition reads the stacked outputs, so the loop stays a thunk
+  // loop instead of a kernel keeping them in memory.)
   const std::string scan = R"(HloModule m
 cond {
   s = (s32[], f32[3], f32[50,3], f32[50,3]) parameter(0)
   i = s32[] get-tuple-element(s), index=0
   n = s32[] constant(50)
-  ROOT lt = pred[] compare(i, n), direction=LT
+  lt = pred[] compare(i, n), direction=LT
+  ys = f32[50,3] get-tuple-element(s), index=2
+  y0 = f32[1,1] slice(ys), slice={[0:1], [0:1]}
+  y = f32[] reshape(y0)
+  big = f32[] constant(1e30)
+  small = pred[] compare(y, big), direction=LT
+  ROOT go = pred[] and(lt, small)
 }
 body {
   s = (s32[], f32[3], f32[50,3], f32[50,3]) parameter(0)
@@ -481,6 +489,128 @@ TEST_F(LoopKernelE2ETest, SmallCarriedArrayBecomesKernel) {
 }
 
 TEST_F(LoopKernelE2ETest, LargeCarriedArrayKeepsTheThunkLoop) { Check(DusLoop(64), 1); }
+
+// Over kMaxCarriedElements, an array the body changes only by a
+// dynamic-update-slice of itself stays in memory: the kernel copies the
+// loop's initial value (here the entry's parameter) into its output once
+// and stores each update there (passes::InMemoryLeafUpdate).
+TEST_F(LoopKernelE2ETest, LargeArrayUpdatedOnlyInPlaceBecomesKernel) { Check(DusLoop(200), 0); }
+
+// A scan (bench_scan's shape): a carried f32[3] combined with row i of a
+// pass-through table, each step's product stacked into an f32[50,3] output
+// at a row that moves by 7 and past the end (the start clamps to row 47, so
+// later steps overwrite earlier ones), and a bf16[80] history written at
+// i % 80. Both stacked arrays stay in memory, the carried state in registers.
+constexpr char kScanStackingOutputs[] = R"(HloModule m
+cond {
+  s = (s32[], f32[3], f32[50,3], bf16[80], f32[60,3]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(60)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[3], f32[50,3], bf16[80], f32[60,3]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  c = f32[3] get-tuple-element(s), index=1
+  ys = f32[50,3] get-tuple-element(s), index=2
+  hist = bf16[80] get-tuple-element(s), index=3
+  xs = f32[60,3] get-tuple-element(s), index=4
+  zero = s32[] constant(0)
+  x = f32[1,3] dynamic-slice(xs, i, zero), dynamic_slice_sizes={1,3}
+  x0 = f32[3] reshape(x)
+  half = f32[3] constant({0.5, 0.25, 0.125})
+  scaled = f32[3] multiply(c, half)
+  c2 = f32[3] add(scaled, x0)
+  prod = f32[3] multiply(c, x0)
+  row = f32[1,3] reshape(prod)
+  seven = s32[] constant(7)
+  fifty_three = s32[] constant(53)
+  i7 = s32[] multiply(i, seven)
+  at = s32[] remainder(i7, fifty_three)
+  ys2 = f32[50,3] dynamic-update-slice(ys, row, at, zero)
+  first = f32[1] slice(c2), slice={[0:1]}
+  h = bf16[1] convert(first)
+  eighty = s32[] constant(80)
+  hat = s32[] remainder(i, eighty)
+  hist2 = bf16[80] dynamic-update-slice(hist, h, hat)
+  one = s32[] constant(1)
+  i2 = s32[] add(i, one)
+  ROOT r = (s32[], f32[3], f32[50,3], bf16[80], f32[60,3]) tuple(i2, c2, ys2, hist2, xs)
+}
+ENTRY e {
+  xs = f32[60,3] parameter(0)
+  ys = f32[50,3] parameter(1)
+  start = f32[] constant(1)
+  c = f32[3] broadcast(start), dimensions={}
+  hzero = bf16[] constant(0)
+  hist = bf16[80] broadcast(hzero), dimensions={}
+  zero = s32[] constant(0)
+  init = (s32[], f32[3], f32[50,3], bf16[80], f32[60,3]) tuple(zero, c, ys, hist, xs)
+  w = (s32[], f32[3], f32[50,3], bf16[80], f32[60,3]) while(init), condition=cond, body=body
+  cn = f32[3] get-tuple-element(w), index=1
+  ysn = f32[50,3] get-tuple-element(w), index=2
+  hn = bf16[80] get-tuple-element(w), index=3
+  ROOT o = (f32[3], f32[50,3], bf16[80]) tuple(cn, ysn, hn)
+}
+)";
+
+TEST_F(LoopKernelE2ETest, ScanStacksOutputsInMemory) { Check(kScanStackingOutputs, 0); }
+
+// The in-memory form needs the update to be the only read of the array:
+// a body that also reduces the array, or a condition that reads it, keeps
+// the thunk loop (and the same results).
+std::string DusLoopAlsoReading(bool in_body) {
+  const std::string body_read = in_body ? R"(
+  sum = f32[] reduce(buf, fzero), dimensions={0}, to_apply=add
+  v = f32[] add(vi, sum))"
+                                        : R"(
+  v = f32[] add(vi, fzero))";
+  const std::string cond_read = in_body ? R"(
+  ROOT lt = pred[] compare(i, n), direction=LT)"
+                                        : R"(
+  lt = pred[] compare(i, n), direction=LT
+  buf = f32[200] get-tuple-element(s), index=1
+  b0 = f32[1] slice(buf), slice={[0:1]}
+  b = f32[] reshape(b0)
+  big = f32[] constant(1e30)
+  small = pred[] compare(b, big), direction=LT
+  ROOT go = pred[] and(lt, small))";
+  return R"(HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+cond {
+  s = (s32[], f32[200]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(100))" + cond_read + R"(
+}
+body {
+  s = (s32[], f32[200]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  buf = f32[200] get-tuple-element(s), index=1
+  fzero = f32[] constant(0)
+  vi = f32[] convert(i))" + body_read + R"(
+  update = f32[1] broadcast(v), dimensions={}
+  at = s32[] multiply(i, i)
+  buf2 = f32[200] dynamic-update-slice(buf, update, at)
+  one = s32[] constant(1)
+  i2 = s32[] add(i, one)
+  ROOT t = (s32[], f32[200]) tuple(i2, buf2)
+}
+ENTRY e {
+  buf = f32[200] parameter(0)
+  zero = s32[] constant(0)
+  init = (s32[], f32[200]) tuple(zero, buf)
+  ROOT w = (s32[], f32[200]) while(init), condition=cond, body=body
+}
+)";
+}
+
+TEST_F(LoopKernelE2ETest, ArrayAlsoReadByTheBodyKeepsTheThunkLoop) { Check(DusLoopAlsoReading(true), 1); }
+
+TEST_F(LoopKernelE2ETest, ArrayReadByTheConditionKeepsTheThunkLoop) { Check(DusLoopAlsoReading(false), 1); }
 
 // The shape of an ODE solver's inner loop (diffrax): two carried f32[10]
 // arrays each updated by a scatter at a position that moves every
