@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <iterator>
 #include <mutex>
 
 #include "compiler/codegen/codegen_internal.h"
@@ -20,12 +21,16 @@ namespace kiln::codegen::internal {
 namespace {
 
 // Shared libraries the kernels may call into: libm for transcendental
-// functions (and fmod), libc for the memcpy/memset LLVM may emit. Naming them
-// records DT_NEEDED entries, so dlopen loads them even into a process that
-// lacks them, and lets the link check that no symbol is left undefined.
+// functions (and fmod), libmvec for their vector variants (glibc's vector
+// math, llvm_backend.cc), libc for the memcpy/memset LLVM may emit. Naming
+// them records DT_NEEDED entries (for those the kernels use), so dlopen
+// loads them even into a process that lacks them, and lets the link check
+// that no symbol is left undefined.
+constexpr const char* kSystemLibraries[] = {"libm.so.6", "libmvec.so.1", "libc.so.6"};
+
 std::vector<std::string> SystemLibraries() {
   std::vector<std::string> libs;
-  for (const char* name : {"libm.so.6", "libc.so.6"}) {
+  for (const char* name : kSystemLibraries) {
     for (const char* dir : {"/lib/x86_64-linux-gnu/", "/usr/lib/x86_64-linux-gnu/", "/lib64/",
                             "/usr/lib64/"}) {
       std::string path = std::string(dir) + name;
@@ -54,8 +59,9 @@ StatusOr<std::vector<uint8_t>> LinkSharedObject(const std::vector<std::vector<ui
     inputs.push_back(std::move(input));
   }
   std::vector<std::string> libs = SystemLibraries();
-  if (libs.size() == 2) {
+  if (libs.size() == std::size(kSystemLibraries)) {
     args.push_back("--no-undefined");
+    args.push_back("--as-needed");
     args.insert(args.end(), libs.begin(), libs.end());
   }
 #ifdef KILN_COMPILER_RT_BUILTINS

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
@@ -17,6 +18,7 @@
 #include "llvm/IR/Verifier.h"
 #include "llvm/IRReader/IRReader.h"
 #include "llvm/Linker/Linker.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Transforms/Utils/LowerSwitch.h"
@@ -85,14 +87,18 @@ Status Verify(llvm::Module& module) {
   return Status::Ok();
 }
 
-// Runs the module pipeline `build` makes, with `tm`'s target information.
+// Runs the module pipeline `build` makes, with `tm`'s target information
+// (and `library`'s, where given: the vector math the host links).
 template <typename BuildPipeline>
-void RunPipeline(llvm::Module& module, llvm::TargetMachine* tm, BuildPipeline build) {
+void RunPipeline(llvm::Module& module, llvm::TargetMachine* tm, BuildPipeline build,
+                 const llvm::TargetLibraryInfoImpl* library = nullptr) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
   llvm::PassBuilder pb(tm);
+  // Registered first, so that PassBuilder's default stays unused.
+  if (library) fam.registerPass([library] { return llvm::TargetLibraryAnalysis(*library); });
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);
   pb.registerFunctionAnalyses(fam);
@@ -260,6 +266,65 @@ Status SimplifyHostModule(llvm::Module& module, const std::vector<KernelInfo>& k
   return Status::Ok();
 }
 
+namespace {
+
+// The f32 functions host kernels still call (mlir_lowering.cc's kMathCalls
+// that are not approximated in the IR) and their vector variants in glibc's
+// libmvec, in the x86-64 vector function ABI: 4 lanes in SSE registers
+// ('b'), 8 in AVX2's ('d'), 16 in AVX-512's ('e'). With them the loop and
+// SLP vectorizers turn a loop of sinf calls into one of _ZGVdN8v_sinf calls.
+struct VectorMath {
+  const char* scalar;
+  const char* lanes4;
+  const char* lanes8;
+  const char* lanes16;
+  bool binary;
+};
+constexpr VectorMath kLibmvec[] = {
+    {"sinf", "_ZGVbN4v_sinf", "_ZGVdN8v_sinf", "_ZGVeN16v_sinf", false},
+    {"cosf", "_ZGVbN4v_cosf", "_ZGVdN8v_cosf", "_ZGVeN16v_cosf", false},
+    {"tanf", "_ZGVbN4v_tanf", "_ZGVdN8v_tanf", "_ZGVeN16v_tanf", false},
+    {"cbrtf", "_ZGVbN4v_cbrtf", "_ZGVdN8v_cbrtf", "_ZGVeN16v_cbrtf", false},
+    {"powf", "_ZGVbN4vv_powf", "_ZGVdN8vv_powf", "_ZGVeN16vv_powf", true},
+    {"atan2f", "_ZGVbN4vv_atan2f", "_ZGVdN8vv_atan2f", "_ZGVeN16vv_atan2f", true},
+};
+
+// The libmvec variants `tm`'s level can call: a variant's vector registers
+// must exist on every CPU of the level.
+std::unique_ptr<llvm::TargetLibraryInfoImpl> HostLibraryInfo(const llvm::TargetMachine& tm) {
+  auto info = std::make_unique<llvm::TargetLibraryInfoImpl>(tm.getTargetTriple());
+  const llvm::MCSubtargetInfo* sti = tm.getMCSubtargetInfo();
+  const bool avx2 = sti->checkFeatures("+avx2");
+  const bool avx512 = sti->checkFeatures("+avx512f");
+  std::vector<llvm::VecDesc> variants;
+  for (const VectorMath& f : kLibmvec) {
+    auto add = [&](const char* name, unsigned lanes, const char* prefix) {
+      variants.emplace_back(f.scalar, name, llvm::ElementCount::getFixed(lanes), /*Masked=*/false, prefix,
+                            std::nullopt);
+    };
+    add(f.lanes4, 4, f.binary ? "_ZGV_LLVM_N4vv" : "_ZGV_LLVM_N4v");
+    if (avx2) add(f.lanes8, 8, f.binary ? "_ZGV_LLVM_N8vv" : "_ZGV_LLVM_N8v");
+    if (avx512) add(f.lanes16, 16, f.binary ? "_ZGV_LLVM_N16vv" : "_ZGV_LLVM_N16v");
+  }
+  info->addVectorizableFunctions(variants);
+  return info;
+}
+
+// The math functions the kernels call neither read nor write memory as far
+// as the kernels are concerned (their errno is never read), which is what
+// lets the loop vectorizer replace the calls by vector ones.
+void MarkMathFunctionsPure(llvm::Module& module) {
+  for (const VectorMath& f : kLibmvec) {
+    llvm::Function* fn = module.getFunction(f.scalar);
+    if (!fn || !fn->isDeclaration()) continue;
+    fn->setDoesNotAccessMemory();
+    fn->setDoesNotThrow();
+    fn->setWillReturn();
+  }
+}
+
+}  // namespace
+
 StatusOr<std::vector<uint8_t>> EmitHostObject(llvm::Module& module, const HostCpu& cpu, KernelCompileTimes* times,
                                               CodegenSession* session) {
   std::unique_ptr<llvm::TargetMachine> owned;
@@ -271,9 +336,14 @@ StatusOr<std::vector<uint8_t>> EmitHostObject(llvm::Module& module, const HostCp
     if (!cpu.tune_cpu.empty())
       for (llvm::Function& f : module)
         if (!f.isDeclaration()) f.addFnAttr("tune-cpu", cpu.tune_cpu);
-    RunPipeline(module, tm, [](llvm::PassBuilder& pb) {
-      return pb.buildModuleOptimizationPipeline(llvm::OptimizationLevel::O2, llvm::ThinOrFullLTOPhase::None);
-    });
+    MarkMathFunctionsPure(module);
+    std::unique_ptr<llvm::TargetLibraryInfoImpl> library = HostLibraryInfo(*tm);
+    RunPipeline(
+        module, tm,
+        [](llvm::PassBuilder& pb) {
+          return pb.buildModuleOptimizationPipeline(llvm::OptimizationLevel::O2, llvm::ThinOrFullLTOPhase::None);
+        },
+        library.get());
   }
   StageTimer timer(times ? &times->machine_code : nullptr);
   SkipLoopStrengthReduction gate;

@@ -121,9 +121,10 @@ constexpr MathCall kMathCalls[] = {
 // calls, so a loop of them vectorizes. Only the functions whose error was
 // measured at a few ulp over their whole f32 domain are listed
 // (tests/codegen/host_math_accuracy_test.cc sweeps them against f64);
-// sin/cos/tan stay libm calls (the approximations' range reduction loses
-// accuracy for large arguments), and so do cbrt and atan2 (wrong at
-// infinities and zeros) and pow. f64 always calls libm.
+// sin/cos/tan stay C library calls (the approximations' range reduction
+// loses accuracy for large arguments), and so do cbrt and atan2 (wrong at
+// infinities and zeros) and pow; in loops those become calls of glibc's
+// vector variants (libmvec, llvm_backend.cc). f64 always calls libm.
 constexpr llvm::StringLiteral kHostApproximatedMath[] = {
     "math.exp", "math.expm1", "math.log", "math.log1p", "math.tanh", "math.erf",
 };

@@ -9,8 +9,10 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "common/x86_cpu.h"
 #include "compiler/codegen/kernel_codegen.h"
 #include "compiler/evaluator/evaluator.h"
 #include "compiler/hlo/parser.h"
@@ -79,6 +81,43 @@ inline Literal CompileAndRun(const std::string& text, const std::vector<Literal>
   EXPECT_NE(fn, nullptr);
   if (!fn) return Literal();
   return RunKernel(fn, args, module->entry()->root()->shape());
+}
+
+// The host images of `compiled` this machine runs (a level its CPU has).
+inline std::vector<const HostImage*> RunnableImages(const CodegenResult& compiled) {
+  std::vector<const HostImage*> images;
+  if (HostCpuHasFeatures(compiled.host->cpu.features)) images.push_back(&*compiled.host);
+  for (const HostImage& image : compiled.more_host_images)
+    if (HostCpuHasFeatures(image.cpu.features)) images.push_back(&image);
+  return images;
+}
+
+// Runs `text`'s entry compiled for every x86-64 level this machine runs:
+// one (level, result) per level, as every level's object calls its own
+// vector functions.
+inline std::vector<std::pair<std::string, Literal>> CompileAndRunAtEachLevel(const std::string& text,
+                                                                           const std::vector<Literal>& args) {
+  std::vector<std::pair<std::string, Literal>> results;
+  std::unique_ptr<hlo::HloModule> module = MustParse(text);
+  if (!module) return results;
+  CodegenOptions options;
+  for (const char* level : {"x86-64-v2", "x86-64-v3", "x86-64-v4"}) {
+    StatusOr<HostCpu> cpu = ResolveHostCpu(level);
+    EXPECT_TRUE(cpu.ok()) << cpu.status().message();
+    if (cpu.ok()) options.host_cpus.push_back(*cpu);
+  }
+  StatusOr<CodegenResult> compiled = CompileKernels({{"kernel", module->entry()}}, options);
+  EXPECT_TRUE(compiled.ok()) << compiled.status().message();
+  if (!compiled.ok() || !compiled->host) return results;
+  for (const HostImage* image : RunnableImages(*compiled)) {
+    auto lib = LoadedLibrary::Load(image->shared_object);
+    EXPECT_TRUE(lib.ok()) << lib.status().message();
+    if (!lib.ok()) continue;
+    KernelFn fn = FindKernel(**lib, *image, "kernel");
+    EXPECT_NE(fn, nullptr) << image->cpu.level;
+    if (fn) results.emplace_back(image->cpu.level, RunKernel(fn, args, module->entry()->root()->shape()));
+  }
+  return results;
 }
 
 inline Literal Evaluate(const std::string& text, const std::vector<Literal>& args) {

@@ -7,6 +7,9 @@
 // still holds every kernel and computes the right values.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <map>
+
 #include "common/x86_cpu.h"
 #include "compiler/codegen/host_level_policy.h"
 #include "tests/codegen/codegen_test_util.h"
@@ -35,15 +38,6 @@ ENTRY e {
   z = f32[] constant(0)
   ROOT r = f32[4] reduce(m, z), dimensions={1}, to_apply=add
 })";
-}
-
-// The images of `compiled` this CPU can run.
-std::vector<const HostImage*> RunnableImages(const CodegenResult& compiled) {
-  std::vector<const HostImage*> images;
-  if (HostCpuHasFeatures(compiled.host->cpu.features)) images.push_back(&*compiled.host);
-  for (const HostImage& image : compiled.more_host_images)
-    if (HostCpuHasFeatures(image.cpu.features)) images.push_back(&image);
-  return images;
 }
 
 TEST(HostLevelPolicyTest, DataMovementAndCheapArithmeticGainNothing) {
@@ -180,6 +174,51 @@ TEST(HostLevelPolicyTest, ReductionObjectsServeEveryLevelAndRun) {
       double want = 0;  // the sum of squares in double
       for (int64_t k = 0; k < 16; ++k) want += a.GetF64(row * 16 + k) * a.GetF64(row * 16 + k);
       EXPECT_NEAR(r.GetF64(row), want, 1e-5 * want) << image->cpu.level << " row " << row;
+    }
+  }
+}
+
+// sin, cos, tan, cbrt, pow and atan2 in a loop become calls of glibc's
+// vector variants of each level's width (llvm_backend.cc): the 4-lane SSE
+// ones at x86-64-v2, the 8-lane AVX2 ones at v3; v4 has both (and the
+// 16-lane AVX-512 ones). Each image names them as dynamic symbols.
+TEST(HostLevelPolicyTest, LoopsOfLibraryMathCallVectorVariants) {
+  std::unique_ptr<hlo::HloModule> sine = MustParse(R"(HloModule m
+ENTRY e {
+  a = f32[1024] parameter(0)
+  b = f32[1024] parameter(1)
+  s = f32[1024] sine(a)
+  p = f32[1024] power(s, b)
+  ROOT t = f32[1024] atan2(p, a)
+})");
+  CodegenOptions options;
+  options.host_cpus = {Cpu("x86-64-v2"), Cpu("x86-64-v3"), Cpu("x86-64-v4")};
+  StatusOr<CodegenResult> compiled = CompileKernels({{"k", sine->entry(), {}}}, options);
+  ASSERT_TRUE(compiled.ok()) << compiled.status().message();
+  std::map<std::string, std::string> images;
+  images[compiled->host->cpu.level] = std::string(compiled->host->shared_object.begin(), compiled->host->shared_object.end());
+  for (const HostImage& image : compiled->more_host_images)
+    images[image.cpu.level] = std::string(image.shared_object.begin(), image.shared_object.end());
+  ASSERT_EQ(images.size(), 3u);
+  for (const char* f : {"v_sinf", "vv_powf", "vv_atan2f"}) {
+    EXPECT_NE(images["x86-64-v2"].find(std::string("_ZGVbN4") + f), std::string::npos) << f;
+    EXPECT_EQ(images["x86-64-v2"].find(std::string("_ZGVdN8") + f), std::string::npos) << f;
+    EXPECT_NE(images["x86-64-v3"].find(std::string("_ZGVdN8") + f), std::string::npos) << f;
+    EXPECT_EQ(images["x86-64-v3"].find(std::string("_ZGVeN16") + f), std::string::npos) << f;
+  }
+  // And they compute: every runnable level against libm in double.
+  Literal a = Ramp(ElementType::kF32, {1024}, 0.5, 3.0);
+  Literal b = Ramp(ElementType::kF32, {1024}, -2.0, 2.0);
+  for (const HostImage* image : RunnableImages(*compiled)) {
+    auto lib = LoadedLibrary::Load(image->shared_object);
+    ASSERT_TRUE(lib.ok()) << lib.status().message();
+    KernelFn fn = FindKernel(**lib, *image, "k");
+    ASSERT_NE(fn, nullptr) << image->cpu.level;
+    Literal r = RunKernel(fn, {a, b}, Shape(ElementType::kF32, {1024}));
+    for (int64_t i = 0; i < 1024; ++i) {
+      const double x = static_cast<float>(a.GetF64(i));
+      const double want = std::atan2(std::pow(std::sin(x), b.GetF64(i)), x);
+      EXPECT_NEAR(r.GetF64(i), want, 1e-5 * std::fabs(want) + 1e-6) << image->cpu.level << " at " << i;
     }
   }
 }
