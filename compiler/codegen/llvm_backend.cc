@@ -284,6 +284,8 @@ constexpr VectorMath kLibmvec[] = {
     {"sinf", "_ZGVbN4v_sinf", "_ZGVdN8v_sinf", "_ZGVeN16v_sinf", false},
     {"cosf", "_ZGVbN4v_cosf", "_ZGVdN8v_cosf", "_ZGVeN16v_cosf", false},
     {"tanf", "_ZGVbN4v_tanf", "_ZGVdN8v_tanf", "_ZGVeN16v_tanf", false},
+    {"expm1f", "_ZGVbN4v_expm1f", "_ZGVdN8v_expm1f", "_ZGVeN16v_expm1f", false},
+    {"log1pf", "_ZGVbN4v_log1pf", "_ZGVdN8v_log1pf", "_ZGVeN16v_log1pf", false},
     {"cbrtf", "_ZGVbN4v_cbrtf", "_ZGVdN8v_cbrtf", "_ZGVeN16v_cbrtf", false},
     {"powf", "_ZGVbN4vv_powf", "_ZGVdN8vv_powf", "_ZGVeN16vv_powf", true},
     {"atan2f", "_ZGVbN4vv_atan2f", "_ZGVdN8vv_atan2f", "_ZGVeN16vv_atan2f", true},
