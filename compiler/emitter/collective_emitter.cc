@@ -282,8 +282,10 @@ Status ComputationEmitter::EmitCollective(const HloInstruction& at, th::Sequence
   return Status::Ok();
 }
 
-// A -done op: wait for its start, then move the start's result leaves into
-// the done's own buffers where buffer assignment gave it separate ones.
+// A -done op: wait for its start. Its result is the start's result buffer
+// (pipeline::IsForwardingDone), so nothing moves; the copies below run only
+// for a done that reaches its start through async-updates, which buffer
+// assignment gives buffers of their own.
 Status ComputationEmitter::EmitCollectiveDone(const HloInstruction& done, th::SequenceThunk& seq) {
   const HloInstruction* start = done.operand_count() == 1 ? done.operand(0) : nullptr;
   while (start && start->opcode() == HloOpcode::kAsyncUpdate && start->operand_count() == 1)

@@ -56,7 +56,8 @@ class BufferAssigner {
   // A buffer is live from its definition to the last non-aliasing
   // instruction reading any operand leaf that points to it. Aliasing
   // instructions move no data, so they do not extend liveness; their
-  // readers do.
+  // readers do. A collective -done does: the exchange writes its start's
+  // result until the done has run.
   void ComputeLiveness() {
     const auto& buffers = a_.points_to_.buffers();
     a_.placements_.assign(buffers.size(), BufferPlacement{});
@@ -119,7 +120,7 @@ class BufferAssigner {
   void FindSharedPairs() {
     for (int64_t p = 0; p < a_.schedule_.size(); ++p) {
       const hlo::HloInstruction* inst = a_.schedule_.sequence[p];
-      if (IsAliasingOpcode(inst->opcode())) continue;
+      if (IsAliasingOpcode(inst->opcode()) || IsForwardingDone(*inst)) continue;
       std::vector<OperandUse> uses = a_.points_to_.OperandUses(inst);
       auto reads = [&](int64_t id) {
         return std::count_if(uses.begin(), uses.end(), [&](const OperandUse& u) { return u.buffer == id; });
