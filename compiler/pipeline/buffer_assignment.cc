@@ -57,7 +57,7 @@ class BufferAssigner {
   // instruction reading any operand leaf that points to it. Aliasing
   // instructions move no data, so they do not extend liveness; their
   // readers do. A collective -done does: the exchange writes its start's
-  // result until the done has run.
+  // result, and reads the start's operands, until the done has run.
   void ComputeLiveness() {
     const auto& buffers = a_.points_to_.buffers();
     a_.placements_.assign(buffers.size(), BufferPlacement{});
@@ -71,6 +71,13 @@ class BufferAssigner {
       if (IsAliasingOpcode(inst->opcode())) continue;
       for (const OperandUse& use : a_.points_to_.OperandUses(inst))
         a_.placements_[use.buffer].live_end = std::max(a_.placements_[use.buffer].live_end, p);
+      // The exchange reads the start's operands until the done too: no
+      // compute in between may reuse their bytes (a start then needs a
+      // snapshot of them only when compute between reads them,
+      // runtime/async_source_hazards.h).
+      if (IsForwardingDone(*inst))
+        for (const OperandUse& use : a_.points_to_.OperandUses(inst->operand(0)))
+          a_.placements_[use.buffer].live_end = std::max(a_.placements_[use.buffer].live_end, p);
     }
   }
 

@@ -44,9 +44,9 @@ bool IsAliasingOpcode(hlo::HloOpcode opcode);
 // result is the start's result buffer (leaf {1, ...} of the start's tuple,
 // the start's own value for all-reduce-start), which the exchange fills in
 // place, so the done moves no data. Unlike the aliasing opcodes it still
-// reads that buffer: it waits for the exchange, so the buffer (and the
-// start's operands, which the exchange reads until then) stay live until
-// the done runs.
+// reads that buffer: it waits for the exchange, so buffer assignment keeps
+// the buffer (and the start's operands, which the exchange reads until
+// then) live until the done runs.
 bool IsForwardingDone(const hlo::HloInstruction& inst);
 
 // Every leaf index (non-tuple sub-shape) of `shape`, in pre-order.
