@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <type_traits>
 
 #include "common/float_formats.h"
 
@@ -115,11 +116,14 @@ struct Times { double operator()(double a, double b) const { return a * b; } };
 struct Min { double operator()(double a, double b) const { return NanMin(a, b); } };
 struct Max { double operator()(double a, double b) const { return NanMax(a, b); } };
 
-// f16 / bf16: one step in double, rounded back to the type.
+// f16 / bf16 (16-bit storage) and the f8 types (8-bit): one step in
+// double, rounded back to the type (ties to even, the type's overflow and
+// NaN rules), as the evaluator folds them.
 template <ElementType kType, typename Op>
 void NarrowApply(void* out, const void* a, const void* b, size_t n) {
-  Apply<uint16_t>(out, a, b, n, [](uint16_t x, uint16_t y) {
-    return static_cast<uint16_t>(
+  using Bits = std::conditional_t<kType == ElementType::kF16 || kType == ElementType::kBF16, uint16_t, uint8_t>;
+  Apply<Bits>(out, a, b, n, [](Bits x, Bits y) {
+    return static_cast<Bits>(
         EncodeNarrowFloat(kType, Op{}(DecodeNarrowFloat(kType, x), DecodeNarrowFloat(kType, y))));
   });
 }
@@ -160,6 +164,14 @@ ReduceFunction Find(ElementType type, ReductionKind kind) {
     case ElementType::kU64: return IntegerReduction<uint64_t>(kind);
     case ElementType::kF16: return NarrowFloatReduction<ElementType::kF16>(kind);
     case ElementType::kBF16: return NarrowFloatReduction<ElementType::kBF16>(kind);
+    case ElementType::kF8E5M2: return NarrowFloatReduction<ElementType::kF8E5M2>(kind);
+    case ElementType::kF8E4M3: return NarrowFloatReduction<ElementType::kF8E4M3>(kind);
+    case ElementType::kF8E4M3FN: return NarrowFloatReduction<ElementType::kF8E4M3FN>(kind);
+    case ElementType::kF8E4M3B11FNUZ: return NarrowFloatReduction<ElementType::kF8E4M3B11FNUZ>(kind);
+    case ElementType::kF8E5M2FNUZ: return NarrowFloatReduction<ElementType::kF8E5M2FNUZ>(kind);
+    case ElementType::kF8E4M3FNUZ: return NarrowFloatReduction<ElementType::kF8E4M3FNUZ>(kind);
+    case ElementType::kF8E3M4: return NarrowFloatReduction<ElementType::kF8E3M4>(kind);
+    case ElementType::kF8E8M0FNU: return NarrowFloatReduction<ElementType::kF8E8M0FNU>(kind);
     case ElementType::kF32: return FloatReduction<float>(kind);
     case ElementType::kF64: return FloatReduction<double>(kind);
     case ElementType::kC64: return ComplexReduction<float>(kind);
