@@ -106,20 +106,12 @@ StatusOr<th::ReductionKind> ReductionOf(const HloInstruction& inst) {
                "or or of their two parameters, not '" + (reducer ? reducer->name() : std::string("?")) + "'");
 }
 
-// Element types a reduction runs on (every XLA array type but the
-// sub-byte ones: s2, s4, u2, u4 and f4e2m1fn); data movement takes any.
-// NCCL reduces fewer: the CUDA runtime refuses the rest at load.
+// Element types a reduction runs on: every XLA array type (the host
+// reduces them all, runtime/collective_reduction.h); NCCL reduces fewer,
+// and the CUDA runtime refuses the rest at load.
 bool IsReducibleType(ElementType t) {
-  switch (t) {
-    case ElementType::kPred: case ElementType::kS8: case ElementType::kS16: case ElementType::kS32:
-    case ElementType::kS64: case ElementType::kU8: case ElementType::kU16: case ElementType::kU32:
-    case ElementType::kU64: case ElementType::kF16: case ElementType::kBF16: case ElementType::kF32:
-    case ElementType::kF64: case ElementType::kC64: case ElementType::kC128: case ElementType::kF8E5M2:
-    case ElementType::kF8E4M3: case ElementType::kF8E4M3FN: case ElementType::kF8E4M3B11FNUZ:
-    case ElementType::kF8E5M2FNUZ: case ElementType::kF8E4M3FNUZ: case ElementType::kF8E3M4:
-    case ElementType::kF8E8M0FNU: return true;
-    default: return false;
-  }
+  return t != ElementType::kInvalid && t != ElementType::kToken && t != ElementType::kTuple &&
+         t != ElementType::kOpaque;
 }
 
 // Where result `i` of `count` lies in the instruction's value: the value

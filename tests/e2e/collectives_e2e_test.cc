@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include "tests/e2e/spmd_test_util.h"
 
@@ -18,11 +19,12 @@ namespace kiln::testing {
 namespace {
 
 // Whether the devices under test reduce `type` with `op`: NCCL (CUDA) has
-// no 16-bit integers, no f8 types and no bitwise and/or (pred's are its
-// min/max); those are a load error there (ReductionNcclLacksIsAOneLineLoadError).
+// no 16-bit or sub-byte integers, no f8 or f4 types and no bitwise and/or
+// (pred's are its min/max); those are a load error there (ReductionNcclLacksIsAOneLineLoadError).
 bool DevicesReduce(const std::string& type, const std::string& op) {
   if (E2EDeviceKind() != runtime::DeviceKind::kCuda) return true;
-  if (type == "u16" || type == "s16" || type.rfind("f8", 0) == 0) return false;
+  for (const char* lacking : {"u16", "s16", "f8", "f4", "s4", "u4", "s2", "u2"})
+    if (type.rfind(lacking, 0) == 0) return false;
   return type == "pred" || (op != "and" && op != "or");
 }
 
@@ -47,22 +49,38 @@ TEST(CollectivesE2E, AllReduceInExplicitGroupsPerType) {
   }
 }
 
-// Every byte-sized f8 type, the step rounded back to the type as the
-// evaluator's fold rounds it, compared exactly: on 2 devices the one step
-// is the same whatever order the ring combines in (with more, a sum of
-// three f8 values may round differently in another order).
-TEST(CollectivesE2E, AllReduceOfF8Types) {
-  for (const std::string& type : {"f8e5m2", "f8e4m3", "f8e4m3fn", "f8e4m3b11fnuz", "f8e5m2fnuz", "f8e4m3fnuz",
-                                  "f8e3m4", "f8e8m0fnu"}) {
-    for (const std::string& op : {"add", "multiply", "maximum", "minimum"}) {
+// An all-reduce of T[elements] over `replicas` devices for every type and
+// reducer the devices reduce, exactly against the evaluator.
+void ExpectExactAllReduces(const std::vector<std::string>& types, const std::vector<std::string>& ops,
+                           int replicas, int elements, uint64_t seed) {
+  const std::string shape = "[" + std::to_string(elements) + "]";
+  for (const std::string& type : types) {
+    for (const std::string& op : ops) {
       if (!DevicesReduce(type, op)) continue;
       SCOPED_TRACE(type + " " + op);
-      ExpectSpmdMatchesEvaluator("HloModule m, replica_count=2\n" + Reducer("red", type, op) + "ENTRY e {\n  p = " +
-                                     type + "[16] parameter(0)\n  ROOT ar = " + type +
-                                     "[16] all-reduce(p), replica_groups={}, to_apply=red\n}",
-                                 3, {0, 0});
+      ExpectSpmdMatchesEvaluator("HloModule m, replica_count=" + std::to_string(replicas) + "\n" +
+                                     Reducer("red", type, op) + "ENTRY e {\n  p = " + type + shape +
+                                     " parameter(0)\n  ROOT ar = " + type + shape +
+                                     " all-reduce(p), replica_groups={}, to_apply=red\n}",
+                                 seed, {0, 0});
     }
   }
+}
+
+// Every f8 type and f4e2m1fn (a byte each), the step rounded back to the
+// type as the evaluator's fold rounds it: on 2 devices the one step is the
+// same whatever order the ring combines in (with more, a sum of three f8
+// values may round differently in another order).
+TEST(CollectivesE2E, AllReduceOfF8AndF4Types) {
+  ExpectExactAllReduces({"f8e5m2", "f8e4m3", "f8e4m3fn", "f8e4m3b11fnuz", "f8e5m2fnuz", "f8e4m3fnuz", "f8e3m4",
+                         "f8e8m0fnu", "f4e2m1fn"},
+                        {"add", "multiply", "maximum", "minimum"}, 2, 16, 3);
+}
+
+// The sub-byte integers (one per byte, wrapping at their width) with every
+// reduction on 4 devices: wrapping arithmetic is exact in any order.
+TEST(CollectivesE2E, AllReduceOfSubByteIntegers) {
+  ExpectExactAllReduces({"s2", "s4", "u2", "u4"}, {"add", "multiply", "maximum", "minimum", "and", "or"}, 4, 33, 4);
 }
 
 TEST(CollectivesE2E, AllReduceBitwiseAndLogical) {
