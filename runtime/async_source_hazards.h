@@ -1,10 +1,10 @@
 // Which async collective starts must copy their sources before the
 // exchange runs beside compute. Internal to the runtime.
 //
-// Buffer assignment ends an operand's life at its last user, which for the
-// operand of an async start is the start, so a thunk between the start and
-// its done may reuse the operand's bytes while the exchange still reads
-// them. A start needs a copy of its sources (a snapshot) unless no thunk
+// kiln's buffer assignment keeps an async start's operands live until its
+// done, but the runtime does not rely on how a program was compiled: a
+// thunk between the start and its done that writes an operand's bytes
+// would change what the exchange still reads. A start needs a copy of its sources (a snapshot) unless no thunk
 // between it and its done, in the same sequence and at any depth below,
 // touches (reads or writes: DirectSlices does not tell them apart) a byte
 // of a source that is not also the buffer's destination. A start whose

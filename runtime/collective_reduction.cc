@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <type_traits>
 
 #include "common/float_formats.h"
 
@@ -76,6 +77,36 @@ ReduceFunction IntegerReduction(ReductionKind kind) {
   return nullptr;
 }
 
+// s2, s4, u2, u4: one element per byte, the signed ones sign-extended (as
+// Literal keeps them). The 8-bit operation on those bytes, then each
+// result wrapped to the type's width: a sum or product modulo 2^bits, and
+// min, max, and, or unchanged by the wrap.
+template <ElementType kType, ReductionKind kKind>
+void SubByteApply(void* out, const void* a, const void* b, size_t n) {
+  constexpr bool kSigned = kType == ElementType::kS2 || kType == ElementType::kS4;
+  constexpr int kBits = kType == ElementType::kS2 || kType == ElementType::kU2 ? 2 : 4;
+  IntegerReduction<std::conditional_t<kSigned, int8_t, uint8_t>>(kKind)(out, a, b, n);
+  auto* o = static_cast<uint8_t*>(out);
+  for (size_t i = 0; i < n; ++i) {
+    const unsigned low = o[i] & ((1u << kBits) - 1);
+    const bool negative = kSigned && (low >> (kBits - 1)) != 0;
+    o[i] = static_cast<uint8_t>(negative ? low | (0xFFu << kBits) : low);
+  }
+}
+
+template <ElementType kType>
+ReduceFunction SubByteIntegerReduction(ReductionKind kind) {
+  switch (kind) {
+    case ReductionKind::kSum: return SubByteApply<kType, ReductionKind::kSum>;
+    case ReductionKind::kProduct: return SubByteApply<kType, ReductionKind::kProduct>;
+    case ReductionKind::kMin: return SubByteApply<kType, ReductionKind::kMin>;
+    case ReductionKind::kMax: return SubByteApply<kType, ReductionKind::kMax>;
+    case ReductionKind::kAnd: return SubByteApply<kType, ReductionKind::kAnd>;
+    case ReductionKind::kOr: return SubByteApply<kType, ReductionKind::kOr>;
+  }
+  return nullptr;
+}
+
 // pred: and/min are logical and, or/max/sum logical or, product and.
 ReduceFunction PredReduction(ReductionKind kind) {
   switch (kind) {
@@ -115,11 +146,14 @@ struct Times { double operator()(double a, double b) const { return a * b; } };
 struct Min { double operator()(double a, double b) const { return NanMin(a, b); } };
 struct Max { double operator()(double a, double b) const { return NanMax(a, b); } };
 
-// f16 / bf16: one step in double, rounded back to the type.
+// f16 / bf16 (16-bit storage), the f8 types and f4e2m1fn (a byte): one step in
+// double, rounded back to the type (ties to even, the type's overflow and
+// NaN rules), as the evaluator folds them.
 template <ElementType kType, typename Op>
 void NarrowApply(void* out, const void* a, const void* b, size_t n) {
-  Apply<uint16_t>(out, a, b, n, [](uint16_t x, uint16_t y) {
-    return static_cast<uint16_t>(
+  using Bits = std::conditional_t<kType == ElementType::kF16 || kType == ElementType::kBF16, uint16_t, uint8_t>;
+  Apply<Bits>(out, a, b, n, [](Bits x, Bits y) {
+    return static_cast<Bits>(
         EncodeNarrowFloat(kType, Op{}(DecodeNarrowFloat(kType, x), DecodeNarrowFloat(kType, y))));
   });
 }
@@ -160,6 +194,19 @@ ReduceFunction Find(ElementType type, ReductionKind kind) {
     case ElementType::kU64: return IntegerReduction<uint64_t>(kind);
     case ElementType::kF16: return NarrowFloatReduction<ElementType::kF16>(kind);
     case ElementType::kBF16: return NarrowFloatReduction<ElementType::kBF16>(kind);
+    case ElementType::kF8E5M2: return NarrowFloatReduction<ElementType::kF8E5M2>(kind);
+    case ElementType::kF8E4M3: return NarrowFloatReduction<ElementType::kF8E4M3>(kind);
+    case ElementType::kF8E4M3FN: return NarrowFloatReduction<ElementType::kF8E4M3FN>(kind);
+    case ElementType::kF8E4M3B11FNUZ: return NarrowFloatReduction<ElementType::kF8E4M3B11FNUZ>(kind);
+    case ElementType::kF8E5M2FNUZ: return NarrowFloatReduction<ElementType::kF8E5M2FNUZ>(kind);
+    case ElementType::kF8E4M3FNUZ: return NarrowFloatReduction<ElementType::kF8E4M3FNUZ>(kind);
+    case ElementType::kF8E3M4: return NarrowFloatReduction<ElementType::kF8E3M4>(kind);
+    case ElementType::kF8E8M0FNU: return NarrowFloatReduction<ElementType::kF8E8M0FNU>(kind);
+    case ElementType::kF4E2M1FN: return NarrowFloatReduction<ElementType::kF4E2M1FN>(kind);
+    case ElementType::kS2: return SubByteIntegerReduction<ElementType::kS2>(kind);
+    case ElementType::kS4: return SubByteIntegerReduction<ElementType::kS4>(kind);
+    case ElementType::kU2: return SubByteIntegerReduction<ElementType::kU2>(kind);
+    case ElementType::kU4: return SubByteIntegerReduction<ElementType::kU4>(kind);
     case ElementType::kF32: return FloatReduction<float>(kind);
     case ElementType::kF64: return FloatReduction<double>(kind);
     case ElementType::kC64: return ComplexReduction<float>(kind);

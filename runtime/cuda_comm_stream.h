@@ -12,12 +12,13 @@
 // the compute stream wait for the done event, so only what follows the
 // done waits for the collective.
 //
-// Buffer assignment ends an operand's life at the start (its last user),
-// so compute between the start and the done may reuse its bytes: the
-// start first copies its sources, on the compute stream before the fork,
-// into a snapshot area of its own (one per async id, kept across
-// executions) and the collective reads the copy. A source that is also
-// the destination needs none.
+// Where a thunk between the start and the done may touch a source
+// (async_source_hazards.h; kiln's buffer assignment keeps the operands
+// live until the done, so that is a reader between them), the start first
+// copies its sources, on the compute stream before the fork, into a
+// snapshot area of its own (one per async id, kept across executions) and
+// the collective reads the copy. A source that is also the destination
+// needs none.
 //
 // Collectives are never recorded into CUDA graphs (command_segments.h), so
 // the fork and the done are plain event records and waits outside any

@@ -106,16 +106,12 @@ StatusOr<th::ReductionKind> ReductionOf(const HloInstruction& inst) {
                "or or of their two parameters, not '" + (reducer ? reducer->name() : std::string("?")) + "'");
 }
 
-// Element types a reduction runs on (every XLA array type but the f8 and
-// sub-byte ones); data movement takes any.
+// Element types a reduction runs on: every XLA array type (the host
+// reduces them all, runtime/collective_reduction.h); NCCL reduces fewer,
+// and the CUDA runtime refuses the rest at load.
 bool IsReducibleType(ElementType t) {
-  switch (t) {
-    case ElementType::kPred: case ElementType::kS8: case ElementType::kS16: case ElementType::kS32:
-    case ElementType::kS64: case ElementType::kU8: case ElementType::kU16: case ElementType::kU32:
-    case ElementType::kU64: case ElementType::kF16: case ElementType::kBF16: case ElementType::kF32:
-    case ElementType::kF64: case ElementType::kC64: case ElementType::kC128: return true;
-    default: return false;
-  }
+  return t != ElementType::kInvalid && t != ElementType::kToken && t != ElementType::kTuple &&
+         t != ElementType::kOpaque;
 }
 
 // Where result `i` of `count` lies in the instruction's value: the value
@@ -282,8 +278,10 @@ Status ComputationEmitter::EmitCollective(const HloInstruction& at, th::Sequence
   return Status::Ok();
 }
 
-// A -done op: wait for its start, then move the start's result leaves into
-// the done's own buffers where buffer assignment gave it separate ones.
+// A -done op: wait for its start. Its result is the start's result buffer
+// (pipeline::IsForwardingDone), so nothing moves; the copies below run only
+// for a done that reaches its start through async-updates, which buffer
+// assignment gives buffers of their own.
 Status ComputationEmitter::EmitCollectiveDone(const HloInstruction& done, th::SequenceThunk& seq) {
   const HloInstruction* start = done.operand_count() == 1 ? done.operand(0) : nullptr;
   while (start && start->opcode() == HloOpcode::kAsyncUpdate && start->operand_count() == 1)

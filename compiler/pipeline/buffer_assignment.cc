@@ -56,7 +56,8 @@ class BufferAssigner {
   // A buffer is live from its definition to the last non-aliasing
   // instruction reading any operand leaf that points to it. Aliasing
   // instructions move no data, so they do not extend liveness; their
-  // readers do.
+  // readers do. A collective -done does: the exchange writes its start's
+  // result, and reads the start's operands, until the done has run.
   void ComputeLiveness() {
     const auto& buffers = a_.points_to_.buffers();
     a_.placements_.assign(buffers.size(), BufferPlacement{});
@@ -70,6 +71,13 @@ class BufferAssigner {
       if (IsAliasingOpcode(inst->opcode())) continue;
       for (const OperandUse& use : a_.points_to_.OperandUses(inst))
         a_.placements_[use.buffer].live_end = std::max(a_.placements_[use.buffer].live_end, p);
+      // The exchange reads the start's operands until the done too: no
+      // compute in between may reuse their bytes (a start then needs a
+      // snapshot of them only when compute between reads them,
+      // runtime/async_source_hazards.h).
+      if (IsForwardingDone(*inst))
+        for (const OperandUse& use : a_.points_to_.OperandUses(inst->operand(0)))
+          a_.placements_[use.buffer].live_end = std::max(a_.placements_[use.buffer].live_end, p);
     }
   }
 
@@ -119,7 +127,7 @@ class BufferAssigner {
   void FindSharedPairs() {
     for (int64_t p = 0; p < a_.schedule_.size(); ++p) {
       const hlo::HloInstruction* inst = a_.schedule_.sequence[p];
-      if (IsAliasingOpcode(inst->opcode())) continue;
+      if (IsAliasingOpcode(inst->opcode()) || IsForwardingDone(*inst)) continue;
       std::vector<OperandUse> uses = a_.points_to_.OperandUses(inst);
       auto reads = [&](int64_t id) {
         return std::count_if(uses.begin(), uses.end(), [&](const OperandUse& u) { return u.buffer == id; });

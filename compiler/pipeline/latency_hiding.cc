@@ -206,8 +206,13 @@ SequentialSchedule HideCollectiveLatency(const SequentialSchedule& schedule, Ove
 
 int64_t OverlapMemoryLimit(const hlo::HloComputation& computation, int64_t base_peak_bytes) {
   int64_t in_flight = 0;
-  for (const HloInstruction* inst : computation.instructions())
-    if (IsAsyncCollectiveDone(*inst)) in_flight += ArrayBytes(inst->shape());
+  for (const HloInstruction* inst : computation.instructions()) {
+    if (!IsAsyncCollectiveDone(*inst)) continue;
+    // Its result, and its start's operands, which stay live until it.
+    in_flight += ArrayBytes(inst->shape());
+    if (inst->operand_count() == 1 && IsAsyncCollectiveStart(*inst->operand(0)))
+      for (const HloInstruction* operand : inst->operand(0)->operands()) in_flight += ArrayBytes(operand->shape());
+  }
   return base_peak_bytes + std::max(base_peak_bytes / 4, in_flight);
 }
 

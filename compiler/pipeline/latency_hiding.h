@@ -51,7 +51,8 @@ SequentialSchedule HideCollectiveLatency(const SequentialSchedule& schedule, Ove
 
 // How much larger the overlapped schedule's temp arena may be than the
 // given one's: a quarter, and at least the bytes the async collectives of
-// the computation produce (what is in flight when they all overlap).
+// the computation produce and read (what is in flight when they all
+// overlap: buffer assignment keeps a start's operands live until its done).
 int64_t OverlapMemoryLimit(const hlo::HloComputation& computation, int64_t base_peak_bytes);
 
 // The buffer assignment of the first overlapped schedule (kReorder, then

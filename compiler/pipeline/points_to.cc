@@ -27,6 +27,13 @@ int64_t LeafBytes(const Shape& leaf) { return leaf.IsArray() ? leaf.ByteSize() :
 // bitcast and opt-barrier forward the same index.
 bool ForwardedLeaf(const hlo::HloInstruction* inst, const ShapeIndex& index,
                    const hlo::HloInstruction** operand, ShapeIndex* operand_index) {
+  if (IsForwardingDone(*inst)) {
+    *operand = inst->operand(0);
+    operand_index->clear();
+    if (inst->opcode() != hlo::HloOpcode::kAllReduceDone) operand_index->push_back(1);
+    operand_index->insert(operand_index->end(), index.begin(), index.end());
+    return true;
+  }
   switch (inst->opcode()) {
     case hlo::HloOpcode::kTuple:
       if (index.empty() || index[0] < 0 || index[0] >= inst->operand_count()) return false;
@@ -55,6 +62,18 @@ bool IsAliasingOpcode(hlo::HloOpcode opcode) {
          opcode == hlo::HloOpcode::kBitcast || opcode == hlo::HloOpcode::kOptimizationBarrier;
 }
 
+bool IsForwardingDone(const hlo::HloInstruction& inst) {
+  if (inst.operand_count() != 1) return false;
+  const hlo::HloOpcode start = inst.operand(0)->opcode();
+  switch (inst.opcode()) {
+    case hlo::HloOpcode::kAllReduceDone: return start == hlo::HloOpcode::kAllReduceStart;
+    case hlo::HloOpcode::kAllGatherDone: return start == hlo::HloOpcode::kAllGatherStart;
+    case hlo::HloOpcode::kCollectivePermuteDone: return start == hlo::HloOpcode::kCollectivePermuteStart;
+    case hlo::HloOpcode::kAsyncDone: return start == hlo::HloOpcode::kAsyncStart;
+    default: return false;
+  }
+}
+
 std::vector<ShapeIndex> LeafIndices(const Shape& shape) {
   std::vector<ShapeIndex> out;
   ShapeIndex prefix;
@@ -65,7 +84,8 @@ std::vector<ShapeIndex> LeafIndices(const Shape& shape) {
 StatusOr<PointsToAnalysis> PointsToAnalysis::Run(const hlo::HloComputation& computation) {
   PointsToAnalysis analysis;
   for (const hlo::HloInstruction* inst : computation.PostOrder()) {
-    Status status = IsAliasingOpcode(inst->opcode()) ? analysis.Alias(inst) : analysis.Define(inst);
+    Status status = IsAliasingOpcode(inst->opcode()) || IsForwardingDone(*inst) ? analysis.Alias(inst)
+                                                                                  : analysis.Define(inst);
     if (!status.ok()) return status;
   }
   return analysis;

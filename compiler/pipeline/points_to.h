@@ -3,7 +3,9 @@
 // A logical buffer is the storage of one array (or token) leaf of an
 // instruction's output. Instructions that only rearrange references —
 // tuple, get-tuple-element, bitcast, opt-barrier — define no buffer: each of
-// their leaves points to the buffer of the operand leaf it forwards. HLO has
+// their leaves points to the buffer of the operand leaf it forwards. A
+// collective -done defines none either: its leaves are its start's result
+// leaves (IsForwardingDone). HLO has
 // no tuple-select, so every leaf points to exactly one buffer, which keeps
 // the analysis a plain map instead of XLA's points-to sets.
 #pragma once
@@ -36,6 +38,16 @@ struct OperandUse {
 
 // True for opcodes whose output only forwards operand buffers.
 bool IsAliasingOpcode(hlo::HloOpcode opcode);
+
+// True for a collective -done (all-reduce-done, all-gather-done,
+// collective-permute-done, async-done) whose operand is its start: its
+// result is the start's result buffer (leaf {1, ...} of the start's tuple,
+// the start's own value for all-reduce-start), which the exchange fills in
+// place, so the done moves no data. Unlike the aliasing opcodes it still
+// reads that buffer: it waits for the exchange, so buffer assignment keeps
+// the buffer (and the start's operands, which the exchange reads until
+// then) live until the done runs.
+bool IsForwardingDone(const hlo::HloInstruction& inst);
 
 // Every leaf index (non-tuple sub-shape) of `shape`, in pre-order.
 std::vector<ShapeIndex> LeafIndices(const Shape& shape);

@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include "tests/e2e/spmd_test_util.h"
 
@@ -18,11 +19,12 @@ namespace kiln::testing {
 namespace {
 
 // Whether the devices under test reduce `type` with `op`: NCCL (CUDA) has
-// no 16-bit integers and no bitwise and/or (pred's are its min/max); those
-// are a load error there (ReductionNcclLacksIsAOneLineLoadError).
+// no 16-bit or sub-byte integers, no f8 or f4 types and no bitwise and/or
+// (pred's are its min/max); those are a load error there (ReductionNcclLacksIsAOneLineLoadError).
 bool DevicesReduce(const std::string& type, const std::string& op) {
   if (E2EDeviceKind() != runtime::DeviceKind::kCuda) return true;
-  if (type == "u16" || type == "s16") return false;
+  for (const char* lacking : {"u16", "s16", "f8", "f4", "s4", "u4", "s2", "u2"})
+    if (type.rfind(lacking, 0) == 0) return false;
   return type == "pred" || (op != "and" && op != "or");
 }
 
@@ -45,6 +47,40 @@ TEST(CollectivesE2E, AllReduceInExplicitGroupsPerType) {
                                  2, {1e-2, 1e-2});
     }
   }
+}
+
+// An all-reduce of T[elements] over `replicas` devices for every type and
+// reducer the devices reduce, exactly against the evaluator.
+void ExpectExactAllReduces(const std::vector<std::string>& types, const std::vector<std::string>& ops,
+                           int replicas, int elements, uint64_t seed) {
+  const std::string shape = "[" + std::to_string(elements) + "]";
+  for (const std::string& type : types) {
+    for (const std::string& op : ops) {
+      if (!DevicesReduce(type, op)) continue;
+      SCOPED_TRACE(type + " " + op);
+      ExpectSpmdMatchesEvaluator("HloModule m, replica_count=" + std::to_string(replicas) + "\n" +
+                                     Reducer("red", type, op) + "ENTRY e {\n  p = " + type + shape +
+                                     " parameter(0)\n  ROOT ar = " + type + shape +
+                                     " all-reduce(p), replica_groups={}, to_apply=red\n}",
+                                 seed, {0, 0});
+    }
+  }
+}
+
+// Every f8 type and f4e2m1fn (a byte each), the step rounded back to the
+// type as the evaluator's fold rounds it: on 2 devices the one step is the
+// same whatever order the ring combines in (with more, a sum of three f8
+// values may round differently in another order).
+TEST(CollectivesE2E, AllReduceOfF8AndF4Types) {
+  ExpectExactAllReduces({"f8e5m2", "f8e4m3", "f8e4m3fn", "f8e4m3b11fnuz", "f8e5m2fnuz", "f8e4m3fnuz", "f8e3m4",
+                         "f8e8m0fnu", "f4e2m1fn"},
+                        {"add", "multiply", "maximum", "minimum"}, 2, 16, 3);
+}
+
+// The sub-byte integers (one per byte, wrapping at their width) with every
+// reduction on 4 devices: wrapping arithmetic is exact in any order.
+TEST(CollectivesE2E, AllReduceOfSubByteIntegers) {
+  ExpectExactAllReduces({"s2", "s4", "u2", "u4"}, {"add", "multiply", "maximum", "minimum", "and", "or"}, 4, 33, 4);
 }
 
 TEST(CollectivesE2E, AllReduceBitwiseAndLogical) {
@@ -193,8 +229,20 @@ ENTRY e {
 })");
 }
 
+// Copies the program makes of a -done's result (EmitCollectiveDone names
+// them "<done>.result"): none, since buffer assignment gives a done its
+// start's result buffer, which the exchange fills in place.
+int DoneResultCopies(const thunks::ThunkProgram& program) {
+  int copies = 0;
+  thunks::ForEachThunk(program.root, [&](const thunks::Thunk& t, int) {
+    const std::string& name = t.info.profile_name;
+    if (t.As<thunks::CopyThunk>() && name.size() > 7 && name.compare(name.size() - 7, 7, ".result") == 0) ++copies;
+  });
+  return copies;
+}
+
 TEST(CollectivesE2E, AsyncPairsWithComputeBetween) {
-  ExpectSpmdMatchesEvaluator("HloModule m, replica_count=4\n" + Reducer("add", "f32", "add") + R"(
+  auto module = hlo::ParseHloModule("HloModule m, replica_count=4\n" + Reducer("add", "f32", "add") + R"(
 ENTRY e {
   p = f32[16] parameter(0)
   q = f32[16] parameter(1)
@@ -208,7 +256,12 @@ ENTRY e {
   cpd = f32[16] collective-permute-done(cps)
   s = f32[16] add(ard, m)
   ROOT t = (f32[16], f32[64], f32[16]) tuple(s, agd, cpd)
-})", 7, {1e-4, 1e-4});
+})");
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  StatusOr<bef::Artifact> artifact = compiler::CompileModule(**module, SpmdCompileOptions());
+  ASSERT_TRUE(artifact.ok()) << artifact.status().message();
+  EXPECT_EQ(DoneResultCopies(artifact->program), 0);
+  EXPECT_EQ(CompareSpmdWithEvaluator(**module, 7, {1e-4, 1e-4}), "");
 }
 
 // The done right after its start in the text; the schedule puts the dot
@@ -284,6 +337,7 @@ ENTRY e {
   });
   EXPECT_EQ(started, 1);
   EXPECT_EQ(done, 1);
+  EXPECT_EQ(DoneResultCopies(artifact->program), 0);
   EXPECT_EQ(CompareSpmdWithEvaluator(**module, 5, {1e-4, 1e-4}), "");
 }
 
@@ -417,8 +471,8 @@ TEST(CollectivesE2E, ProgramNeedingPeersFailsToLoadAlone) {
 
 TEST(CollectivesE2E, ReductionNcclLacksIsAOneLineLoadError) {
   if (E2EDeviceKind() != runtime::DeviceKind::kCuda) GTEST_SKIP() << "NCCL's reductions: CUDA devices only";
-  for (const std::string& type : {"u16", "s32"}) {
-    const std::string op = type == "u16" ? "add" : "and";
+  for (const std::string& type : {"u16", "s32", "f8e4m3fn"}) {
+    const std::string op = type == "s32" ? "and" : "add";
     Compiled c = Compile("HloModule m, replica_count=2\n" + Reducer("red", type, op) + "ENTRY e {\n  p = " + type +
                          "[4] parameter(0)\n  ROOT ar = " + type + "[4] all-reduce(p), replica_groups={}, to_apply=red\n}");
     ASSERT_TRUE(c.artifact.ok()) << c.artifact.status().message();
@@ -428,7 +482,7 @@ TEST(CollectivesE2E, ReductionNcclLacksIsAOneLineLoadError) {
     auto exe = runtime::LoadedExecutable::Load(**device, *c.artifact, {0, rendezvous});
     ASSERT_FALSE(exe.ok()) << type;
     const std::string message = exe.status().message();
-    const std::string kind = type == "u16" ? "sum" : "and";
+    const std::string kind = type == "s32" ? "and" : "sum";
     EXPECT_NE(message.find("NCCL has no " + kind + " reduction of " + type), std::string::npos) << message;
     EXPECT_EQ(message.find('\n'), std::string::npos) << message;
   }

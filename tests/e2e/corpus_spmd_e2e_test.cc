@@ -2,7 +2,11 @@
 // device id that bef-compile compiles and the reference evaluator runs
 // (within a time budget) runs on its replica_count x num_partitions host
 // devices of one process (or CUDA devices, KILN_E2E_DEVICE=cuda), each device on its own random inputs, and every
-// device's result must match the evaluator's simulated device. Modules
+// device's result must match the evaluator's simulated device. On host
+// devices each module then runs again as one bef-run process per device
+// over the loopback (scripts/launch_local.sh, Gloo's TCP transport and the
+// coordinator's key-value store), each process checking its device's
+// results against the same evaluator results. Modules
 // without collectives, or that stop earlier (corpus_compile_sweep_test
 // says why), are skipped with the reason; the summary lists what ran.
 #include <gtest/gtest.h>
@@ -14,6 +18,7 @@
 #include <string>
 
 #include "tests/e2e/corpus_e2e_case.h"
+#include "tests/e2e/launched_spmd_util.h"
 #include "tests/e2e/spmd_test_util.h"
 #include "tests/support/corpus_files.h"
 
@@ -107,8 +112,20 @@ TEST_P(CorpusSpmd, MatchesTheEvaluatorOnEveryDevice) {
     Status s = CompareValues(*actual[d], (*expected)[d], where, ToleranceFor(**module));
     ASSERT_TRUE(s.ok()) << s.message();
   }
-  Ran().matched.insert(std::filesystem::path(GetParam()).filename().string() + " (" + std::to_string(n) +
-                       " devices)");
+  std::string how = " (" + std::to_string(n) + " devices";
+  // Host devices again as n bef-run processes of one device each, over the
+  // loopback (scripts/launch_local.sh), on the same inputs and expected
+  // results. CUDA devices run in one process only.
+  if (E2EDeviceKind() == runtime::DeviceKind::kHost && n > 1) {
+    const CompareOptions tol = ToleranceFor(**module);
+    const std::string across = CompareLaunchedProcesses(
+        *artifact, args, *expected,
+        {.processes = static_cast<int>(n), .atol = tol.atol.value_or(1e-4), .rtol = tol.rtol.value_or(1e-4),
+         .timeout_seconds = 120, .donate = !(*module)->config().input_output_alias.empty()});
+    ASSERT_EQ(across, "") << "as " << n << " processes";
+    how += "; and as " + std::to_string(n) + " processes";
+  }
+  Ran().matched.insert(std::filesystem::path(GetParam()).filename().string() + how + ")");
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, CorpusSpmd, ::testing::ValuesIn(test_support::CorpusFiles()), CorpusTestName);

@@ -4,89 +4,27 @@
 // processes over the loopback (--coordinator=127.0.0.1:PORT, or a file
 // store), each process checking its own devices' results
 // (--expected_output). Each collective on 2 and 4 processes, 2 processes of
-// 2 devices each, a few corpus SPMD modules; a process killed mid-run makes
+// 2 devices each (corpus_spmd_e2e_test runs every corpus SPMD module as
+// processes); a process killed mid-run makes
 // its peer fail with one line within the timeout, and a process that never
 // starts makes the others fail naming it. Every child is waited for with a
 // deadline.
 #include <gtest/gtest.h>
 
-#include "common/npy.h"
-#include "common/value_syntax.h"
-#include "serialization/artifact.h"
-#include "tests/e2e/process_test_util.h"
-#include "tests/e2e/spmd_test_util.h"
-#include "tests/support/corpus_files.h"
+#include "tests/e2e/launched_spmd_util.h"
 
 namespace kiln::testing {
 namespace {
 
-constexpr auto kChildDeadline = std::chrono::seconds(120);
-
-struct ProcessRun {
-  int processes = 2;
-  bool file_store = false;
-  double atol = 1e-5, rtol = 1e-5;
-  double timeout_seconds = 30;
-};
-
-std::string BefRun() { return EnvPath("KILN_BEF_RUN"); }
-std::string LaunchLocal() { return EnvPath("KILN_LAUNCH_LOCAL"); }
-
 // "" when every device of `module`, run as `run.processes` processes, matches
 // the evaluator; else what went wrong.
 std::string CompareProcessesWithEvaluator(const hlo::HloModule& module, const ProcessRun& run, uint64_t seed = 1) {
-  if (BefRun().empty() || LaunchLocal().empty()) return "KILN_BEF_RUN and KILN_LAUNCH_LOCAL must be set";
   StatusOr<bef::Artifact> artifact = compiler::CompileModule(module, {});
   if (!artifact.ok()) return "compile: " + artifact.status().message();
-  const int64_t n = artifact->program.device_count();
-  if (n % run.processes != 0) return "the devices do not divide among the processes";
-  std::vector<std::vector<Literal>> args = DeviceArgs(module, n, seed);
+  std::vector<std::vector<Literal>> args = DeviceArgs(module, artifact->program.device_count(), seed);
   StatusOr<std::vector<Literal>> expected = EvaluateOnGrid(module, *artifact, args);
   if (!expected.ok()) return "evaluator: " + expected.status().message();
-
-  ScratchDir dir;
-  if (dir.path().empty()) return "no scratch directory";
-  Status written = bef::WriteArtifactFile(*artifact, dir / "m.bef");
-  if (!written.ok()) return written.message();
-  std::vector<std::string> argv = {"/bin/bash", LaunchLocal()};
-  if (run.file_store) argv.push_back("--file_store");
-  argv.insert(argv.end(), {std::to_string(run.processes), BefRun(), dir / "m.bef",
-                           "--num_devices=" + std::to_string(n / run.processes),
-                           "--collective_timeout=" + std::to_string(run.timeout_seconds),
-                           "--atol=" + std::to_string(run.atol), "--rtol=" + std::to_string(run.rtol)});
-  size_t inputs = 0, outputs = 0;
-  for (int64_t d = 0; d < n; ++d) {
-    std::vector<Literal> leaves;
-    for (const Literal& a : args[d])
-      for (Literal& leaf : FlattenTuple(a)) leaves.push_back(std::move(leaf));
-    inputs = leaves.size();
-    for (size_t i = 0; i < leaves.size(); ++i) {
-      Status s = WriteNpy(leaves[i], dir / ("in." + std::to_string(d) + "." + std::to_string(i) + ".npy"));
-      if (!s.ok()) return s.message();
-    }
-    std::vector<Literal> results = FlattenTuple((*expected)[d]);
-    outputs = results.size();
-    for (size_t i = 0; i < results.size(); ++i) {
-      Status s = WriteNpy(results[i], dir / ("expected." + std::to_string(d) + "." + std::to_string(i) + ".npy"));
-      if (!s.ok()) return s.message();
-    }
-  }
-  for (size_t i = 0; i < inputs; ++i) argv.push_back("--input=@" + dir / ("in.{device}." + std::to_string(i) + ".npy"));
-  for (size_t i = 0; i < outputs; ++i) {
-    argv.push_back("--output=");
-    argv.push_back("--expected_output=@" + dir / ("expected.{device}." + std::to_string(i) + ".npy"));
-  }
-  Child launcher(argv, dir / "out", dir / "err");
-  if (!launcher.started()) return "cannot start " + LaunchLocal();
-  const int code = launcher.Wait(kChildDeadline);
-  const std::string out = launcher.out();
-  if (code != 0) return "exit code " + std::to_string(code) + "\n" + out + launcher.err();
-  // Every device checked its every result.
-  size_t ok = 0;
-  for (size_t at = out.find("[OK]"); at != std::string::npos; at = out.find("[OK]", at + 1)) ++ok;
-  if (ok != static_cast<size_t>(n) * outputs)
-    return "expected " + std::to_string(n * outputs) + " matching results, got " + std::to_string(ok) + "\n" + out;
-  return "";
+  return CompareLaunchedProcesses(*artifact, args, *expected, run);
 }
 
 void ExpectProcessesMatchEvaluator(const std::string& text, const ProcessRun& run, uint64_t seed = 1) {
@@ -195,25 +133,6 @@ ENTRY e {
 }
 
 // XLA's collective tests from the corpus, one process per device.
-TEST(MultiProcessE2E, CorpusSpmdModules) {
-  if (test_support::CorpusFiles().empty()) GTEST_SKIP() << "no corpus";
-  for (const std::string& name : {"AllGather_Dim1.hlo", "AsyncAllReduce.hlo", "AllToAll_SplitDimension.hlo",
-                                  "CollectivePermute_Simple.hlo", "ReduceScatter.hlo",
-                                  "CollectiveBroadcast_Simple.hlo"}) {
-    std::string path;
-    for (const std::string& f : test_support::CorpusFiles())
-      if (std::filesystem::path(f).filename() == name) path = f;
-    ASSERT_FALSE(path.empty()) << name << " is not in the corpus";
-    SCOPED_TRACE(path);
-    auto module = hlo::ParseHloModuleFile(path);
-    ASSERT_TRUE(module.ok()) << module.status().message();
-    StatusOr<bef::Artifact> artifact = compiler::CompileModule(**module, {});
-    ASSERT_TRUE(artifact.ok()) << artifact.status().message();
-    const int processes = static_cast<int>(artifact->program.device_count());
-    EXPECT_EQ(CompareProcessesWithEvaluator(**module, {.processes = processes, .atol = 1e-4, .rtol = 1e-4}, 42), "");
-  }
-}
-
 std::string WriteBef(const ScratchDir& dir, const std::string& text) {
   auto module = hlo::ParseHloModule(text);
   EXPECT_TRUE(module.ok()) << module.status().message();

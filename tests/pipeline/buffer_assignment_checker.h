@@ -104,6 +104,18 @@ inline bool Forwards(HloOpcode op) {
          op == HloOpcode::kOptimizationBarrier;
 }
 
+// A collective -done right after its start forwards the start's result
+// (leaf {1, ...} of the start's tuple; all-reduce-start's whole value) and
+// still reads it: the exchange fills it until the done.
+inline bool IsDoneOfItsStart(const HloInstruction& inst) {
+  if (inst.operand_count() != 1) return false;
+  const HloOpcode start = inst.operand(0)->opcode();
+  return (inst.opcode() == HloOpcode::kAllReduceDone && start == HloOpcode::kAllReduceStart) ||
+         (inst.opcode() == HloOpcode::kAllGatherDone && start == HloOpcode::kAllGatherStart) ||
+         (inst.opcode() == HloOpcode::kCollectivePermuteDone && start == HloOpcode::kCollectivePermuteStart) ||
+         (inst.opcode() == HloOpcode::kAsyncDone && start == HloOpcode::kAsyncStart);
+}
+
 inline const Shape& LeafShape(const Shape& shape, const ShapeIndex& index) {
   const Shape* s = &shape;
   for (int64_t i : index) s = &s->tuple_shape(i);
@@ -217,7 +229,8 @@ inline CheckResult CheckAssignment(const AssignmentView& view) {
         fail("slice " + slice->ToString() + " of " + leaf + " is out of bounds");
         continue;
       }
-      if (!detail::Forwards(inst->opcode())) {
+      const bool done = detail::IsDoneOfItsStart(*inst);
+      if (!detail::Forwards(inst->opcode()) && !done) {
         const Shape& shape = detail::LeafShape(inst->shape(), idx);
         int64_t bytes = shape.IsArray() ? shape.ByteSize() : 0;
         if (slice->size != bytes)
@@ -230,6 +243,7 @@ inline CheckResult CheckAssignment(const AssignmentView& view) {
       ShapeIndex operand_idx = idx;
       if (inst->opcode() == HloOpcode::kTuple) operand_idx.erase(operand_idx.begin());
       if (inst->opcode() == HloOpcode::kGetTupleElement) operand_idx.insert(operand_idx.begin(), inst->tuple_index());
+      if (done && inst->opcode() != HloOpcode::kAllReduceDone) operand_idx.insert(operand_idx.begin(), 1);
       auto it = value_of.find({operand, operand_idx});
       if (it == value_of.end()) {
         fail(leaf + " forwards a leaf with no value");
@@ -240,7 +254,8 @@ inline CheckResult CheckAssignment(const AssignmentView& view) {
       value_of[{inst, idx}] = it->second;
     }
     // Reads: a forwarding instruction reads nothing; its readers read what
-    // it forwards (value_of already resolves through it).
+    // it forwards (value_of already resolves through it). A done reads its
+    // start's leaves, its own result among them.
     if (detail::Forwards(inst->opcode())) continue;
     for (int64_t o = 0; o < inst->operand_count(); ++o)
       for (const ShapeIndex& idx : detail::Leaves(inst->operand(o)->shape())) {

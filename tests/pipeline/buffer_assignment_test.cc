@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "compiler/hlo/parser.h"
+#include "tests/pipeline/buffer_assignment_checker.h"
 #include "tests/support/must_parse.h"
 
 namespace kiln::pipeline {
@@ -147,6 +148,45 @@ ENTRY main {
   // A tuple index has no slice of its own.
   EXPECT_FALSE(a->SliceFor(m->entry()->FindInstruction("t"), {}).ok());
   EXPECT_FALSE(a->SliceFor(m->entry()->FindInstruction("t"), {2}).ok());
+}
+
+// A collective -done defines no buffer: its result is the start's result
+// leaf ({1} of all-gather-start's tuple, all-reduce-start's value), which
+// the exchange fills in place, so nothing copies it. That buffer stays live
+// through the done's readers (ard's through n; agd's is output {1}), and
+// the independent checker finds no value overwritten while live.
+TEST(BufferAssignment, CollectiveDoneIsItsStartsResult) {
+  auto m = MustParse(R"(
+HloModule dones, replica_count=2
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY main {
+  p = f32[256] parameter(0)
+  q = f32[256] parameter(1)
+  ars = f32[256] all-reduce-start(p), replica_groups={}, to_apply=add
+  ags = (f32[256], f32[512]) all-gather-start(q), replica_groups={}, dimensions={0}
+  e = f32[256] exponential(q)
+  ard = f32[256] all-reduce-done(ars)
+  agd = f32[512] all-gather-done(ags)
+  n = f32[256] negate(ard)
+  x = f32[256] add(n, e)
+  ROOT t = (f32[256], f32[512]) tuple(x, agd)
+})");
+  ASSERT_NE(m, nullptr);
+  auto a = AssignBuffers(*m);
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  EXPECT_EQ(Slice(*a, *m, "ard"), Slice(*a, *m, "ars"));
+  EXPECT_EQ(Slice(*a, *m, "agd"), Slice(*a, *m, "ags", {1}));
+  EXPECT_EQ(Slice(*a, *m, "t", {1}), Slice(*a, *m, "ags", {1}));
+  EXPECT_EQ(Slice(*a, *m, "ard").size, 1024);
+  EXPECT_EQ(Slice(*a, *m, "agd").size, 2048);
+  const thunks::Allocation& out1 = a->allocations()[Slice(*a, *m, "agd").allocation];
+  EXPECT_EQ(out1.output, ShapeIndex{1});
+  checker::CheckResult check = checker::CheckAssignment(*a);
+  EXPECT_TRUE(check.ok()) << (check.errors.empty() ? "" : check.errors[0]);
 }
 
 // Parameters and constants that are returned keep their own allocation,

@@ -128,15 +128,51 @@ TEST(LatencyHiding, AssignmentKeepsTheOverlapWithinTheMemoryLimit) {
   auto base = AssignBuffers(comp, ScheduleOf(comp, kDoneRightAfterStart));
   ASSERT_TRUE(base.ok()) << base.status().message();
   // The limit: the given arena plus the larger of a quarter of it and the
-  // bytes of the async results (one f32[64] done: 256).
+  // bytes in flight (one f32[64] done and its start's f32[64] operand: 512).
   EXPECT_EQ(OverlapMemoryLimit(comp, 4096), 4096 + 1024);
-  EXPECT_EQ(OverlapMemoryLimit(comp, 0), 256);
+  EXPECT_EQ(OverlapMemoryLimit(comp, 0), 512);
   auto overlapped = AssignBuffersHidingLatency(comp, *base, {});
   ASSERT_TRUE(overlapped.ok()) << overlapped.status().message();
   ASSERT_TRUE(overlapped->has_value());
   EXPECT_EQ(Names((*overlapped)->schedule()),
             (std::vector<std::string>{"p", "ars", "a", "b", "d", "t", "ard", "x", "r"}));
   EXPECT_LE((*overlapped)->peak_temp_bytes(), OverlapMemoryLimit(comp, base->peak_temp_bytes()));
+}
+
+// The compute the schedule puts between a start and its done must not
+// take the bytes of the start's operand, which the exchange reads until
+// the done: s (computed, f32[64]) stays live to ard, so n and e, the same
+// size and live only between them, get other bytes; after the done, y may
+// reuse them. The done's result is the start's buffer.
+TEST(LatencyHiding, TheStartsOperandsLiveUntilTheDone) {
+  auto m = hlo::ParseHloModule(std::string("HloModule operands, replica_count=2\n") + kAdd + R"(
+ENTRY main {
+  p = f32[64] parameter(0)
+  s = f32[64] exponential(p)
+  ars = f32[64] all-reduce-start(s), replica_groups={}, to_apply=add
+  n = f32[64] negate(p)
+  e = f32[64] exponential(n)
+  ard = f32[64] all-reduce-done(ars)
+  x = f32[64] add(ard, e)
+  y = f32[64] negate(x)
+  ROOT r = (f32[64], f32[64]) tuple(x, y)
+})");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  const hlo::HloComputation& comp = *(*m)->entry();
+  auto a = AssignBuffers(comp, ScheduleOf(comp, {"p", "s", "ars", "n", "e", "ard", "x", "y", "r"}));
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  auto slice = [&](const char* name) {
+    StatusOr<thunks::BufferSlice> s = a->SliceFor(comp.FindInstruction(name), {});
+    EXPECT_TRUE(s.ok()) << name;
+    return s.ok() ? *s : thunks::BufferSlice{};
+  };
+  auto overlap = [](const thunks::BufferSlice& u, const thunks::BufferSlice& v) {
+    return u.allocation == v.allocation && u.offset < v.offset + v.size && v.offset < u.offset + u.size;
+  };
+  EXPECT_EQ(slice("ard"), slice("ars"));
+  EXPECT_FALSE(overlap(slice("s"), slice("n")));
+  EXPECT_FALSE(overlap(slice("s"), slice("e")));
+  EXPECT_FALSE(overlap(slice("s"), slice("ars")));
 }
 
 TEST(LatencyHiding, NoAsyncCollectiveLeavesTheScheduleAlone) {

@@ -25,7 +25,8 @@
 // (tools/common/profile_json.h). --print_memory prints the allocation table.
 // --donate donates every argument, as a module whose input_output_alias
 // says must-alias requires; every run then gets its own copy of the
-// inputs, so each computes on the same values.
+// inputs, so each computes on the same values (on every device of an SPMD
+// run too).
 //
 // Every run but the timed ones goes through runtime::ExecuteWithHostBuffers
 // (upload, execute, download). The timed runs measure the execution alone,
@@ -347,6 +348,25 @@ StatusOr<int> ReportDeviceResults(const DeviceSet& set, const std::vector<runtim
   return mismatches;
 }
 
+// One execution on every device of `set`; with --donate each device runs
+// on a private copy of its arguments, made outside the timing. `micros`,
+// when set, gets the execution's wall time.
+StatusOr<std::vector<runtime::ExecutionResult>> ExecuteDeviceSet(const DeviceSet& set,
+                                                                const std::vector<std::vector<runtime::Buffer>>& args,
+                                                                const Options& options, runtime::ExecuteOptions run,
+                                                                double* micros = nullptr) {
+  std::vector<std::vector<runtime::Buffer>> own;
+  for (const std::vector<runtime::Buffer>& a : args) {
+    KILN_ASSIGN_OR_RETURN(std::vector<runtime::Buffer> copy, RunArguments(a, options));
+    own.push_back(std::move(copy));
+  }
+  if (options.donate && !args.empty()) run.donate.assign(args[0].size(), true);
+  const auto start = std::chrono::steady_clock::now();
+  StatusOr<std::vector<runtime::ExecutionResult>> results = ExecuteOnDevices(set, own, run);
+  if (micros) *micros = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+  return results;
+}
+
 // --profile of an SPMD run: every device runs each profiled execution (a
 // collective needs its peers); the table is this process's first device's.
 Status ProfileDeviceSet(const DeviceSet& set, const std::vector<std::vector<runtime::Buffer>>& args,
@@ -356,7 +376,7 @@ Status ProfileDeviceSet(const DeviceSet& set, const std::vector<std::vector<runt
   std::vector<runtime::ExecutionProfile> profiles;
   const int64_t runs = options.iterations > 0 ? options.iterations : 1;
   for (int64_t i = 0; i < runs; ++i) {
-    KILN_ASSIGN_OR_RETURN(std::vector<runtime::ExecutionResult> results, ExecuteOnDevices(set, args, run));
+    KILN_ASSIGN_OR_RETURN(std::vector<runtime::ExecutionResult> results, ExecuteDeviceSet(set, args, options, run));
     profiles.push_back(std::move(results[0].profile));
   }
   KILN_ASSIGN_OR_RETURN(thunks::RooflineTarget target, RooflineTargetForDevice(set.devices[0]->kind()));
@@ -379,7 +399,7 @@ StatusOr<int> RunDeviceSet(const DeviceSet& set, const bef::Artifact& artifact, 
   runtime::ExecuteOptions run;
   run.profile = false;
   run.host_outputs = true;  // CUDA devices download their results
-  KILN_ASSIGN_OR_RETURN(std::vector<runtime::ExecutionResult> results, ExecuteOnDevices(set, args, run));
+  KILN_ASSIGN_OR_RETURN(std::vector<runtime::ExecutionResult> results, ExecuteDeviceSet(set, args, options, run));
   KILN_ASSIGN_OR_RETURN(int mismatches, ReportDeviceResults(set, results, options));
   if (options.iterations == 0) {
     if (options.profile) KILN_RETURN_IF_ERROR(ProfileDeviceSet(set, args, options));
@@ -388,12 +408,13 @@ StatusOr<int> RunDeviceSet(const DeviceSet& set, const bef::Artifact& artifact, 
   std::cout << DeviceLine(std::to_string(set.size()) + " x " + set.devices[0]->description(),
                          set.devices[0]->kind(), artifact)
             << "\n";
-  for (int64_t i = 0; i < options.warmup; ++i) KILN_RETURN_IF_ERROR(ExecuteOnDevices(set, args, run).status());
+  for (int64_t i = 0; i < options.warmup; ++i)
+    KILN_RETURN_IF_ERROR(ExecuteDeviceSet(set, args, options, run).status());
   std::vector<double> samples;
   for (int64_t i = 0; i < options.iterations; ++i) {
-    auto start = std::chrono::steady_clock::now();
-    KILN_RETURN_IF_ERROR(ExecuteOnDevices(set, args, run).status());
-    samples.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+    double micros = 0;
+    KILN_RETURN_IF_ERROR(ExecuteDeviceSet(set, args, options, run, &micros).status());
+    samples.push_back(micros);
   }
   std::cout << FormatLatencyStats(ComputeLatencyStats(std::move(samples))) << "\n";
   if (options.profile) KILN_RETURN_IF_ERROR(ProfileDeviceSet(set, args, options));
@@ -402,9 +423,9 @@ StatusOr<int> RunDeviceSet(const DeviceSet& set, const bef::Artifact& artifact, 
 
 // --num_devices and --num_processes: the devices of this process.
 StatusOr<int> RunOnDevices(const bef::Artifact& artifact, const Options& options) {
-  if (!options.trace.empty() || !options.export_profile.empty() || options.donate || options.print_memory)
-    return Error("--num_devices and --num_processes run without --trace, --export_profile, --donate and "
-                 "--print_memory (not yet)");
+  if (!options.trace.empty() || !options.export_profile.empty() || options.print_memory)
+    return Error("--num_devices and --num_processes run without --trace, --export_profile and --print_memory "
+                 "(not yet)");
   if (options.num_processes != 0 && options.device == "cuda")
     return Error("--num_processes runs on host devices (CUDA devices across processes: not yet)");
   const double timeout = options.collective_timeout.value_or(60);
