@@ -26,6 +26,7 @@
 #include "compiler/passes/ragged_dot_expander.h"
 #include "compiler/passes/rng_bit_generator_expander.h"
 #include "compiler/passes/row_normalization_fusion.h"
+#include "compiler/passes/scatter_chain_combiner.h"
 #include "compiler/passes/send_recv_to_permute.h"
 #include "compiler/passes/topk_custom_call_rewriter.h"
 #include "compiler/passes/triangular_solve_upcast.h"
@@ -101,6 +102,8 @@ Status RunOptimizationPipeline(hlo::HloModule& module, const PipelineOptions& op
     merger.tf32 = options.tf32;
     pipeline.AddPass<DotMerger>(merger);
   }
+  // Matrices built element by element: one scatter, not one per element.
+  pipeline.AddPass<ScatterChainCombiner>();
   // Reductions too long or too narrow for one kernel become two.
   pipeline.AddPass<ReductionSplitter>();
   // Kernels around the library calls; row normalizations first, whole.
