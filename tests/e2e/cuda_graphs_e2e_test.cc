@@ -52,11 +52,9 @@ ENTRY main {
 }
 )";
 
-// Halves v until its sum is below the limit: a while loop whose trip
-// count depends on the data (the predicate is read back), then a
-// conditional on the result; straight-line kernels before, inside and after.
-constexpr const char* kControlFlow = R"(
-HloModule graphs_control_flow
+// The computations of a loop that halves v until its sum is below the
+// limit, and of a conditional's two branches.
+constexpr const char* kLoopAndBranches = R"(
 add {
   a = f32[] parameter(0)
   b = f32[] parameter(1)
@@ -87,6 +85,12 @@ sq {
   p = f32[16] parameter(0)
   ROOT m = f32[16] multiply(p, p)
 }
+)";
+
+// Halves v until its sum is below the limit: a while loop whose trip
+// count depends on the data (the predicate is read back), then a
+// conditional on the result; straight-line kernels before, inside and after.
+const std::string kControlFlow = std::string("HloModule graphs_control_flow\n") + kLoopAndBranches + R"(
 ENTRY main {
   x = f32[16] parameter(0)
   limit = f32[] parameter(1)
@@ -153,38 +157,7 @@ ENTRY main {
 // a GEMM after the conditional (it waits for it) and one joining the first
 // two: compiled with --streams=4, the loop and the conditional sit in a
 // multi-stream root.
-constexpr const char* kStreamsControlFlow = R"(
-HloModule graphs_streams_control_flow
-add {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-cond {
-  p = (f32[16], f32[]) parameter(0)
-  v = f32[16] get-tuple-element(p), index=0
-  limit = f32[] get-tuple-element(p), index=1
-  z = f32[] constant(0)
-  sum = f32[] reduce(v, z), dimensions={0}, to_apply=add
-  ROOT gt = pred[] compare(sum, limit), direction=GT
-}
-body {
-  p = (f32[16], f32[]) parameter(0)
-  v = f32[16] get-tuple-element(p), index=0
-  limit = f32[] get-tuple-element(p), index=1
-  h = f32[] constant(0.5)
-  hb = f32[16] broadcast(h), dimensions={}
-  v2 = f32[16] multiply(v, hb)
-  ROOT t = (f32[16], f32[]) tuple(v2, limit)
-}
-neg {
-  p = f32[16] parameter(0)
-  ROOT n = f32[16] negate(p)
-}
-sq {
-  p = f32[16] parameter(0)
-  ROOT m = f32[16] multiply(p, p)
-}
+const std::string kStreamsControlFlow = std::string("HloModule graphs_streams_control_flow\n") + kLoopAndBranches + R"(
 ENTRY main {
   x = f32[16] parameter(0)
   limit = f32[] parameter(1)
@@ -224,38 +197,13 @@ int DriverVersion() {
 }
 bool HasConditionalNodes() { return DriverVersion() >= 12040; }
 
-class CudaGraphsE2ETest : public ::testing::Test {
+class CudaGraphsE2ETest : public CudaOnlyE2ETest {
  protected:
-  void SetUp() override {
-    if (E2EDeviceKind() != runtime::DeviceKind::kCuda) GTEST_SKIP() << "CUDA graphs need KILN_E2E_DEVICE=cuda";
-    auto device = runtime::Device::Create(runtime::DeviceKind::kCuda);
-    ASSERT_TRUE(device.ok()) << device.status().message();
-    device_ = std::move(*device);
-  }
-
   // `text` compiled for CUDA with `streams` program streams and loaded;
   // its module in *module, its program in *program when asked.
   std::unique_ptr<runtime::LoadedExecutable> Load(const std::string& text, std::unique_ptr<hlo::HloModule>* module,
                                                   int streams = 1, thunks::ThunkProgram* program = nullptr) {
     return CompileAndLoadForCuda(text, *device_, module, streams, program);
-  }
-
-  // `args` uploaded into new device buffers (new addresses every call).
-  std::vector<Buffer> Upload(const std::vector<Literal>& args) {
-    std::vector<Buffer> out;
-    for (const Literal& arg : args) {
-      StatusOr<std::vector<Buffer>> leaves = tools::LiteralToBuffers(arg);
-      EXPECT_TRUE(leaves.ok()) << leaves.status().message();
-      if (!leaves.ok()) return {};
-      for (const Buffer& leaf : *leaves) {
-        StatusOr<runtime::Device::Transfer> t = device_->TransferToDevice(leaf);
-        EXPECT_TRUE(t.ok()) << t.status().message();
-        if (!t.ok()) return {};
-        EXPECT_TRUE(t->done.Wait().ok());
-        out.push_back(t->buffer);
-      }
-    }
-    return out;
   }
 
   // One execution on `args` with graphs on or off: the result, or the error.
@@ -292,8 +240,6 @@ class CudaGraphsE2ETest : public ::testing::Test {
       EXPECT_TRUE(vs_off.ok()) << vs_off.message();
     }
   }
-
-  std::unique_ptr<runtime::Device> device_;
 };
 
 std::vector<std::vector<Literal>> Inputs(const std::string& text, int n, uint64_t seed) {
