@@ -4,7 +4,8 @@
 // inputs resident on the device and outputs left there, as XLA's and IREE's
 // benchmarks time them. Once captured, every execution is one cuGraphLaunch
 // and no other call that puts work on a stream, whatever the chain's length;
-// without graphs the chain takes at least one call per GEMM. Results are
+// without graphs the chain takes at least one call per GEMM. A loop with a
+// known trip count is recorded whole, up to the unrolling limit. Results are
 // checked against the MLP computed in double (tests/support/mlp_example.h)
 // and the chains against the reference evaluator. CUDA only: skipped on the
 // host registration (tests/CMakeLists.txt runs it with KILN_E2E_DEVICE=cuda).
@@ -16,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/command_segments.h"
 #include "tests/e2e/e2e_test_util.h"
 #include "tests/support/emulator_transfers.h"
 #include "tests/support/mlp_example.h"
@@ -46,6 +48,38 @@ std::string GemmChain(int n) {
          std::to_string(i - 1) + ", w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n";
   }
   return s + "}\n";
+}
+
+// A loop of n iterations (a known trip count) whose body multiplies x by w
+// and takes tanh: a GEMM, so it stays a thunk loop, not a loop kernel.
+std::string CountedLoop(int n) {
+  return R"(HloModule counted_loop
+cond {
+  p = (s32[], f32[4,4], f32[4,4]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant()" + std::to_string(n) + R"()
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (s32[], f32[4,4], f32[4,4]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[4,4] get-tuple-element(p), index=1
+  w = f32[4,4] get-tuple-element(p), index=2
+  one = s32[] constant(1)
+  i2 = s32[] add(i, one)
+  d = f32[4,4] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  t = f32[4,4] tanh(d)
+  ROOT r = (s32[], f32[4,4], f32[4,4]) tuple(i2, t, w)
+}
+ENTRY main {
+  x = f32[4,4] parameter(0)
+  w = f32[4,4] parameter(1)
+  z = s32[] constant(0)
+  init = (s32[], f32[4,4], f32[4,4]) tuple(z, x, w)
+  loop = (s32[], f32[4,4], f32[4,4]) while(init), condition=cond, body=body
+  ROOT out = f32[4,4] get-tuple-element(loop), index=1
+}
+)";
 }
 
 int CountGemms(const thunks::SequenceThunk& seq) {
@@ -167,6 +201,63 @@ TEST_F(CudaDriverCallsE2ETest, GemmChainsOf10And1000TakeTheSameCalls) {
   }
   ASSERT_EQ(with_graphs.size(), 2u);
   EXPECT_EQ(with_graphs[0].direct, with_graphs[1].direct);
+}
+
+// A while loop with a known trip count is recorded whole, unrolled into
+// its segment's graph: one cuGraphLaunch per execution for 50 iterations.
+// Beyond runtime::kMaxUnrolledRecordedThunks (3000 iterations of a body of
+// two or more thunks) it is not, and its body is a segment of its own,
+// launched once per iteration. Results against the evaluator.
+TEST_F(CudaDriverCallsE2ETest, KnownTripCountLoopIsCapturedWhole) {
+  for (int n : {50, 3000}) {
+    SCOPED_TRACE(std::to_string(n) + " iterations");
+    std::unique_ptr<hlo::HloModule> module;
+    thunks::ThunkProgram program;
+    auto exe = CompileAndLoadForCuda(CountedLoop(n), *device_, &module, 1, &program);
+    ASSERT_NE(exe, nullptr);
+    const thunks::WhileThunk* loop = nullptr;
+    for (const thunks::Thunk& t : program.root.thunks) {
+      if (t.kind() == thunks::ThunkKind::kWhile) loop = t.As<thunks::WhileThunk>();
+    }
+    ASSERT_NE(loop, nullptr) << "the loop stays a thunk loop";
+    ASSERT_TRUE(loop->trip_count.has_value());
+    EXPECT_EQ(*loop->trip_count, n);
+    ASSERT_GE(loop->body.thunks.size(), 2u);
+    const bool whole = n * static_cast<int64_t>(loop->body.thunks.size()) <= runtime::kMaxUnrolledRecordedThunks;
+    EXPECT_EQ(whole, n == 50);
+
+    std::vector<Literal> literals = RandomArgs(*module, 70 + static_cast<uint64_t>(n));
+    StatusOr<Literal> expected = hlo::Evaluator().Evaluate(*module, literals);
+    ASSERT_TRUE(expected.ok()) << expected.status().message();
+    std::vector<Buffer> args = Upload(literals);
+    ASSERT_EQ(args.size(), 2u);
+    PerExecution on = CallsPerExecution(*exe, args, true, 2);
+    EXPECT_EQ(on.stream_syncs, 1u);
+    if (whole) {
+      EXPECT_EQ(on.direct, 1u) << on.detail;
+      EXPECT_EQ(on.graph_launches, 1u);
+    } else {
+      // The body one segment, launched per iteration, plus the root's
+      // segments around the loop (the state's initial copies).
+      const runtime::CommandSegments segments(program);
+      ASSERT_EQ(segments.For(loop->body).size(), 1u);
+      EXPECT_EQ(on.graph_launches, static_cast<uint64_t>(n) + segments.For(program.root).size()) << on.detail;
+      EXPECT_EQ(on.direct, on.graph_launches) << on.detail;
+    }
+    PerExecution off = CallsPerExecution(*exe, args, false, 1);
+    EXPECT_GE(off.direct, 2u * static_cast<uint64_t>(n));
+    std::printf("%d-iteration counted loop, driver calls per execution: graphs on %llu, off %llu\n", n,
+                static_cast<unsigned long long>(on.direct), static_cast<unsigned long long>(off.direct));
+
+    runtime::ExecuteOptions options;
+    options.host_outputs = true;
+    auto r = exe->ExecuteSync(args, options);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    StatusOr<Literal> actual = tools::BuffersToLiteral(exe->result_shape(), r->outputs);
+    ASSERT_TRUE(actual.ok()) << actual.status().message();
+    Status same = CompareValues(*actual, *expected, "loop result", {1e-4, 1e-4});
+    EXPECT_TRUE(same.ok()) << same.message();
+  }
 }
 
 }  // namespace
