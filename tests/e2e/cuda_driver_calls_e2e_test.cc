@@ -99,6 +99,25 @@ class CudaDriverCallsE2ETest : public CudaOnlyE2ETest {
     ASSERT_TRUE(EmulatorApiCalls().has_value()) << "the emulator's call counters";
   }
 
+  // One execution with host outputs against `expected`.
+  static void ExpectResult(const runtime::LoadedExecutable& exe, const std::vector<Buffer>& args,
+                           const Literal& expected, const CompareOptions& tol) {
+    runtime::ExecuteOptions options;
+    options.host_outputs = true;
+    auto r = exe.ExecuteSync(args, options);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    StatusOr<Literal> actual = tools::BuffersToLiteral(exe.result_shape(), r->outputs);
+    ASSERT_TRUE(actual.ok()) << actual.status().message();
+    Status same = CompareValues(*actual, expected, "result", tol);
+    EXPECT_TRUE(same.ok()) << same.message();
+  }
+
+  // The figures, for the closing note.
+  static void Report(const std::string& what, const PerExecution& on, const PerExecution& off) {
+    std::printf("%s, driver calls per execution: graphs on %llu, off %llu\n", what.c_str(),
+                static_cast<unsigned long long>(on.direct), static_cast<unsigned long long>(off.direct));
+  }
+
   // The calls of each of `n` executions on `args` (outputs left on the
   // device and dropped), after three that issue directly, capture and
   // replay once; EXPECTs every execution to make the same calls.
@@ -150,9 +169,7 @@ TEST_F(CudaDriverCallsE2ETest, ReadmeExampleIsOneGraphLaunch) {
   EXPECT_LE(on.stream_syncs, 1u);
   PerExecution off = CallsPerExecution(*exe, args, false);
   EXPECT_GT(off.direct, on.direct);
-  std::printf("README example, driver calls per execution: graphs on %llu, off %llu (%s)\n",
-              static_cast<unsigned long long>(on.direct), static_cast<unsigned long long>(off.direct),
-              off.detail.c_str());
+  Report("README example", on, off);
   EXPECT_EQ(off.graph_launches, 0u);
 
   runtime::ExecuteOptions options;
@@ -187,17 +204,8 @@ TEST_F(CudaDriverCallsE2ETest, GemmChainsOf10And1000TakeTheSameCalls) {
     with_graphs.push_back(on);
     PerExecution off = CallsPerExecution(*exe, args, false, 2);
     EXPECT_GE(off.direct, static_cast<uint64_t>(n));
-    std::printf("%d-GEMM chain, driver calls per execution: graphs on %llu, off %llu\n", n,
-                static_cast<unsigned long long>(on.direct), static_cast<unsigned long long>(off.direct));
-
-    runtime::ExecuteOptions options;
-    options.host_outputs = true;
-    auto r = exe->ExecuteSync(args, options);
-    ASSERT_TRUE(r.ok()) << r.status().message();
-    StatusOr<Literal> actual = tools::BuffersToLiteral(exe->result_shape(), r->outputs);
-    ASSERT_TRUE(actual.ok()) << actual.status().message();
-    Status same = CompareValues(*actual, *expected, "chain result", {0.0, 0.0});
-    EXPECT_TRUE(same.ok()) << same.message();
+    Report(std::to_string(n) + "-GEMM chain", on, off);
+    ExpectResult(*exe, args, *expected, {0.0, 0.0});
   }
   ASSERT_EQ(with_graphs.size(), 2u);
   EXPECT_EQ(with_graphs[0].direct, with_graphs[1].direct);
@@ -246,17 +254,8 @@ TEST_F(CudaDriverCallsE2ETest, KnownTripCountLoopIsCapturedWhole) {
     }
     PerExecution off = CallsPerExecution(*exe, args, false, 1);
     EXPECT_GE(off.direct, 2u * static_cast<uint64_t>(n));
-    std::printf("%d-iteration counted loop, driver calls per execution: graphs on %llu, off %llu\n", n,
-                static_cast<unsigned long long>(on.direct), static_cast<unsigned long long>(off.direct));
-
-    runtime::ExecuteOptions options;
-    options.host_outputs = true;
-    auto r = exe->ExecuteSync(args, options);
-    ASSERT_TRUE(r.ok()) << r.status().message();
-    StatusOr<Literal> actual = tools::BuffersToLiteral(exe->result_shape(), r->outputs);
-    ASSERT_TRUE(actual.ok()) << actual.status().message();
-    Status same = CompareValues(*actual, *expected, "loop result", {1e-4, 1e-4});
-    EXPECT_TRUE(same.ok()) << same.message();
+    Report(std::to_string(n) + "-iteration counted loop", on, off);
+    ExpectResult(*exe, args, *expected, {1e-4, 1e-4});
   }
 }
 
