@@ -90,10 +90,8 @@ sq {
 // Halves v until its sum is below the limit: a while loop whose trip
 // count depends on the data (the predicate is read back), then a
 // conditional on the result; straight-line kernels before, inside and after.
-const std::string kControlFlow = std::string("HloModule graphs_control_flow\n") + kLoopAndBranches + R"(
-ENTRY main {
-  x = f32[16] parameter(0)
-  limit = f32[] parameter(1)
+// Entry instructions from x and limit to the conditional's result, picked.
+constexpr const char* kLoopThenConditional = R"(
   ax = f32[16] abs(x)
   one = f32[] constant(1)
   ob = f32[16] broadcast(one), dimensions={}
@@ -105,6 +103,13 @@ ENTRY main {
   total = f32[] reduce(v, z), dimensions={0}, to_apply=add
   small = pred[] compare(total, one), direction=LT
   picked = f32[16] conditional(small, v, v), true_computation=neg, false_computation=sq
+)";
+
+const std::string kControlFlow = std::string("HloModule graphs_control_flow\n") + kLoopAndBranches + R"(
+ENTRY main {
+  x = f32[16] parameter(0)
+  limit = f32[] parameter(1)
+)" + kLoopThenConditional + R"(
   ROOT out = f32[16] add(picked, v)
 }
 )";
@@ -168,17 +173,7 @@ ENTRY main {
   e = f32[16,32] parameter(6)
   dot1 = f32[32,32] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   dot2 = f32[32,32] dot(c, d), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  ax = f32[16] abs(x)
-  one = f32[] constant(1)
-  ob = f32[16] broadcast(one), dimensions={}
-  start = f32[16] add(ax, ob)
-  init = (f32[16], f32[]) tuple(start, limit)
-  loop = (f32[16], f32[]) while(init), condition=cond, body=body
-  v = f32[16] get-tuple-element(loop), index=0
-  z = f32[] constant(0)
-  total = f32[] reduce(v, z), dimensions={0}, to_apply=add
-  small = pred[] compare(total, one), direction=LT
-  picked = f32[16] conditional(small, v, v), true_computation=neg, false_computation=sq
+)" + kLoopThenConditional + R"(
   out = f32[16] add(picked, v)
   row = f32[1,16] reshape(out)
   dot3 = f32[1,32] dot(row, e), lhs_contracting_dims={1}, rhs_contracting_dims={0}
