@@ -70,26 +70,43 @@ bool IsRecordable(const th::Thunk& thunk, bool conditional_nodes) {
   return RecordedThunks(thunk, conditional_nodes) >= 0;
 }
 
-CommandSegments::CommandSegments(const th::ThunkProgram& program, bool conditional_nodes) {
-  // A multi-stream root keeps its control flow outside the graphs (see
-  // the file comment); the sequences below it may use conditional nodes.
-  Plan(program.root, conditional_nodes, program.num_streams <= 1);
+bool RecordsConditionalNode(const th::Thunk& thunk) {
+  switch (thunk.kind()) {
+    case th::ThunkKind::kConditional: return true;
+    case th::ThunkKind::kWhile: {
+      const th::WhileThunk& w = *thunk.As<th::WhileThunk>();
+      if (!w.trip_count) return true;
+      for (const th::Thunk& t : w.body.thunks) {
+        if (RecordsConditionalNode(t)) return true;
+      }
+      return false;
+    }
+    case th::ThunkKind::kSequence:
+      for (const th::Thunk& t : thunk.As<th::SequenceThunk>()->thunks) {
+        if (RecordsConditionalNode(t)) return true;
+      }
+      return false;
+    default: return false;
+  }
 }
 
-void CommandSegments::Plan(const th::SequenceThunk& seq, bool cond, bool cond_here) {
+CommandSegments::CommandSegments(const th::ThunkProgram& program, bool conditional_nodes) {
+  Plan(program.root, conditional_nodes);
+}
+
+void CommandSegments::Plan(const th::SequenceThunk& seq, bool cond) {
   std::vector<CommandSegment>& out = segments_[&seq];
-  const bool here = cond && cond_here;
   size_t i = 0;
   while (i < seq.thunks.size()) {
-    if (!IsRecordable(seq.thunks[i], here)) {
+    if (!IsRecordable(seq.thunks[i], cond)) {
       // Not recorded: its own sequences are issued one by one, so they get
       // segments of their own.
-      for (const th::SequenceThunk* child : th::ChildSequences(seq.thunks[i])) Plan(*child, cond, true);
+      for (const th::SequenceThunk* child : th::ChildSequences(seq.thunks[i])) Plan(*child, cond);
       ++i;
       continue;
     }
     size_t begin = i;
-    while (i < seq.thunks.size() && IsRecordable(seq.thunks[i], here)) ++i;
+    while (i < seq.thunks.size() && IsRecordable(seq.thunks[i], cond)) ++i;
     out.push_back({begin, i});
     ++count_;
   }

@@ -17,9 +17,10 @@
 //
 // With conditional nodes (CUDA 12.4+, cuda_conditional_nodes.h), a while
 // loop that reads its predicate and a conditional are recordable too when
-// their sequences are: the device decides, inside the graph. Not in the
-// root of a multi-stream program (its lanes would have to be joined around
-// the node), and not where the recorded thunks would exceed the limit.
+// their sequences are: the device decides, inside the graph. Not where the
+// recorded thunks would exceed the limit. In the root of a multi-stream
+// program the backend joins the program's streams around such a node
+// (cuda_program_streams.h).
 // Device independent: which thunks a backend can record is a property of
 // the program; how it records them is the backend's.
 #pragma once
@@ -51,9 +52,7 @@ class CommandSegments {
   size_t count() const { return count_; }
 
  private:
-  // `cond_here`: this sequence may hold conditional nodes (not a
-  // multi-stream root).
-  void Plan(const thunks::SequenceThunk& seq, bool conditional_nodes, bool cond_here);
+  void Plan(const thunks::SequenceThunk& seq, bool conditional_nodes);
   std::unordered_map<const thunks::SequenceThunk*, std::vector<CommandSegment>> segments_;
   size_t count_ = 0;
 };
@@ -61,5 +60,10 @@ class CommandSegments {
 // Whether `thunk` can be recorded (see the file comment), with
 // conditional nodes or without.
 bool IsRecordable(const thunks::Thunk& thunk, bool conditional_nodes = false);
+
+// Whether recording `thunk` with conditional nodes adds one: it is, or
+// records inline (a sequence, a loop with a known trip count unrolled), a
+// while loop that reads its predicate or a conditional.
+bool RecordsConditionalNode(const thunks::Thunk& thunk);
 
 }  // namespace kiln::runtime

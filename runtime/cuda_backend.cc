@@ -58,7 +58,7 @@ StatusOr<std::unique_ptr<CudaBackend>> CudaBackend::Create(std::unique_ptr<CudaD
   b->cublas_handles_.assign(lanes, nullptr);
   b->cudnn_handles_.assign(lanes, nullptr);
   b->cusolver_handles_.assign(lanes, nullptr);
-  b->scratch_.assign(lanes, Scratch{});
+  b->scratch_.assign(lanes, GrowableDeviceArea{});
   const char* pool = std::getenv("KILN_CUDA_MEMORY_POOL");
   if (pool && std::string(pool) != "on" && std::string(pool) != "off")
     return Error(std::string("KILN_CUDA_MEMORY_POOL must be on or off, got '") + pool + "'");
@@ -83,9 +83,7 @@ CudaBackend::~CudaBackend() {
   radix_sort_.reset();
   conditional_.reset();
   pool_.reset();
-  for (const Scratch& s : scratch_) {
-    if (s.address) driver_->cuMemFree(s.address);
-  }
+  for (GrowableDeviceArea& s : scratch_) s.Release(*driver_);
   for (size_t lane = 0; lane < lane_streams_.size(); ++lane) {
     if (lane % kLanesPerStream != 0 && lane_streams_[lane]) driver_->cuStreamDestroy(lane_streams_[lane]);
   }
@@ -325,21 +323,11 @@ Status CudaBackend::CopyToHost(const Buffer& device, const Buffer& host, int64_t
 }
 
 StatusOr<CUdeviceptr> CudaBackend::LibraryScratch(int i, uint64_t bytes) {
-  Scratch& s = scratch_[static_cast<size_t>(i)];
-  if (bytes <= s.bytes) return s.address;
-  const CudaDriver& d = *driver_;
-  if (s.address) {
-    // Work queued on the lane's stream may still use the old block.
-    KILN_ASSIGN_OR_RETURN(CUstream stream, LaneStream(i));
-    KILN_RETURN_IF_ERROR(d.Check(d.cuStreamSynchronize(stream), "cuStreamSynchronize"));
-    KILN_RETURN_IF_ERROR(d.Check(d.cuMemFree(s.address), "cuMemFree"));
-    s = Scratch{};
-  }
-  CUdeviceptr fresh = 0;
-  KILN_RETURN_IF_ERROR(d.Check(d.cuMemAlloc(&fresh, static_cast<size_t>(bytes)),
-                               "cuMemAlloc of " + std::to_string(bytes) + " bytes of library scratch"));
-  s = Scratch{fresh, bytes};
-  return fresh;
+  GrowableDeviceArea& s = scratch_[static_cast<size_t>(i)];
+  if (s.Fits(bytes)) return s.address();
+  // Work queued on the lane's stream may still use the old block.
+  KILN_ASSIGN_OR_RETURN(CUstream stream, LaneStream(i));
+  return s.Reserve(*driver_, bytes, stream, "of library scratch");
 }
 
 namespace {

@@ -36,6 +36,7 @@
 #include "kernels_lib/cusolver_library.h"
 #include "kernels_lib/nccl_library.h"
 #include "runtime/backend.h"
+#include "runtime/cuda_device_area.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/cuda_memory_pool.h"
 #include "runtime/cuda_module.h"
@@ -123,7 +124,7 @@ class CudaBackend : public Backend {
   StatusOr<CUdeviceptr> LibraryScratch(int i, uint64_t bytes);
   // Where lane i's library scratch is now (0 before its first use): a
   // CUDA graph captured with another address must be captured again.
-  CUdeviceptr LibraryScratchAddress(int i) const { return scratch_[static_cast<size_t>(i)].address; }
+  CUdeviceptr LibraryScratchAddress(int i) const { return scratch_[static_cast<size_t>(i)].address(); }
   // kiln's radix sort kernels (kernels_lib/radix_sort_image.h), loaded once
   // (error "this kiln was built without the radix sort kernels" when the
   // build had no nvcc).
@@ -175,11 +176,7 @@ class CudaBackend : public Backend {
   std::mutex conditional_mu_;
   std::unique_ptr<CudaConditionalNodes> conditional_;
   std::optional<Status> conditional_error_;
-  struct Scratch {
-    CUdeviceptr address = 0;
-    uint64_t bytes = 0;
-  };
-  std::vector<Scratch> scratch_;  // by lane; used by its Device stream's thread only
+  std::vector<GrowableDeviceArea> scratch_;  // by lane; used by its Device stream's thread only
 };
 
 // "sm_90".

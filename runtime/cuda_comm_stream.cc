@@ -16,25 +16,13 @@ CudaCommStream::~CudaCommStream() {
   const CudaDriver& d = backend_.driver();
   if (stream_) (void)d.cuStreamSynchronize(stream_);
   for (auto& [id, f] : in_flight_) d.cuEventDestroy(f.done);
-  for (auto& [id, a] : snapshots_) d.cuMemFree(a.address);
+  for (auto& [id, a] : snapshots_) a.Release(d);
   if (fork_) d.cuEventDestroy(fork_);
 }
 
 StatusOr<CUdeviceptr> CudaCommStream::SnapshotArea(int64_t async_id, uint64_t bytes) {
-  Area& a = snapshots_[async_id];
-  if (bytes <= a.bytes) return a.address;
-  const CudaDriver& d = backend_.driver();
-  if (a.address) {
-    // The communication stream may still read the old area.
-    KILN_RETURN_IF_ERROR(d.Check(d.cuStreamSynchronize(stream_), "cuStreamSynchronize"));
-    KILN_RETURN_IF_ERROR(d.Check(d.cuMemFree(a.address), "cuMemFree"));
-    a = Area{};
-  }
-  CUdeviceptr fresh = 0;
-  KILN_RETURN_IF_ERROR(d.Check(d.cuMemAlloc(&fresh, static_cast<size_t>(bytes)),
-                               "cuMemAlloc of " + std::to_string(bytes) + " bytes for an async collective's sources"));
-  a = Area{fresh, bytes};
-  return fresh;
+  // The communication stream may still read the old area.
+  return snapshots_[async_id].Reserve(backend_.driver(), bytes, stream_, "for an async collective's sources");
 }
 
 Status CudaCommStream::Fork(CUstream compute) {

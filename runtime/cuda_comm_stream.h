@@ -36,6 +36,7 @@
 
 #include "common/status.h"
 #include "runtime/cuda_backend.h"
+#include "runtime/cuda_device_area.h"
 
 namespace kiln::runtime {
 
@@ -75,17 +76,13 @@ class CudaCommStream {
     CUevent done = nullptr;
     bool pending = false;  // recorded since the last Await
   };
-  struct Area {
-    CUdeviceptr address = 0;
-    uint64_t bytes = 0;
-  };
 
   CudaBackend& backend_;
   int lane_ = 0;
   CUstream stream_ = nullptr;
   CUevent fork_ = nullptr;
   std::map<int64_t, InFlight> in_flight_;  // by async id
-  std::map<int64_t, Area> snapshots_;      // by async id
+  std::map<int64_t, GrowableDeviceArea> snapshots_;     // by async id
 };
 
 }  // namespace kiln::runtime

@@ -350,7 +350,13 @@ Status IssueCudaThunks(const th::SequenceThunk& seq, size_t begin, size_t end, C
   for (size_t i = begin; i < end; ++i) {
     const th::Thunk& t = seq.thunks[i];
     const bool root = ctx.streams && &seq == &ctx.streams->root();
-    Status s = root ? ctx.streams->BeforeThunk(t, ctx) : Status::Ok();
+    Status s = Status::Ok();
+    if (root) {
+      // A conditional node's bodies are captured on the origin: the lanes
+      // join around it (cuda_program_streams.h).
+      s = ctx.capturing && RecordsConditionalNode(t) ? ctx.streams->BeforeConditionalNode(t, ctx)
+                                                     : ctx.streams->BeforeThunk(t, ctx);
+    }
     CudaTimedThunk timed{&t, depth, nullptr, nullptr, ctx.program_stream};
     if (s.ok() && ctx.events) s = RecordEvent(ctx, &timed.begin);
     if (s.ok()) s = RunThunk(t, ctx, depth);

@@ -84,6 +84,13 @@ Status CudaProgramStreams::BeforeThunk(const thunks::Thunk& t, CudaExecutionCont
   return Status::Ok();
 }
 
+Status CudaProgramStreams::BeforeConditionalNode(const thunks::Thunk& t, CudaExecutionContext& ctx) {
+  if (t.stream < 0 || static_cast<size_t>(t.stream) >= streams_.size()) {
+    return Error("thunk on program stream " + std::to_string(t.stream) + " out of range");
+  }
+  return Join(ctx);
+}
+
 Status CudaProgramStreams::AfterThunk(const thunks::Thunk& t, CudaExecutionContext& ctx) {
   if (t.record_event < 0) return Status::Ok();
   const size_t i = static_cast<size_t>(t.record_event);

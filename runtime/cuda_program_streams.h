@@ -19,7 +19,8 @@
 //
 // The executor joins before and after each CUDA graph segment of the root
 // and at the end of the execution; a graph capture joins inside itself
-// before cuStreamEndCapture. Inside a capture the same calls fork and join
+// before cuStreamEndCapture, and before a root thunk it records as a
+// conditional node (BeforeConditionalNode). Inside a capture the same calls fork and join
 // the capture (a lane that waits for an event recorded in the capture joins
 // it), so the captured graph has one branch per program stream with the
 // program's events as edges; replaying it is one cuGraphLaunch on the
@@ -60,6 +61,13 @@ class CudaProgramStreams {
   // Before root thunk `t`: ctx moves to its lane, which forks from the
   // origin if it has not in this epoch, and waits for t's events.
   Status BeforeThunk(const thunks::Thunk& t, CudaExecutionContext& ctx);
+  // Before root thunk `t` when it records a conditional node inside a
+  // capture (command_segments.h, RecordsConditionalNode): the node's bodies
+  // are captured on the origin, around which the capture ends and resumes,
+  // which needs every lane joined into the origin first. So the epoch ends
+  // here and t runs on the origin: the join orders it after everything its
+  // events would, and the lanes fork again after it.
+  Status BeforeConditionalNode(const thunks::Thunk& t, CudaExecutionContext& ctx);
   // After root thunk `t`: records its event on its lane.
   Status AfterThunk(const thunks::Thunk& t, CudaExecutionContext& ctx);
   // Joins every lane that ran something into the origin and starts a new

@@ -23,6 +23,7 @@
 #include "runtime/command_segments.h"
 #include "tests/e2e/e2e_test_util.h"
 #include "tests/support/emulator_transfers.h"
+#include "thunks/streams.h"
 
 namespace kiln::testing {
 namespace {
@@ -51,11 +52,9 @@ ENTRY main {
 }
 )";
 
-// Halves v until its sum is below the limit: a while loop whose trip
-// count depends on the data (the predicate is read back), then a
-// conditional on the result; straight-line kernels before, inside and after.
-constexpr const char* kControlFlow = R"(
-HloModule graphs_control_flow
+// The computations of a loop that halves v until its sum is below the
+// limit, and of a conditional's two branches.
+constexpr const char* kLoopAndBranches = R"(
 add {
   a = f32[] parameter(0)
   b = f32[] parameter(1)
@@ -86,9 +85,13 @@ sq {
   p = f32[16] parameter(0)
   ROOT m = f32[16] multiply(p, p)
 }
-ENTRY main {
-  x = f32[16] parameter(0)
-  limit = f32[] parameter(1)
+)";
+
+// Halves v until its sum is below the limit: a while loop whose trip
+// count depends on the data (the predicate is read back), then a
+// conditional on the result; straight-line kernels before, inside and after.
+// Entry instructions from x and limit to the conditional's result, picked.
+constexpr const char* kLoopThenConditional = R"(
   ax = f32[16] abs(x)
   one = f32[] constant(1)
   ob = f32[16] broadcast(one), dimensions={}
@@ -100,6 +103,13 @@ ENTRY main {
   total = f32[] reduce(v, z), dimensions={0}, to_apply=add
   small = pred[] compare(total, one), direction=LT
   picked = f32[16] conditional(small, v, v), true_computation=neg, false_computation=sq
+)";
+
+const std::string kControlFlow = std::string("HloModule graphs_control_flow\n") + kLoopAndBranches + R"(
+ENTRY main {
+  x = f32[16] parameter(0)
+  limit = f32[] parameter(1)
+)" + kLoopThenConditional + R"(
   ROOT out = f32[16] add(picked, v)
 }
 )";
@@ -148,6 +158,30 @@ ENTRY main {
 }
 )";
 
+// kControlFlow's loop and conditional beside two independent GEMMs, with
+// a GEMM after the conditional (it waits for it) and one joining the first
+// two: compiled with --streams=4, the loop and the conditional sit in a
+// multi-stream root.
+const std::string kStreamsControlFlow = std::string("HloModule graphs_streams_control_flow\n") + kLoopAndBranches + R"(
+ENTRY main {
+  x = f32[16] parameter(0)
+  limit = f32[] parameter(1)
+  a = f32[32,32] parameter(2)
+  b = f32[32,32] parameter(3)
+  c = f32[32,32] parameter(4)
+  d = f32[32,32] parameter(5)
+  e = f32[16,32] parameter(6)
+  dot1 = f32[32,32] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  dot2 = f32[32,32] dot(c, d), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+)" + kLoopThenConditional + R"(
+  out = f32[16] add(picked, v)
+  row = f32[1,16] reshape(out)
+  dot3 = f32[1,32] dot(row, e), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  dot4 = f32[32,32] dot(dot1, dot2), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT r = (f32[16], f32[1,32], f32[32,32], f32[32,32]) tuple(out, dot3, dot4, dot1)
+}
+)";
+
 std::optional<KilnEmuApiCalls> ApiCalls() { return EmulatorApiCalls(); }
 
 // The driver version the emulator plays (tests/CMakeLists.txt): conditional
@@ -158,37 +192,13 @@ int DriverVersion() {
 }
 bool HasConditionalNodes() { return DriverVersion() >= 12040; }
 
-class CudaGraphsE2ETest : public ::testing::Test {
+class CudaGraphsE2ETest : public CudaOnlyE2ETest {
  protected:
-  void SetUp() override {
-    if (E2EDeviceKind() != runtime::DeviceKind::kCuda) GTEST_SKIP() << "CUDA graphs need KILN_E2E_DEVICE=cuda";
-    auto device = runtime::Device::Create(runtime::DeviceKind::kCuda);
-    ASSERT_TRUE(device.ok()) << device.status().message();
-    device_ = std::move(*device);
-  }
-
-  // `text` compiled for CUDA and loaded; its module in *module.
-  std::unique_ptr<runtime::LoadedExecutable> Load(const std::string& text,
-                                                  std::unique_ptr<hlo::HloModule>* module) {
-    return CompileAndLoadForCuda(text, *device_, module);
-  }
-
-  // `args` uploaded into new device buffers (new addresses every call).
-  std::vector<Buffer> Upload(const std::vector<Literal>& args) {
-    std::vector<Buffer> out;
-    for (const Literal& arg : args) {
-      StatusOr<std::vector<Buffer>> leaves = tools::LiteralToBuffers(arg);
-      EXPECT_TRUE(leaves.ok()) << leaves.status().message();
-      if (!leaves.ok()) return {};
-      for (const Buffer& leaf : *leaves) {
-        StatusOr<runtime::Device::Transfer> t = device_->TransferToDevice(leaf);
-        EXPECT_TRUE(t.ok()) << t.status().message();
-        if (!t.ok()) return {};
-        EXPECT_TRUE(t->done.Wait().ok());
-        out.push_back(t->buffer);
-      }
-    }
-    return out;
+  // `text` compiled for CUDA with `streams` program streams and loaded;
+  // its module in *module, its program in *program when asked.
+  std::unique_ptr<runtime::LoadedExecutable> Load(const std::string& text, std::unique_ptr<hlo::HloModule>* module,
+                                                  int streams = 1, thunks::ThunkProgram* program = nullptr) {
+    return CompileAndLoadForCuda(text, *device_, module, streams, program);
   }
 
   // One execution on `args` with graphs on or off: the result, or the error.
@@ -225,8 +235,6 @@ class CudaGraphsE2ETest : public ::testing::Test {
       EXPECT_TRUE(vs_off.ok()) << vs_off.message();
     }
   }
-
-  std::unique_ptr<runtime::Device> device_;
 };
 
 std::vector<std::vector<Literal>> Inputs(const std::string& text, int n, uint64_t seed) {
@@ -434,6 +442,78 @@ TEST_F(CudaGraphsE2ETest, OneGraphLaunchPerSegmentPerExecution) {
   EXPECT_EQ(b->kernel_launches + b->library_calls - a->kernel_launches - a->library_calls, direct_work);
   EXPECT_GE(b->captured - a->captured, direct_work);
   EXPECT_EQ(b->graph_nodes_run - a->graph_nodes_run, b->captured - a->captured);
+}
+
+// A multi-stream root keeps its data-dependent loop and conditional inside
+// the graph: the program streams join before each conditional node and
+// fork again after it, all inside one capture. With conditional nodes an
+// execution is one cuGraphLaunch with no predicate read back, over the
+// same and over fresh buffers (an exec update); results equal the
+// evaluator's, with graphs on and off. Without conditional nodes the graph
+// splits there as in a one-stream program.
+TEST_F(CudaGraphsE2ETest, MultiStreamRootKeepsConditionalNodes) {
+  std::unique_ptr<hlo::HloModule> module;
+  thunks::ThunkProgram program;
+  auto exe = Load(kStreamsControlFlow, &module, 4, &program);
+  ASSERT_NE(exe, nullptr);
+  ASSERT_GE(program.num_streams, 2) << thunks::StreamSummary(program);
+  ASSERT_GE(program.num_events, 1) << thunks::StreamSummary(program);
+  int root_control_flow = 0;
+  for (const thunks::Thunk& t : program.root.thunks) {
+    if (t.kind() == thunks::ThunkKind::kConditional) ++root_control_flow;
+    if (t.kind() == thunks::ThunkKind::kWhile && !t.As<thunks::WhileThunk>()->trip_count) ++root_control_flow;
+  }
+  ASSERT_EQ(root_control_flow, 2) << "the loop and the conditional are root thunks";
+  EXPECT_EQ(runtime::CommandSegments(program, true).count(), 1u);
+  EXPECT_GE(runtime::CommandSegments(program).count(), 3u);
+
+  auto inputs = [&](float limit, uint64_t seed) {
+    std::vector<Literal> args = RandomArgs(*module, seed);
+    args[1] = Literal::Scalar(ElementType::kF32, limit);
+    return args;
+  };
+  uint64_t seed = 500;
+  for (float limit : {0.5f, 40.0f, 200.0f}) {  // many iterations, some, none
+    SCOPED_TRACE("limit " + std::to_string(limit));
+    std::vector<Literal> args = inputs(limit, seed++);
+    StatusOr<Literal> expected = hlo::Evaluator().Evaluate(*module, args);
+    ASSERT_TRUE(expected.ok()) << expected.status().message();
+    std::vector<Buffer> buffers = Upload(args);
+    StatusOr<Literal> off = Execute(*exe, buffers, false);
+    ASSERT_TRUE(off.ok()) << off.status().message();
+    for (int k = 0; k < 2; ++k) ASSERT_TRUE(Execute(*exe, buffers, true).ok());  // direct, then captured
+    StatusOr<Literal> on = Literal();
+    KilnEmuApiCalls c = CallsOfOneExecution([&] { on = Execute(*exe, buffers, true); });
+    ASSERT_TRUE(on.ok()) << on.status().message();
+    Status vs_evaluator = CompareValues(*on, *expected, "graphs on", {1e-4, 1e-4});
+    EXPECT_TRUE(vs_evaluator.ok()) << vs_evaluator.message();
+    Status vs_off = CompareValues(*on, *off, "graphs on vs off", {0.0, 0.0});
+    EXPECT_TRUE(vs_off.ok()) << vs_off.message();
+    EXPECT_EQ(c.kernel_launches, 0u);
+    EXPECT_EQ(c.library_calls, 0u);
+    if (HasConditionalNodes()) {
+      EXPECT_EQ(c.graph_launches, 1u);
+      EXPECT_LE(c.stream_syncs, 1u);  // the execution's end only
+    } else {
+      EXPECT_GE(c.graph_launches, 3u);
+      EXPECT_GT(c.stream_syncs, 1u);  // the predicate and branch index reads
+    }
+  }
+  // Fresh buffers: captured again, the exec graph updated, not rebuilt.
+  std::vector<Literal> args = inputs(3.0f, seed);
+  StatusOr<Literal> expected = hlo::Evaluator().Evaluate(*module, args);
+  ASSERT_TRUE(expected.ok()) << expected.status().message();
+  std::vector<Buffer> fresh = Upload(args);
+  StatusOr<Literal> on = Literal();
+  KilnEmuApiCalls c = CallsOfOneExecution([&] { on = Execute(*exe, fresh, true); });
+  ASSERT_TRUE(on.ok()) << on.status().message();
+  Status same = CompareValues(*on, *expected, "fresh buffers", {1e-4, 1e-4});
+  EXPECT_TRUE(same.ok()) << same.message();
+  if (HasConditionalNodes()) {
+    EXPECT_EQ(c.graph_launches, 1u);
+    EXPECT_EQ(c.graph_updates, 1u);
+    EXPECT_EQ(c.graph_instantiations, 0u);
+  }
 }
 
 }  // namespace

@@ -63,15 +63,8 @@ struct Interval {
 // Two intervals overlap when each starts before the other ends.
 bool Overlap(const Interval& a, const Interval& b) { return a.start_us < b.end_us && b.start_us < a.end_us; }
 
-class CudaProgramStreamsE2ETest : public ::testing::Test {
+class CudaProgramStreamsE2ETest : public CudaOnlyE2ETest {
  protected:
-  void SetUp() override {
-    if (E2EDeviceKind() != runtime::DeviceKind::kCuda) GTEST_SKIP() << "needs KILN_E2E_DEVICE=cuda";
-    auto device = runtime::Device::Create(runtime::DeviceKind::kCuda);
-    ASSERT_TRUE(device.ok()) << device.status().message();
-    device_ = std::move(*device);
-  }
-
   // One execution on host copies of `args`.
   StatusOr<runtime::ExecutionResult> Execute(const runtime::LoadedExecutable& exe, const std::vector<Literal>& args,
                                              bool graphs, bool profile) {
@@ -146,8 +139,6 @@ class CudaProgramStreamsE2ETest : public ::testing::Test {
     EXPECT_TRUE(profile.modeled) << profile.time_source;
     return profile;
   }
-
-  std::unique_ptr<runtime::Device> device_;
 };
 
 TEST_F(CudaProgramStreamsE2ETest, OneStreamGraphsOff) { ExpectMatchesEvaluator(1, false); }

@@ -41,6 +41,41 @@ class E2EDeviceTest : public ::testing::Test {
   std::unique_ptr<runtime::Device> device_;
 };
 
+// E2EDeviceTest for a test of the CUDA device alone: skipped on the host
+// registration.
+class CudaOnlyE2ETest : public E2EDeviceTest {
+ protected:
+  void SetUp() override {
+    if (E2EDeviceKind() != runtime::DeviceKind::kCuda) GTEST_SKIP() << "needs KILN_E2E_DEVICE=cuda";
+    E2EDeviceTest::SetUp();
+  }
+
+  // `host` buffers copied into new device buffers (new addresses every
+  // call); empty, failing the test, on an error.
+  std::vector<runtime::Buffer> Upload(const std::vector<runtime::Buffer>& host) {
+    std::vector<runtime::Buffer> out;
+    for (const runtime::Buffer& b : host) {
+      StatusOr<runtime::Device::Transfer> t = device_->TransferToDevice(b);
+      EXPECT_TRUE(t.ok()) << t.status().message();
+      if (!t.ok()) return {};
+      EXPECT_TRUE(t->done.Wait().ok());
+      out.push_back(t->buffer);
+    }
+    return out;
+  }
+  // The leaves of `args` uploaded the same way.
+  std::vector<runtime::Buffer> Upload(const std::vector<Literal>& args) {
+    std::vector<runtime::Buffer> host;
+    for (const Literal& arg : args) {
+      StatusOr<std::vector<runtime::Buffer>> leaves = tools::LiteralToBuffers(arg);
+      EXPECT_TRUE(leaves.ok()) << leaves.status().message();
+      if (!leaves.ok()) return {};
+      host.insert(host.end(), leaves->begin(), leaves->end());
+    }
+    return Upload(host);
+  }
+};
+
 // Seeded random arguments for every entry parameter.
 inline std::vector<Literal> RandomArgs(const hlo::HloModule& module, uint64_t seed) {
   std::mt19937_64 rng(seed);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <regex>
 
 #include "tools/common/json_writer.h"
 #include "tools/common/latency_stats.h"
@@ -297,6 +298,41 @@ TEST(TraceWriterTest, EscapesAndLaysOutRuns) {
       << json;
   EXPECT_NE(json.find("\"ts\":6.500,\"dur\":2.250"), std::string::npos) << json;
   EXPECT_NE(json.find("\"op_name\":\"jit(f)/add\""), std::string::npos) << json;
+}
+
+// A multi-stream program's profile: one track per program stream, named
+// "stream S.P" beside its Device stream's "stream S" (program stream 0),
+// and each thunk on the track of its program stream.
+TEST(TraceWriterTest, OneTrackPerProgramStream) {
+  th::ThunkInfo g0{"g0", {}, {}}, g2{"g2", {}, {}}, g3{"g3", {}, {}};
+  runtime::ExecutionProfile run;
+  run.thunks = {Entry(g0, th::ThunkKind::kGemm, 0, 1000), Entry(g2, th::ThunkKind::kGemm, 0, 1000),
+                Entry(g3, th::ThunkKind::kKernel, 500, 1000)};
+  for (runtime::ThunkProfileEntry& e : run.thunks) e.stream = 1;
+  run.thunks[1].program_stream = 2;
+  run.thunks[2].program_stream = 3;
+  run.total = nanoseconds(2000);
+  const std::string json = ChromeTraceJson({run}, "cuda");
+  auto track_tid = [&](const std::string& name) {
+    std::smatch m;
+    const std::regex re("\"tid\":([0-9]+),\"args\":\\{\"name\":\"" + name + "\"\\}");
+    return std::regex_search(json, m, re) ? m[1].str() : std::string("none");
+  };
+  auto thunk_tid = [&](const std::string& name) {
+    std::smatch m;
+    const std::regex re("\"name\":\"" + name + "\",\"cat\":\"thunk\"[^}]*\"tid\":([0-9]+)");
+    return std::regex_search(json, m, re) ? m[1].str() : std::string("none");
+  };
+  const std::string s1 = track_tid("stream 1"), s12 = track_tid("stream 1\\.2"), s13 = track_tid("stream 1\\.3");
+  EXPECT_NE(s1, "none") << json;
+  EXPECT_NE(s12, "none") << json;
+  EXPECT_NE(s13, "none") << json;
+  EXPECT_NE(s1, s12);
+  EXPECT_NE(s12, s13);
+  EXPECT_EQ(track_tid("stream 1\\.1"), "none") << "no thunk ran on program stream 1";
+  EXPECT_EQ(thunk_tid("g0"), s1) << json;
+  EXPECT_EQ(thunk_tid("g2"), s12) << json;
+  EXPECT_EQ(thunk_tid("g3"), s13) << json;
 }
 
 }  // namespace
