@@ -9,8 +9,10 @@ and times bef-run --device=host on each level the CPU can run
 rounds so that machine noise hits all of them alike, and prints the best
 median latency per level and its speed-up over x86-64-v2.
 
-Modules: bench/host_levels/modules/*.hlo (an erf GELU, a softmax and a layer
-norm, compute-bound elementwise and row-reduction kernels) and the corpus
+Modules: bench/host_levels/modules/*.hlo (an erf GELU, a swish, a softmax, a
+layer norm, a batch-norm apply, group-norm statistics and a softsign:
+elementwise and row-reduction kernels with transcendentals, divisions and
+square roots) and the corpus
 modules issue 15 names for their transcendentals, when the corpus is there.
 Usage, after `scripts/build.sh bef-compile bef-run`:
 

@@ -55,6 +55,16 @@ bool IsCheapOpcode(HloOpcode op) {
   }
 }
 
+// Divisions and square roots: AVX2 divides and takes square roots 8 floats
+// at a time where SSE takes 4, but an AVX-512 core's divider delivers no
+// more elements per cycle at 512 bits than at 256 (Skylake-X and later:
+// vdivps zmm takes twice ymm's reciprocal throughput). bench/host_levels:
+// softsign (x / (1 + |x|)), f32[1048576], 230 / 123 / 124 us on v2 / v3 /
+// v4; a batch-norm apply 1061 / 991 / 998; a layer norm 1524 / 1188 / 1269.
+bool IsDivisionOpcode(HloOpcode op) {
+  return op == HloOpcode::kDivide || op == HloOpcode::kSqrt || op == HloOpcode::kRsqrt;
+}
+
 // Types whose conversions or arithmetic differ by level: 16- and 8-bit
 // floats (F16C, AVX-512 conversions) and complex numbers.
 bool IsLevelSensitiveType(ElementType t) {
@@ -68,13 +78,13 @@ bool HasLevelSensitiveType(const Shape& shape) {
 }
 
 // The gain of `computation`'s code from the wider levels: the highest of
-// its instructions'. A single-result reduce is the one operation that gains
-// from AVX2 but not from AVX-512.
+// its instructions'. A single-result reduce, a division and a square root
+// gain from AVX2 but not from AVX-512.
 WiderIsaGain ComputationGain(const HloComputation& computation) {
   WiderIsaGain gain = WiderIsaGain::kNone;
   for (const HloInstruction* inst : computation.instructions()) {
     if (HasLevelSensitiveType(inst->shape())) return WiderIsaGain::kEveryLevel;
-    if (inst->opcode() == HloOpcode::kReduce && !inst->shape().IsTuple())
+    if ((inst->opcode() == HloOpcode::kReduce && !inst->shape().IsTuple()) || IsDivisionOpcode(inst->opcode()))
       gain = std::max(gain, WiderIsaGain::kUpToAvx2);
     else if (!IsCheapOpcode(inst->opcode()))
       return WiderIsaGain::kEveryLevel;

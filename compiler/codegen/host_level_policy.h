@@ -10,8 +10,9 @@
 // GELU runs 2.2-2.9x faster on v4 from 4K elements up, a softmax 1.4-1.5x).
 // Such a kernel is compiled once, for the lowest level of the request, and
 // that object is linked into every level's image; reductions of such
-// arithmetic are compiled up to AVX2 (x86-64-v3), whose object the AVX-512
-// levels link; the others are compiled per level. Like any multi-versioning compiler (GCC's target_clones,
+// arithmetic, and divisions and square roots, are compiled up to AVX2
+// (x86-64-v3), whose object the AVX-512 levels link; the others are
+// compiled per level. Like any multi-versioning compiler (GCC's target_clones,
 // ICC's -ax), kiln specializes only the code that pays for it.
 #pragma once
 
@@ -26,14 +27,16 @@ enum class WiderIsaGain {
   // Data movement and cheap element-wise arithmetic: one object, for the
   // lowest level.
   kNone,
-  // Reductions of cheap arithmetic (single-result reduce): AVX2 sums and
-  // compares 8 floats at a time, but AVX-512 gains nothing more on
-  // bench/host_levels (an f32 row sum of squares runs 1.4x faster on v3
-  // than on v2 and as fast on v4 as on v3; a column sum runs at memory
-  // speed everywhere): objects for the levels up to AVX2, and AVX-512
-  // levels use the AVX2 level's.
+  // Reductions of cheap arithmetic (single-result reduce), divisions and
+  // square roots: AVX2 sums, compares and divides 8 floats at a time, but
+  // AVX-512 gains nothing more on bench/host_levels (an f32 row sum of
+  // squares runs 1.4x faster on v3 than on v2 and as fast on v4 as on v3;
+  // a column sum runs at memory speed everywhere; an f32 softsign runs
+  // 1.9x faster on v3 than on v2, a batch-norm apply and a layer norm
+  // 1.07x and 1.28x, and none faster on v4 than on v3): objects for the
+  // levels up to AVX2, and AVX-512 levels use the AVX2 level's.
   kUpToAvx2,
-  // Transcendental functions, divisions or square roots, contractions,
+  // Transcendental functions, contractions,
   // sorts, scatters, variadic reductions, 16- or 8-bit floats (F16C and
   // AVX-512 conversions) or complex numbers: one object per level.
   kEveryLevel,

@@ -1,10 +1,12 @@
 // Host kernels per x86-64 level, shared where no level gains: a kernel of
 // data movement and cheap arithmetic is compiled once, for the lowest level
 // of the request, and that object serves every level above it; a reduction
-// of cheap arithmetic is compiled for the levels up to AVX2, whose object
-// serves the AVX-512 levels; kernels that compute with transcendentals,
-// divisions or narrow floats get one object per level. Every level's image
+// of cheap arithmetic, a division or a square root is compiled for the
+// levels up to AVX2, whose object serves the AVX-512 levels; kernels that
+// compute with transcendentals or narrow floats get one object per level. Every level's image
 // still holds every kernel and computes the right values.
+#include <cmath>
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -69,9 +71,9 @@ ENTRY e {
 ENTRY e {
   a = f32[16] parameter(0)
   b = f32[16] parameter(1)
-  ROOT d = f32[16] divide(a, b)
-})"));
-  EXPECT_TRUE(Gains(RowReduction("divide")));  // a reduction with a division in it
+  d = f32[16] divide(a, b)
+  ROOT x = f32[16] exponential(d)
+})"));  // a division does not lower an exponential's gain
   // Only a conversion, but to bf16: AVX-512 converts in one instruction.
   EXPECT_TRUE(Gains(R"(HloModule m
 ENTRY e {
@@ -82,6 +84,32 @@ ENTRY e {
 
 TEST(HostLevelPolicyTest, ReductionsOfCheapArithmeticGainUpToAvx2) {
   EXPECT_EQ(Gain(RowReduction("multiply")), WiderIsaGain::kUpToAvx2);
+}
+
+TEST(HostLevelPolicyTest, DivisionsAndSquareRootsGainUpToAvx2) {
+  EXPECT_EQ(Gain(R"(HloModule m
+ENTRY e {
+  a = f32[16] parameter(0)
+  b = f32[16] parameter(1)
+  ROOT d = f32[16] divide(a, b)
+})"), WiderIsaGain::kUpToAvx2);
+  EXPECT_EQ(Gain(RowReduction("divide")), WiderIsaGain::kUpToAvx2);  // a reduction with a division in it
+  EXPECT_EQ(Gain(R"(HloModule m
+ENTRY e {
+  v = f32[8] parameter(0)
+  x = f32[4,8] parameter(1)
+  s = f32[8] sqrt(v)
+  r = f32[8] rsqrt(v)
+  q = f32[8] multiply(s, r)
+  b = f32[4,8] broadcast(q), dimensions={1}
+  ROOT y = f32[4,8] multiply(x, b)
+})"), WiderIsaGain::kUpToAvx2);
+  // In f16 the conversions still gain from every level.
+  EXPECT_EQ(Gain(R"(HloModule m
+ENTRY e {
+  a = f16[16] parameter(0)
+  ROOT s = f16[16] sqrt(a)
+})"), WiderIsaGain::kEveryLevel);
 }
 
 HostCpu Cpu(const std::string& level) {
@@ -154,14 +182,28 @@ TEST(HostLevelPolicyTest, SharedObjectsServeEveryLevelAndRun) {
   }
 }
 
-TEST(HostLevelPolicyTest, ReductionObjectsServeEveryLevelAndRun) {
+constexpr char kSoftsign[] = R"(
+HloModule softsign
+ENTRY e {
+  x = f32[64] parameter(0)
+  one = f32[] constant(1)
+  o = f32[64] broadcast(one), dimensions={}
+  a = f32[64] abs(x)
+  d = f32[64] add(a, o)
+  ROOT s = f32[64] divide(x, d)
+})";
+
+TEST(HostLevelPolicyTest, ReductionAndDivisionObjectsServeEveryLevelAndRun) {
   std::unique_ptr<hlo::HloModule> sumsq = MustParse(RowReduction("multiply"));
+  std::unique_ptr<hlo::HloModule> softsign = MustParse(kSoftsign);
   CodegenOptions options;
   options.host_cpus = {Cpu("x86-64-v2"), Cpu("x86-64-v3"), Cpu("x86-64-v4")};
-  StatusOr<CodegenResult> compiled = CompileKernels({{"sumsq", sumsq->entry(), {}}}, options);
+  StatusOr<CodegenResult> compiled =
+      CompileKernels({{"sumsq", sumsq->entry(), {}}, {"softsign", softsign->entry(), {}}}, options);
   ASSERT_TRUE(compiled.ok()) << compiled.status().message();
-  EXPECT_EQ(compiled->kernels_compiled, 2);  // v2 and v3; v4 runs v3's
-  EXPECT_EQ(compiled->host_objects_shared, 1);
+  EXPECT_EQ(compiled->kernels_compiled, 2 + 2);  // each for v2 and v3; v4 runs v3's
+  EXPECT_EQ(compiled->host_objects_shared, 2);
+  Literal x = Ramp(ElementType::kF32, {64}, -4, 4);
   ASSERT_EQ(compiled->more_host_images.size(), 2u);
   Literal a = Ramp(ElementType::kF32, {4, 16}, -2, 2);
   for (const HostImage* image : RunnableImages(*compiled)) {
@@ -174,6 +216,13 @@ TEST(HostLevelPolicyTest, ReductionObjectsServeEveryLevelAndRun) {
       double want = 0;  // the sum of squares in double
       for (int64_t k = 0; k < 16; ++k) want += a.GetF64(row * 16 + k) * a.GetF64(row * 16 + k);
       EXPECT_NEAR(r.GetF64(row), want, 1e-5 * want) << image->cpu.level << " row " << row;
+    }
+    KernelFn divide = FindKernel(**lib, *image, "softsign");
+    ASSERT_NE(divide, nullptr) << image->cpu.level;
+    Literal s = RunKernel(divide, {x}, Shape(ElementType::kF32, {64}));
+    for (int64_t i = 0; i < 64; ++i) {
+      float v = static_cast<float>(x.GetF64(i));  // in f32 on the test's own CPU
+      EXPECT_FLOAT_EQ(static_cast<float>(s.GetF64(i)), v / (1.0f + std::fabs(v))) << image->cpu.level << " element " << i;
     }
   }
 }
