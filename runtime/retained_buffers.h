@@ -6,7 +6,10 @@
 // zeroing) per 4 KiB page on its first touch: for a 256 MiB all-reduce
 // result that is more than the copy into it, and a good part of the
 // exchange itself. An execution therefore hands its buffers of at least
-// kMinBytes back here, and the next one takes an allocation's buffer again
+// kMinBytes (128 KiB: glibc's malloc serves larger requests from fresh
+// mappings, so they fault again on every execution; a batched GEMM's
+// 512 KiB result cost more in page faults than the GEMM) back here, and
+// the next one takes an allocation's buffer again
 // once nobody holds it any more (the caller dropped the result that was a
 // view of it). An executable thus keeps at most one execution's large
 // buffers alive between executions.
@@ -22,7 +25,7 @@ namespace kiln::runtime {
 
 class RetainedBuffers {
  public:
-  static constexpr int64_t kMinBytes = int64_t{1} << 20;
+  static constexpr int64_t kMinBytes = int64_t{128} << 10;
 
   explicit RetainedBuffers(size_t allocations) : buffers_(allocations) {}
 
